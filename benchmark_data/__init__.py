@@ -1,0 +1,1 @@
+"""Settings registry, generation pipeline and frozen artifacts of the benchmark."""

@@ -1,0 +1,5 @@
+import sys
+
+from expaudit.cli import main
+
+sys.exit(main())

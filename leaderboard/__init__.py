@@ -1,0 +1,1 @@
+"""The audit engine (AUDIT_SPEC): metrics, reference rules, reports, HTML, publishing."""

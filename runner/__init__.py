@@ -1,0 +1,1 @@
+"""Rollouts in robosuite/MuJoCo: scenes, scripted experts, reuse mechanisms, the executor."""

@@ -1,0 +1,1 @@
+"""The benchmark service: Flask REST API, auth, validation, jobs, object storage."""
