@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Set up everything expaudit needs on a fresh Debian machine: system packages
+# (Redis server), a virtual environment in .venv and the project with extras.
+# Usage: scripts/bootstrap.sh [EXTRAS]   (default extras: none; e.g. "dev,sim")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras="${1:-}"
+
+need_apt=()
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+if [[ ",$extras," == *",dev,"* ]]; then
+  command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+  command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
+  command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
+fi
+if [[ ",$extras," == *",sim,"* ]]; then
+  # MuJoCo's offscreen rendering through EGL (Mesa) on machines without a GPU.
+  ldconfig -p 2>/dev/null | grep -q libEGL_mesa || need_apt+=(libegl-mesa0 libegl1 libgl1 libglvnd0)
+fi
+if ((${#need_apt[@]})); then
+  echo "expaudit bootstrap: installing Debian packages: ${need_apt[*]}" >&2
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+PYTHON="${PYTHON:-python3.11}"
+command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
+if [[ ! -x .venv/bin/python ]]; then
+  echo "expaudit bootstrap: creating .venv with $($PYTHON --version)" >&2
+  "$PYTHON" -m venv .venv
+  .venv/bin/pip install -q --upgrade pip
+fi
+spec="."
+[[ -n "$extras" ]] && spec=".[${extras}]"
+stamp=".venv/.expaudit-installed-$(echo "$extras" | tr ',' '-')"
+if [[ ! -f "$stamp" || pyproject.toml -nt "$stamp" ]]; then
+  echo "expaudit bootstrap: installing $spec into .venv" >&2
+  .venv/bin/pip install -q -e "$spec"
+  touch "$stamp"
+fi
