@@ -1,0 +1,120 @@
+"""Prediction versus ranking (AUDIT_SPEC "Prediction versus ranking").
+
+Pooled AUROC asks whether a score predicts which pairs succeed; within-query
+AUROC asks whether it ranks the K candidates of one scene. Most outcome
+variance is shared within a scene (`r2_scene`), so the first can be high
+while the second is at chance (paper, result 4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from leaderboard import defaults
+
+
+@dataclass(frozen=True)
+class RankingResult:
+    """AUROC of a score matrix against the outcome labels, and `r2_scene`.
+
+    `scene_auroc` (Q,) holds each scene's within-query AUROC (NaN where the
+    scene is not eligible); `eligible` (Q,) bool marks scenes with at least
+    one positive and one negative candidate. Null values carry a reason.
+    """
+
+    pooled_auroc: float | None
+    pooled_reason: str | None
+    within_query_auroc: float | None
+    within_query_reason: str | None
+    within_query_eligible_share: float
+    scene_auroc: np.ndarray
+    eligible: np.ndarray
+
+
+def labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(positive, negative) boolean masks: y >= 0.8 and y <= 0.2 (others excluded)."""
+    return y >= defaults.POSITIVE_LABEL, y <= defaults.NEGATIVE_LABEL
+
+
+def _average_ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks of a 1-D array, tied values sharing their average rank."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    upper = np.cumsum(counts)
+    return (upper - (counts - 1) / 2.0)[inverse]
+
+
+def mann_whitney_auroc(positive_scores: np.ndarray, negative_scores: np.ndarray) -> float:
+    """P(score of a random positive > score of a random negative), ties count 1/2.
+
+    Computed from average ranks of the pooled scores, O(n log n).
+    """
+    n_pos, n_neg = len(positive_scores), len(negative_scores)
+    ranks = _average_ranks(np.concatenate([positive_scores, negative_scores]))
+    rank_sum = ranks[:n_pos].sum()
+    return float((rank_sum - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def pooled_auroc(y: np.ndarray, scores: np.ndarray) -> tuple[float | None, str | None]:
+    """AUROC over all labelled (experience, scene) pairs of the setting."""
+    pos, neg = labels(y)
+    if not pos.any() or not neg.any():
+        return None, (
+            f"{int(pos.sum())} positive and {int(neg.sum())} negative pairs: "
+            "AUROC needs at least one of each"
+        )
+    return mann_whitney_auroc(scores[pos], scores[neg]), None
+
+
+def scene_aurocs(y: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Within-query AUROC of every scene, vectorised over all candidate pairs.
+
+    Returns (auroc (Q,), eligible (Q,)); auroc is NaN where a scene lacks a
+    positive or a negative. Builds the (Q, K, K) comparison tensor
+    `[s_i > s_j] + [s_i == s_j] / 2` once.
+    """
+    pos, neg = labels(y)
+    cols_pos = pos.T.astype(np.float64)  # (Q, K)
+    cols_neg = neg.T.astype(np.float64)
+    s = scores.T  # (Q, K)
+    wins = (s[:, :, None] > s[:, None, :]) + 0.5 * (s[:, :, None] == s[:, None, :])
+    hits = np.einsum("qi,qij,qj->q", cols_pos, wins, cols_neg)
+    n_pairs = cols_pos.sum(axis=1) * cols_neg.sum(axis=1)
+    eligible = n_pairs > 0
+    auroc = np.full(y.shape[1], np.nan)
+    auroc[eligible] = hits[eligible] / n_pairs[eligible]
+    return auroc, eligible
+
+
+def r2_scene(y: np.ndarray) -> tuple[float | None, str | None]:
+    """Share of the variance of y explained by scene difficulty g(q) = mean_i y[i, q].
+
+    `1 - sum (y - g)^2 / sum (y - mean y)^2`; None when y has no variance.
+    """
+    total = float(((y - y.mean()) ** 2).sum())
+    if total == 0.0:
+        return None, "all pairs have the same success: there is no variance to explain"
+    residual = float(((y - y.mean(axis=0, keepdims=True)) ** 2).sum())
+    return 1.0 - residual / total, None
+
+
+def ranking_metrics(y: np.ndarray, scores: np.ndarray) -> RankingResult:
+    """Pooled and within-query AUROC of `scores` (K, Q) against labels from `y` (K, Q)."""
+    pooled, pooled_reason = pooled_auroc(y, scores)
+    per_scene, eligible = scene_aurocs(y, scores)
+    if eligible.any():
+        within, within_reason = float(per_scene[eligible].mean()), None
+    else:
+        within, within_reason = None, (
+            "no scene has both a positive (y >= 0.8) and a negative (y <= 0.2) candidate"
+        )
+    return RankingResult(
+        pooled_auroc=pooled,
+        pooled_reason=pooled_reason,
+        within_query_auroc=within,
+        within_query_reason=within_reason,
+        within_query_eligible_share=float(eligible.mean()),
+        scene_auroc=per_scene,
+        eligible=eligible,
+    )
