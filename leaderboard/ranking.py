@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from leaderboard import defaults
+from leaderboard.selection import FLOAT_TOLERANCE as _TOLERANCE
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,11 @@ class RankingResult:
 
 
 def labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(positive, negative) boolean masks: y >= 0.8 and y <= 0.2 (others excluded)."""
-    return y >= defaults.POSITIVE_LABEL, y <= defaults.NEGATIVE_LABEL
+    """(positive, negative) boolean masks: y >= 0.8 and y <= 0.2 (others excluded).
+
+    A tolerance of 1e-9 keeps 4/5 = 0.8 a positive whatever the summation order.
+    """
+    return y >= defaults.POSITIVE_LABEL - _TOLERANCE, y <= defaults.NEGATIVE_LABEL + _TOLERANCE
 
 
 def _average_ranks(values: np.ndarray) -> np.ndarray:

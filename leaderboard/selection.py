@@ -10,6 +10,9 @@ import numpy as np
 
 from leaderboard import defaults
 
+FLOAT_TOLERANCE = 1e-9
+"""Slack for threshold comparisons on means of 0/1 outcomes (exact ratios in theory)."""
+
 
 def select(scores: np.ndarray) -> np.ndarray:
     """Selected experience index per scene.
@@ -41,10 +44,12 @@ def advantage(success_rule: float, success_random: float, success_oracle: float)
     """A = (S - random) / (oracle - random), or (None, reason) when undefined.
 
     The denominator threshold is fixed in advance
-    (`defaults.ADVANTAGE_MIN_DENOMINATOR`); below it A is not reported.
+    (`defaults.ADVANTAGE_MIN_DENOMINATOR`); below it A is not reported. The
+    comparison allows `FLOAT_TOLERANCE` so that a denominator of exactly 0.05
+    (a ratio of counts) is not lost to rounding.
     """
     denominator = success_oracle - success_random
-    if denominator < defaults.ADVANTAGE_MIN_DENOMINATOR:
+    if denominator < defaults.ADVANTAGE_MIN_DENOMINATOR - FLOAT_TOLERANCE:
         return None, (
             f"oracle - random = {denominator:.4f} is below "
             f"{defaults.ADVANTAGE_MIN_DENOMINATOR}: the library leaves too little "

@@ -1,0 +1,143 @@
+"""Cluster-bootstrap intervals over `state_id` (AUDIT_SPEC "Intervals").
+
+All renders of one physical state share its layout, so scenes of one state
+are not independent; resampling whole states (40 clusters in the paper's
+settings) gives honest intervals. Every statistic here is a ratio of sums
+over scenes, so a resample is a vector of cluster multiplicities `w` (C,)
+and each statistic is `w @ cluster_sums / w @ cluster_sizes`: all resamples
+are one (B, C) count matrix times per-cluster aggregates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from leaderboard import defaults
+from leaderboard.selection import FLOAT_TOLERANCE
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Percentile interval [low, high], or None with a reason.
+
+    `n_undefined` counts resamples on which the statistic was undefined (and
+    were therefore left out of the percentiles).
+    """
+
+    low: float | None
+    high: float | None
+    reason: str | None = None
+    n_undefined: int = 0
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """The intervals of the report; `n_clusters` is the number of states."""
+
+    success_rule: Interval
+    advantage: Interval
+    success_best_fixed: Interval
+    gap: Interval
+    within_query_auroc: Interval
+    n_clusters: int
+
+
+def cluster_index(state_ids: np.ndarray) -> tuple[np.ndarray, int]:
+    """(cluster index per scene (Q,), number of clusters C)."""
+    _, inverse = np.unique(np.asarray(state_ids), return_inverse=True)
+    return inverse.ravel(), int(inverse.max()) + 1 if len(inverse) else 0
+
+
+def cluster_sums(index: np.ndarray, n_clusters: int, values: np.ndarray) -> np.ndarray:
+    """Sum of per-scene `values` (Q,) or (Q, m) within each cluster -> (C,) or (C, m)."""
+    out = np.zeros((n_clusters,) + values.shape[1:])
+    np.add.at(out, index, values)
+    return out
+
+
+def resample_counts(n_clusters: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """(B, C) multiplicities: each row draws C clusters with replacement (multinomial)."""
+    return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_resamples)
+
+
+def percentile_interval(
+    values: np.ndarray, what: str, confidence: float = defaults.CONFIDENCE
+) -> Interval:
+    """Central percentile interval of the defined (finite) resample values."""
+    defined = np.isfinite(values)
+    n_undefined = int((~defined).sum())
+    if defined.mean() < defaults.MIN_DEFINED_RESAMPLE_SHARE:
+        return Interval(None, None, (
+            f"{what} is undefined on {n_undefined} of {len(values)} resamples"
+        ), n_undefined)
+    tail = 100.0 * (1.0 - confidence) / 2.0
+    low, high = np.percentile(values[defined], [tail, 100.0 - tail])
+    return Interval(float(low), float(high), None, n_undefined)
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """Elementwise ratio with NaN where the denominator is 0."""
+    out = np.full(numerator.shape, np.nan)
+    np.divide(numerator, denominator, out=out, where=denominator != 0)
+    return out
+
+
+def bootstrap_intervals(
+    y: np.ndarray,
+    sel: np.ndarray,
+    state_ids: np.ndarray,
+    scene_shuffle_mean: np.ndarray,
+    scene_auroc: np.ndarray | None,
+    n_bootstrap: int,
+    rng: np.random.Generator,
+) -> BootstrapResult:
+    """Cluster-bootstrap intervals of the rule's headline numbers.
+
+    Parameters
+    ----------
+    y : (K, Q) mean success; sel : (Q,) selection; state_ids : (Q,) clusters.
+    scene_shuffle_mean : (Q,) mean shuffled success per scene (the shuffles
+        are drawn once and re-weighted, as AUDIT_SPEC allows).
+    scene_auroc : (Q,) within-query AUROC per scene, NaN where not eligible;
+        None when the ranking metrics are not computable.
+    """
+    index, n_clusters = cluster_index(state_ids)
+    scene_index = np.arange(y.shape[1])
+    per_scene = np.column_stack([
+        np.ones(y.shape[1]),
+        y[sel, scene_index],
+        y.mean(axis=0),
+        y.max(axis=0),
+        y[sel, scene_index] - scene_shuffle_mean,
+    ])
+    sums = cluster_sums(index, n_clusters, per_scene)
+    quality_sums = cluster_sums(index, n_clusters, y.T)  # (C, K)
+    weights = resample_counts(n_clusters, n_bootstrap, rng).astype(np.float64)
+    size, rule, random, oracle, gap = (weights @ sums).T
+    rule, random, oracle, gap = rule / size, random / size, oracle / size, gap / size
+    best_fixed = (weights @ quality_sums).max(axis=1) / size
+    denominator = oracle - random
+    advantage = np.where(
+        denominator >= defaults.ADVANTAGE_MIN_DENOMINATOR - FLOAT_TOLERANCE,
+        (rule - random) / np.where(denominator > 0, denominator, 1.0),
+        np.nan,
+    )
+    if scene_auroc is None:
+        within = Interval(None, None, "ranking metrics are not computable for this input")
+    else:
+        eligible = np.isfinite(scene_auroc)
+        auroc_sums = cluster_sums(index, n_clusters, np.column_stack(
+            [np.where(eligible, scene_auroc, 0.0), eligible.astype(np.float64)]
+        ))
+        hits, count = (weights @ auroc_sums).T
+        within = percentile_interval(_ratio(hits, count), "within_query_auroc")
+    return BootstrapResult(
+        success_rule=percentile_interval(rule, "success_rule"),
+        advantage=percentile_interval(advantage, "advantage"),
+        success_best_fixed=percentile_interval(best_fixed, "success_best_fixed"),
+        gap=percentile_interval(gap, "gap"),
+        within_query_auroc=within,
+        n_clusters=n_clusters,
+    )

@@ -1,0 +1,182 @@
+"""The JSON form of an `AuditReport` (schema `defaults.SCHEMA_VERSION`).
+
+Grouping: inputs, reference, concentration, gap, intervals, ranking,
+diagnostics, verdict. Floats are rounded to `defaults.ROUND_DIGITS` decimals
+(and -0.0 written as 0.0), NaN becomes null, so `json.dumps(sort_keys=True)`
+of the same inputs and seed is byte-identical.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from leaderboard import defaults
+
+if TYPE_CHECKING:
+    from leaderboard.audit import AuditReport
+    from leaderboard.bootstrap import Interval
+    from leaderboard.diagnostics import SubLibraryAdvantage
+    from leaderboard.gap import GapResult
+
+
+def num(value) -> float | None:
+    """A float rounded for the report; None for None or NaN."""
+    if value is None:
+        return None
+    value = float(value)
+    if math.isnan(value):
+        return None
+    return round(value, defaults.ROUND_DIGITS) + 0.0
+
+
+def _by_id(ids: tuple[str, ...], values: np.ndarray, cast=num) -> dict:
+    return {experience: cast(v) for experience, v in zip(ids, values)}
+
+
+def _interval(interval: Interval) -> dict:
+    return {
+        "low": num(interval.low),
+        "high": num(interval.high),
+        "reason": interval.reason,
+        "n_undefined": interval.n_undefined,
+    }
+
+
+def _gap(result: GapResult) -> dict:
+    envelope = None
+    if result.envelope_low is not None:
+        envelope = [num(result.envelope_low), num(result.envelope_high)]
+    return {
+        "gap": num(result.gap),
+        "shuffle_mean": num(result.shuffle_mean),
+        "gap_envelope": envelope,
+        "gap_significant": result.significant,
+        "direction": result.direction,
+        "n_scenes": result.n_scenes,
+        "reason": result.reason,
+    }
+
+
+def _sub_library(result: SubLibraryAdvantage, ids: tuple[str, ...]) -> dict:
+    kept = None if result.experiences is None else [ids[i] for i in result.experiences]
+    return {
+        "advantage": num(result.value),
+        "reason": result.reason,
+        "experience_ids": kept,
+        "quality_range": num(result.quality_range),
+    }
+
+
+def _reference(report: AuditReport, ids: tuple[str, ...]) -> dict:
+    ref = report.reference
+    return {
+        "success_rule": num(ref.success_rule),
+        "success_random": num(ref.success_random),
+        "success_oracle": num(ref.success_oracle),
+        "best_fixed": ids[ref.best_fixed],
+        "success_best_fixed": num(ref.success_best_fixed),
+        "headroom": num(ref.headroom),
+        "advantage": num(ref.advantage),
+        "advantage_reason": ref.advantage_reason,
+        "advantage_min_denominator": defaults.ADVANTAGE_MIN_DENOMINATOR,
+        "best_fixed_advantage": num(ref.best_fixed_advantage),
+        "quality": _by_id(ids, ref.quality),
+        "margin": _by_id(ids, ref.margin),
+    }
+
+
+def _concentration(report: AuditReport, ids: tuple[str, ...]) -> dict:
+    conc = report.concentration
+    return {
+        "selection_counts": _by_id(ids, conc.selection_counts, int),
+        "oracle_counts": _by_id(ids, conc.oracle_counts),
+        "top_pick": ids[conc.top_pick],
+        "top_pick_share": num(conc.top_pick_share),
+        "oracle_top_pick_share": num(conc.oracle_top_pick_share),
+        "concentration_ratio": num(conc.concentration_ratio),
+        "top_pick_margin": num(conc.top_pick_margin),
+        "sign_match": conc.sign_match,
+    }
+
+
+def _ranking(report: AuditReport) -> dict:
+    from leaderboard.audit import SELECTION_ONLY_REASON
+
+    rank = report.ranking
+    common = {"r2_scene": num(report.r2_scene), "r2_scene_reason": report.r2_scene_reason}
+    if rank is None:
+        return {
+            "pooled_auroc": None, "pooled_auroc_reason": SELECTION_ONLY_REASON,
+            "within_query_auroc": None, "within_query_auroc_reason": SELECTION_ONLY_REASON,
+            "within_query_eligible_share": None, "not_computable_reason": SELECTION_ONLY_REASON,
+            **common,
+        }
+    return {
+        "pooled_auroc": num(rank.pooled_auroc),
+        "pooled_auroc_reason": rank.pooled_reason,
+        "within_query_auroc": num(rank.within_query_auroc),
+        "within_query_auroc_reason": rank.within_query_reason,
+        "within_query_eligible_share": num(rank.within_query_eligible_share),
+        "not_computable_reason": None,
+        **common,
+    }
+
+
+def _diagnostics(report: AuditReport, ids: tuple[str, ...]) -> dict:
+    diag = report.diagnostics
+    subs = diag.random_sublibraries
+    delete = _sub_library(diag.delete_top_pick, ids)
+    delete.pop("experience_ids")  # every experience but `removed`
+    delete["removed"] = ids[report.concentration.top_pick]
+    delete["advantage_before"] = num(report.reference.advantage)
+    equalized = _sub_library(diag.equalized_library, ids)
+    equalized["size"] = min(len(ids), defaults.EQUALIZED_LIBRARY_SIZE)
+    reranking = {name: _sub_library(result, ids) for name, result in diag.reranking}
+    reranking["csls"]["k"] = defaults.CSLS_K
+    return {
+        "delete_top_pick": delete,
+        "equalized_library": equalized,
+        "random_sublibraries": {
+            "share_exceeding_oracle": num(subs.share_exceeding_oracle),
+            "mean_concentration_ratio": num(subs.mean_concentration_ratio),
+            "n_draws": subs.n_draws,
+            "size": subs.size,
+            "reason": subs.reason,
+        },
+        "reranking": reranking,
+    }
+
+
+def report_to_dict(report: AuditReport) -> dict:
+    """The JSON document of `report` (see the module docstring for the layout)."""
+    inputs = report.inputs
+    ids = inputs.experience_ids
+    intervals = report.intervals
+    return {
+        "schema_version": defaults.SCHEMA_VERSION,
+        "inputs": {
+            "n_experiences": len(ids),
+            "n_scenes": len(inputs.scene_ids),
+            "n_seeds": inputs.n_seeds,
+            "n_states": intervals.n_clusters,
+            "experience_ids": list(ids),
+            "selection_only": inputs.selection_only,
+            "seed": inputs.seed,
+            "n_shuffles": inputs.n_shuffles,
+            "n_bootstrap": inputs.n_bootstrap,
+        },
+        "reference": _reference(report, ids),
+        "concentration": _concentration(report, ids),
+        "gap": {name: _gap(result) for name, result in report.gaps},
+        "intervals": {
+            name: _interval(getattr(intervals, name))
+            for name in ("success_rule", "advantage", "success_best_fixed", "gap", "within_query_auroc")
+        },
+        "ranking": _ranking(report),
+        "diagnostics": _diagnostics(report, ids),
+        "verdict": {"label": report.verdict.label, "text": report.verdict.text},
+        "selection": {scene: ids[i] for scene, i in zip(inputs.scene_ids, report.selection)},
+    }

@@ -1,0 +1,154 @@
+"""Small inline-SVG chart helpers (no JavaScript, no external assets).
+
+Shared by the audit report page and the leaderboard pages. Every label is
+escaped: experience and scene ids come from users.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+PALETTE = {"rule": "#1f77b4", "oracle": "#bbbbbb", "accent": "#d62728", "envelope": "#9ecae1", "axis": "#444444"}
+"""Colours: the rule in blue, references in grey, significant results in red."""
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def svg_document(width: int, height: int, body: list[str], title: str) -> str:
+    """Wrap SVG elements in an <svg> root with an accessible <title>."""
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif" font-size="11">'
+        f"<title>{escape(title)}</title>" + "".join(body) + "</svg>"
+    )
+
+
+def text(x: float, y: float, label: str, anchor: str = "start", **attrs: str) -> str:
+    """A text element; `label` is escaped."""
+    extra = "".join(f' {k.replace("_", "-")}="{escape(str(v))}"' for k, v in attrs.items())
+    return f'<text x="{_fmt(x)}" y="{_fmt(y)}" text-anchor="{anchor}"{extra}>{escape(label)}</text>'
+
+
+def line(x1: float, y1: float, x2: float, y2: float, color: str = PALETTE["axis"], width: float = 1.0, dash: str = "") -> str:
+    """A straight line, optionally dashed."""
+    dashed = f' stroke-dasharray="{dash}"' if dash else ""
+    return (f'<line x1="{_fmt(x1)}" y1="{_fmt(y1)}" x2="{_fmt(x2)}" y2="{_fmt(y2)}" '
+            f'stroke="{color}" stroke-width="{width}"{dashed}/>')
+
+
+def rect(x: float, y: float, w: float, h: float, color: str, tooltip: str = "") -> str:
+    """A filled rectangle with an optional hover tooltip (an SVG <title>)."""
+    tip = f"<title>{escape(tooltip)}</title>" if tooltip else ""
+    return f'<rect x="{_fmt(x)}" y="{_fmt(y)}" width="{_fmt(max(w, 0.0))}" height="{_fmt(max(h, 0.0))}" fill="{color}">{tip}</rect>'
+
+
+def circle(x: float, y: float, r: float, color: str, tooltip: str = "") -> str:
+    """A filled circle with an optional tooltip."""
+    tip = f"<title>{escape(tooltip)}</title>" if tooltip else ""
+    return f'<circle cx="{_fmt(x)}" cy="{_fmt(y)}" r="{_fmt(r)}" fill="{color}">{tip}</circle>'
+
+
+def legend(x: float, y: float, entries: list[tuple[str, str]]) -> list[str]:
+    """Colour swatches with labels in one row starting at (x, y)."""
+    out = []
+    for label, color in entries:
+        out += [rect(x, y - 9, 10, 10, color), text(x + 14, y, label)]
+        x += 24 + 7 * len(label)
+    return out
+
+
+def grouped_bars(
+    categories: list[str], series: list[tuple[str, list[float], str]], title: str,
+    y_label: str = "", width: int = 720, height: int = 260,
+) -> str:
+    """Vertical grouped bar chart: one group per category, one bar per series.
+
+    `series` is [(name, values aligned with categories, colour)].
+    """
+    left, right, top, bottom = 44, 10, 24, 70
+    plot_w, plot_h = width - left - right, height - top - bottom
+    top_value = max([max(values) for _, values, _ in series if values] + [1e-9])
+    group_w = plot_w / max(len(categories), 1)
+    bar_w = group_w * 0.8 / max(len(series), 1)
+    body = legend(left, 14, [(name, color) for name, _, color in series])
+    body.append(line(left, top + plot_h, left + plot_w, top + plot_h))
+    body.append(line(left, top, left, top + plot_h))
+    for tick in (0.0, 0.5, 1.0):
+        y = top + plot_h * (1 - tick)
+        body.append(text(left - 4, y + 4, f"{tick * top_value:.3g}", anchor="end"))
+    for g, category in enumerate(categories):
+        x0 = left + g * group_w + group_w * 0.1
+        for s, (name, values, color) in enumerate(series):
+            h = plot_h * values[g] / top_value
+            body.append(rect(x0 + s * bar_w, top + plot_h - h, bar_w, h, color, f"{category} {name}: {values[g]:.3g}"))
+        cx = left + (g + 0.5) * group_w
+        body.append(text(cx, top + plot_h + 10, category, anchor="end",
+                         transform=f"rotate(-45 {_fmt(cx)} {_fmt(top + plot_h + 10)})"))
+    if y_label:
+        body.append(text(12, top + plot_h / 2, y_label, anchor="middle",
+                         transform=f"rotate(-90 12 {_fmt(top + plot_h / 2)})"))
+    return svg_document(width, height, body, title)
+
+
+def interval_rows(
+    rows: list[tuple[str, float | None, float | None, float | None, bool]], title: str,
+    width: int = 720, row_height: int = 34,
+) -> str:
+    """Horizontal point-and-interval chart, one row per (label, point, low, high, highlight).
+
+    The interval is drawn as a band around zero-centred axes; a highlighted
+    point (outside its envelope) is drawn in the accent colour. Rows whose
+    point is None are labelled "not computed".
+    """
+    left, right, top = 110, 20, 16
+    height = top + row_height * len(rows) + 26
+    values = [v for _, p, lo, hi, _ in rows for v in (p, lo, hi) if v is not None]
+    span = max([abs(v) for v in values] + [1e-6]) * 1.15
+    plot_w = width - left - right
+
+    def x_of(value: float) -> float:
+        return left + plot_w * (value + span) / (2 * span)
+
+    body = [line(x_of(0.0), top - 6, x_of(0.0), top + row_height * len(rows), dash="4 3")]
+    for r, (label, point, low, high, highlight) in enumerate(rows):
+        y = top + r * row_height + row_height / 2
+        body.append(text(left - 8, y + 4, label, anchor="end"))
+        if point is None:
+            body.append(text(x_of(0.0) + 6, y + 4, "not computed"))
+            continue
+        if low is not None and high is not None:
+            body.append(rect(x_of(low), y - 7, x_of(high) - x_of(low), 14, PALETTE["envelope"],
+                             f"{label} envelope [{low:+.3f}, {high:+.3f}]"))
+        color = PALETTE["accent"] if highlight else PALETTE["rule"]
+        body.append(circle(x_of(point), y, 5, color, f"{label}: {point:+.3f}"))
+    axis_y = top + row_height * len(rows) + 14
+    for tick in (-span, 0.0, span):
+        body.append(text(x_of(tick), axis_y, f"{tick:+.3f}", anchor="middle"))
+    return svg_document(width, height, body, title)
+
+
+def value_bars(
+    labels: list[str], values: list[float | None], title: str, reference: float | None = None,
+    maximum: float = 1.0, width: int = 480, row_height: int = 30,
+) -> str:
+    """Horizontal bars on [0, maximum] with an optional dashed reference line (e.g. chance 0.5)."""
+    left, right, top = 150, 50, 10
+    height = top + row_height * len(labels) + 22
+    plot_w = width - left - right
+    body = []
+    for r, (label, value) in enumerate(zip(labels, values)):
+        y = top + r * row_height
+        body.append(text(left - 8, y + row_height / 2 + 4, label, anchor="end"))
+        if value is None:
+            body.append(text(left + 4, y + row_height / 2 + 4, "not computable"))
+            continue
+        w = plot_w * max(0.0, min(value, maximum)) / maximum
+        body.append(rect(left, y + 5, w, row_height - 10, PALETTE["rule"], f"{label}: {value:.3f}"))
+        body.append(text(left + w + 4, y + row_height / 2 + 4, f"{value:.3f}"))
+    if reference is not None:
+        x = left + plot_w * reference / maximum
+        body.append(line(x, top, x, top + row_height * len(labels), PALETTE["accent"], dash="4 3"))
+        body.append(text(x, top + row_height * len(labels) + 14, f"{reference:g}", anchor="middle"))
+    return svg_document(width, height, body, title)

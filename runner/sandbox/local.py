@@ -1,0 +1,217 @@
+"""A selector sandbox that needs no container engine: Linux namespaces, rlimits, a non-root uid.
+
+The "image" of this backend is a selector directory holding `selector.py`;
+it is mounted read-only at /selector and run by this project's own Python
+interpreter (so numpy and Pillow are available inside), or by `spec.command`.
+The sandbox (see `runner.sandbox.nsinit`, its PID 1):
+
+- network: a new network namespace whose only interface (loopback) is down;
+- filesystem: a fresh root holding read-only binds of /usr, the Python
+  installation, /selector and /input, a size-capped tmpfs /tmp and /output,
+  a few device nodes and a private /proc; nothing else of the host
+  (no home directories, no project checkout, no benchmark data);
+- identity: a uid/gid of its own (drawn per run from
+  `defaults.SANDBOX_UID_RANGE`, owning no file on the host), no groups, no
+  capabilities, no new privileges;
+- limits: RLIMIT_AS (memory), RLIMIT_NPROC (pids), RLIMIT_FSIZE (output),
+  RLIMIT_CPU and CPU affinity (cpus), and the wall clock: at the limit the
+  whole PID namespace is killed;
+- environment: built from nothing (`base.sandbox_env`).
+
+Requires root on the host (or CAP_SYS_ADMIN), `unshare` and `setpriv` from
+util-linux. RLIMIT_NPROC counts every process of a uid on the host, which is
+why each run gets its own uid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from runner.sandbox import defaults
+from runner.sandbox.base import (RunResult, RunSpec, RunStatus, SandboxConfigError, TailBuffer,
+                                 check_io_dirs, classify_exit, sandbox_env)
+
+NSINIT = Path(__file__).with_name("nsinit.py")
+SELECTOR_ENTRY = "selector.py"
+"""File a selector directory must hold when the spec gives no command."""
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib64", "/lib32")
+SYSTEM_FILES = ("/etc/ld.so.cache",)
+STATUS_BYTES = 1 << 20
+
+
+def directory_digest(path: Path) -> str:
+    """sha256 over a directory tree (relative paths, exec bits, contents, link targets).
+
+    The local backend's equivalent of an image digest: the report records
+    exactly which selector code ran.
+    """
+    digest = hashlib.sha256()
+    root = Path(path)
+    for item in sorted(root.rglob("*")):
+        rel = item.relative_to(root).as_posix()
+        if item.is_symlink():
+            digest.update(f"L\0{rel}\0{os.readlink(item)}\0".encode())
+        elif item.is_file():
+            executable = "x" if os.access(item, os.X_OK) else "-"
+            digest.update(f"F\0{rel}\0{executable}\0".encode())
+            digest.update(hashlib.sha256(item.read_bytes()).digest())
+    return "sha256:" + digest.hexdigest()
+
+
+def _python_binds() -> list[tuple[str, str]]:
+    """Read-only binds that make this interpreter and its packages work inside.
+
+    The venv's `bin/python` is a link into the base installation, so both are
+    mounted at their own paths.
+    """
+    paths = {os.path.realpath(sys.base_prefix), os.path.abspath(sys.prefix),
+             os.path.realpath(sys.prefix)}
+    return [(p, p) for p in sorted(paths) if not p.startswith("/usr/")]
+
+
+class LocalSandbox:
+    """Runs a selector directory in Linux namespaces (see the module docstring).
+
+    Args:
+        python: interpreter used inside for `selector.py`; defaults to the
+            running one, whose installation is mounted read-only.
+        uid: a fixed unprivileged uid (and gid) for the selector; None (the
+            default) draws a fresh one per run from `defaults.SANDBOX_UID_RANGE`,
+            so concurrent runs do not share a pids limit.
+    """
+
+    def __init__(self, *, python: str | None = None, uid: int | None = None) -> None:
+        self.python = python or sys.executable
+        if uid is not None and (isinstance(uid, bool) or not isinstance(uid, int) or uid <= 0):
+            raise SandboxConfigError(f"local sandbox: uid {uid!r} must be a positive integer")
+        self.uid = uid
+        for tool in ("unshare", "setpriv"):
+            if shutil.which(tool) is None:
+                raise SandboxConfigError(f"local sandbox: the '{tool}' program is not installed")
+
+    def run(self, spec: RunSpec) -> RunResult:
+        """Run the selector; raises only for a spec that cannot be run at all."""
+        selector_dir = self._check_spec(spec)
+        digest = directory_digest(selector_dir)
+        if spec.limits.gpu:
+            return RunResult(RunStatus.SETUP_FAILED, "the local sandbox has no GPU; run this "
+                             "setting on a Docker runner with a GPU", None, "", "", 0.0, digest)
+        mountpoint = tempfile.mkdtemp(prefix="expaudit-sandbox-")
+        try:
+            return self._run(spec, selector_dir, digest, mountpoint)
+        finally:
+            os.rmdir(mountpoint)
+
+    def _check_spec(self, spec: RunSpec) -> Path:
+        selector_dir = Path(spec.image)
+        if not selector_dir.is_dir():
+            raise SandboxConfigError(
+                f"run spec field 'image': value '{spec.image}' is not a selector directory")
+        if spec.command is None and not (selector_dir / SELECTOR_ENTRY).is_file():
+            raise SandboxConfigError(f"run spec field 'image': '{spec.image}' has no "
+                                     f"{SELECTOR_ENTRY} and the spec gives no command")
+        check_io_dirs(spec)
+        return selector_dir.resolve()
+
+    def _config(self, spec: RunSpec, selector_dir: Path, mountpoint: str, status_fd: int) -> dict:
+        limits = spec.limits
+        low, high = defaults.SANDBOX_UID_RANGE
+        uid = self.uid if self.uid is not None else low + secrets.randbelow(high - low)
+        ro_binds = [("/usr", "/usr")] + _python_binds()
+        ro_binds += [(f, f) for f in SYSTEM_FILES if os.path.exists(f)]
+        ro_binds += [(str(selector_dir), "/selector"), (str(spec.input_dir.resolve()), "/input")]
+        symlinks = [(p, os.readlink(p)) for p in SYSTEM_LINKS if os.path.islink(p)]
+        cpus = sorted(os.sched_getaffinity(0))[:limits.cpu_count]
+        command = list(spec.command or (self.python, f"/selector/{SELECTOR_ENTRY}"))
+        return {
+            "root": mountpoint, "ro_binds": ro_binds, "symlinks": symlinks,
+            "devices": [d for d in DEVICES if os.path.exists(d)],
+            "uid": uid, "gid": uid, "command": command, "env": sandbox_env(spec),
+            "tmp_bytes": limits.tmp_bytes, "output_bytes": limits.output_bytes,
+            "wall_seconds": limits.wall_seconds, "cpus": cpus,
+            "rlimits": {"AS": limits.memory_bytes, "NPROC": limits.pids,
+                        "FSIZE": limits.output_bytes, "NOFILE": defaults.OPEN_FILES, "CORE": 0,
+                        "CPU": int(limits.cpus * limits.wall_seconds) + 1},
+            "host_output": str(spec.output_dir.resolve()), "status_fd": status_fd,
+        }
+
+    def _run(self, spec: RunSpec, selector_dir: Path, digest: str, mountpoint: str) -> RunResult:
+        read_fd, write_fd = os.pipe()
+        cfg = self._config(spec, selector_dir, mountpoint, write_fd)
+        argv = ["unshare", "--net", "--mount", "--pid", "--ipc", "--uts", "--fork",
+                "--kill-child=SIGKILL", "--", sys.executable, "-I", "-S", str(NSINIT)]
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, pass_fds=(write_fd,),
+                                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+                                start_new_session=True)
+        os.close(write_fd)
+        out, err, status = TailBuffer(), TailBuffer(), TailBuffer(STATUS_BYTES)
+        readers = [_drain(proc.stdout, out), _drain(proc.stderr, err),
+                   _drain(os.fdopen(read_fd, "rb"), status)]
+        budget = spec.limits.wall_seconds + defaults.SETUP_SECONDS + defaults.KILL_GRACE_SECONDS
+        backstop = False
+        try:
+            try:
+                proc.stdin.write(json.dumps(cfg).encode())
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass  # the sandbox died at once; its stderr says why
+            proc.wait(timeout=budget)
+        except subprocess.TimeoutExpired:
+            backstop = True
+        finally:
+            if proc.poll() is None:  # also on KeyboardInterrupt: never leave a sandbox behind
+                os.killpg(proc.pid, signal.SIGKILL)  # --kill-child takes the namespace with it
+                proc.wait()
+            for reader in readers:
+                reader.join()
+        return _result(spec, status.text(), out.text(), err.text(), digest, backstop)
+
+
+def _drain(stream, buffer: TailBuffer) -> threading.Thread:
+    def pump() -> None:
+        with stream:
+            while chunk := stream.read1(65536):
+                buffer.feed(chunk)
+
+    thread = threading.Thread(target=pump, daemon=True)
+    thread.start()
+    return thread
+
+
+def _result(spec: RunSpec, status_text: str, stdout: str, stderr: str, digest: str,
+            backstop: bool) -> RunResult:
+    """Turn nsinit's JSON status into a RunResult."""
+    try:
+        status = json.loads(status_text)
+    except json.JSONDecodeError:
+        status = None
+    if backstop or status is None:
+        how = "was killed by the host after its time budget" if backstop else "ended with no status"
+        return RunResult(RunStatus.TIMEOUT if backstop else RunStatus.SETUP_FAILED,
+                         f"the sandbox {how}", None, stdout, stderr,
+                         spec.limits.wall_seconds if backstop else 0.0, digest)
+    if status["error"] and status["phase"] == "setup":
+        return RunResult(RunStatus.SETUP_FAILED, f"could not build the sandbox: {status['error']}",
+                         None, stdout, stderr, 0.0, digest)
+    result_status, reason = classify_exit(
+        exit_code=status["exit_code"], timed_out=status["timed_out"], limits=spec.limits,
+        stderr_tail=stderr, output_full=status["output_full"])
+    if status["error"] and result_status is RunStatus.OK:
+        result_status, reason = RunStatus.OUTPUT_INVALID, \
+            f"could not copy /output out of the sandbox: {status['error']}"
+    elif status["skipped"] and result_status is RunStatus.OK:
+        reason += f"; not copied from /output: {', '.join(status['skipped'][:5])}"
+    return RunResult(result_status, reason, status["exit_code"], stdout, stderr,
+                     status["wall_seconds"], digest)

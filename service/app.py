@@ -1,0 +1,139 @@
+"""The Flask application factory: `create_app(config, store=, redis=, catalog=)`.
+
+Nothing happens at import. `create_app` reads the settings (environment,
+overridden by `config`), builds the connections it was not given, and
+registers one blueprint per resource under `/api/v1`, the static leaderboard
+route and one error handler that turns every domain error into
+``{"error": {"code", "message", "field"}}``.
+
+gunicorn runs it as ``gunicorn 'service.app:create_app()'``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import redis as redis_lib
+from flask import Flask, g, jsonify, request
+from werkzeug.exceptions import HTTPException
+
+from leaderboard.errors import InputError
+from service import defaults
+from service.auth import ActiveSubmissions, RateLimiter, TokenRegistry
+from service.catalog import Catalog, UnknownSetting, open_catalog
+from service.context import Services
+from service.errors import ServiceError
+from service.metrics import Metrics
+from service.settings import ServiceSettings, from_env
+from service.storage import ObjectNotFound, ObjectStore, StoreUnavailable, open_store
+
+log = logging.getLogger(__name__)
+
+
+def create_app(config: dict | None = None, *, store: ObjectStore | None = None,
+               redis: redis_lib.Redis | None = None, catalog: Catalog | None = None,
+               settings: ServiceSettings | None = None) -> Flask:
+    """Build the service app.
+
+    Args:
+        config: overrides of `ServiceSettings` fields (tests pass a dict).
+        store, redis, catalog: connections to use instead of building them
+            from the settings.
+        settings: a complete settings object instead of reading the environment.
+    """
+    settings = (settings or from_env()).with_overrides(config)
+    if store is None:
+        store = open_store(settings)
+    if redis is None:
+        if not settings.redis_url:
+            raise ValueError("no Redis: set EXPAUDIT_REDIS_URL or pass redis=")
+        redis = redis_lib.Redis.from_url(settings.redis_url, socket_timeout=5,
+                                         socket_connect_timeout=3)
+    if catalog is None:
+        catalog = open_catalog(settings)
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_upload_bytes
+    app.json.sort_keys = True
+    app.extensions["expaudit"] = Services(
+        settings=settings, store=store, redis=redis, catalog=catalog,
+        tokens=TokenRegistry(store, redis, settings.admin_token),
+        limiter=RateLimiter(redis, settings.rate_limit_per_minute),
+        active=ActiveSubmissions(redis), metrics=Metrics(redis))
+    _register_blueprints(app)
+    _register_error_handlers(app)
+    _register_metrics_hooks(app)
+    return app
+
+
+def _register_blueprints(app: Flask) -> None:
+    from service.routes import admin, leaderboard, ops, settings_routes, submissions
+
+    for module in (settings_routes, submissions, leaderboard, admin, ops):
+        app.register_blueprint(module.api, url_prefix=defaults.API_PREFIX)
+    app.register_blueprint(leaderboard.site)
+    app.register_blueprint(ops.root)
+
+
+def _error(status: int, code: str, message: str, field: str | None = None, **extra):
+    body = {"code": code, "message": message, "field": field}
+    body.update(extra)
+    return jsonify({"error": body}), status
+
+
+def _register_error_handlers(app: Flask) -> None:
+    @app.errorhandler(ServiceError)
+    def service_error(exc: ServiceError):
+        response = jsonify(exc.to_dict())
+        if "retry_after" in exc.extra:
+            response.headers["Retry-After"] = str(exc.extra["retry_after"])
+        return response, exc.status
+
+    @app.errorhandler(InputError)
+    def input_error(exc: InputError):
+        return _error(422, "invalid_scores", str(exc), exc.field, source=exc.source,
+                      line=exc.line, value=exc.value)
+
+    @app.errorhandler(UnknownSetting)
+    def unknown_setting(exc: UnknownSetting):
+        return _error(404, "not_found", str(exc), "setting_id")
+
+    @app.errorhandler(ObjectNotFound)
+    def missing_object(exc: ObjectNotFound):
+        return _error(404, "not_found", "not found")
+
+    @app.errorhandler(StoreUnavailable)
+    def store_down(exc: StoreUnavailable):
+        log.warning("object store unavailable: %s", exc)
+        return _error(503, "unavailable", "the object store is unavailable; retry shortly")
+
+    @app.errorhandler(redis_lib.RedisError)
+    def redis_down(exc: redis_lib.RedisError):
+        log.warning("redis unavailable: %s", type(exc).__name__)
+        return _error(503, "unavailable", "the queue is unavailable; retry shortly")
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):
+        code = {413: "too_large", 404: "not_found", 405: "method_not_allowed"}.get(
+            exc.code, "bad_request")
+        field = "body" if exc.code == 413 else None
+        response, status = _error(exc.code or 400, code, exc.description or exc.name, field)
+        if exc.code == 405 and getattr(exc, "valid_methods", None):
+            response.headers["Allow"] = ", ".join(exc.valid_methods)
+        return response, status
+
+
+def _register_metrics_hooks(app: Flask) -> None:
+    metrics: Metrics = app.extensions["expaudit"].metrics
+
+    @app.before_request
+    def start_timer():
+        g.started = time.perf_counter()
+
+    @app.after_request
+    def count(response):
+        endpoint = request.endpoint or "unmatched"
+        metrics.requests.labels(request.method, endpoint, str(response.status_code)).inc()
+        if "started" in g:
+            metrics.latency.labels(endpoint).observe(time.perf_counter() - g.started)
+        return response

@@ -1,0 +1,245 @@
+"""The catalog: the settings the service knows and their transfer data.
+
+A small interface over `benchmark_data` so the service (and its tests) can
+run on any set of settings: `BenchmarkCatalog` wraps the frozen benchmark,
+`StaticCatalog` holds settings given in memory (a lab's own matrices, or the
+small synthetic settings of the tests).
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from leaderboard.matrix import MISSING, TransferData
+
+
+class UnknownSetting(KeyError):
+    """No setting with this id."""
+
+    def __init__(self, setting_id: str) -> None:
+        self.setting_id = setting_id
+        super().__init__(setting_id)
+
+    def __str__(self) -> str:
+        return f"unknown setting '{self.setting_id}'"
+
+
+@dataclass(frozen=True)
+class SettingSummary:
+    """What the API lists about a setting."""
+
+    id: str
+    task: str
+    mechanism: str
+    k: int
+    query_set: str
+    sealed: bool
+    description: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Completeness:
+    """How much of the outcome tensor is executed."""
+
+    cells_done: int
+    cells_total: int
+
+    @property
+    def complete(self) -> bool:
+        return self.cells_done == self.cells_total
+
+    def to_dict(self) -> dict:
+        share = self.cells_done / self.cells_total if self.cells_total else 0.0
+        return {"cells_done": self.cells_done, "cells_total": self.cells_total,
+                "complete": self.complete, "share": round(share, 6)}
+
+
+def completeness_of(data: TransferData) -> Completeness:
+    return Completeness(int((data.outcomes != MISSING).sum()), int(data.outcomes.size))
+
+
+def fingerprint(data: TransferData) -> str:
+    """SHA-256 over ids, scene table and outcomes: names cached downloads and baselines."""
+    digest = hashlib.sha256()
+    digest.update("\n".join(data.experience_ids).encode())
+    digest.update(b"\0" + "\n".join(data.scenes.scene_ids).encode())
+    for array in (data.scenes.state_ids, data.scenes.layout_level, data.scenes.appearance_draw):
+        digest.update(b"\0" + np.asarray(array).astype(str).tobytes())
+    digest.update(b"\0" + np.ascontiguousarray(data.outcomes, dtype=np.int8).tobytes())
+    return digest.hexdigest()
+
+
+class Catalog(abc.ABC):
+    """The settings the service serves."""
+
+    @abc.abstractmethod
+    def list_settings(self) -> list[SettingSummary]:
+        """Every setting, in publication order."""
+
+    def get_setting(self, setting_id: str) -> SettingSummary:
+        for summary in self.list_settings():
+            if summary.id == setting_id:
+                return summary
+        raise UnknownSetting(setting_id)
+
+    @abc.abstractmethod
+    def load_transfer(self, setting_id: str) -> TransferData:
+        """The setting's transfer data (MISSING where not executed)."""
+
+    def completeness(self, setting_id: str) -> Completeness:
+        return completeness_of(self.load_transfer(setting_id))
+
+    def archive_path(self, setting_id: str, kind: str) -> Path | None:
+        """A downloadable archive (`images`, `library`) of the setting, if frozen."""
+        self.get_setting(setting_id)
+        return None
+
+
+class StaticCatalog(Catalog):
+    """Settings held in memory: `{summary: transfer data}`."""
+
+    def __init__(self, settings: dict[SettingSummary, TransferData],
+                 archives: dict[tuple[str, str], Path] | None = None) -> None:
+        self._summaries = list(settings)
+        self._data = {s.id: d for s, d in settings.items()}
+        self._archives = dict(archives or {})
+
+    def list_settings(self) -> list[SettingSummary]:
+        return list(self._summaries)
+
+    def load_transfer(self, setting_id: str) -> TransferData:
+        try:
+            return self._data[setting_id]
+        except KeyError:
+            raise UnknownSetting(setting_id) from None
+
+    def archive_path(self, setting_id: str, kind: str) -> Path | None:
+        self.get_setting(setting_id)
+        return self._archives.get((setting_id, kind))
+
+
+class BenchmarkCatalog(Catalog):
+    """The benchmark's own settings (`benchmark_data.registry`) and frozen data."""
+
+    ARCHIVE_KINDS = ("images", "library")
+
+    def list_settings(self) -> list[SettingSummary]:
+        from benchmark_data.registry import SETTINGS
+
+        return [SettingSummary(id=s.id, task=s.task, mechanism=getattr(s.mechanism, "value", s.mechanism),
+                               k=s.k, query_set=s.query_set, sealed=s.sealed,
+                               description=s.description)
+                for s in SETTINGS.values()]
+
+    def load_transfer(self, setting_id: str) -> TransferData:
+        self.get_setting(setting_id)
+        return _load_frozen(setting_id)
+
+    def completeness(self, setting_id: str) -> Completeness:
+        from benchmark_data import frozen
+
+        self.get_setting(setting_id)
+        result = frozen.completeness(setting_id)
+        if isinstance(result, Completeness):
+            return result
+        if isinstance(result, dict):
+            return Completeness(int(result["cells_done"]), int(result["cells_total"]))
+        return Completeness(int(result.cells_done), int(result.cells_total))
+
+    def archive_path(self, setting_id: str, kind: str) -> Path | None:
+        from benchmark_data import frozen
+
+        self.get_setting(setting_id)
+        finder = getattr(frozen, "archive_path", None)
+        if finder is None or kind not in self.ARCHIVE_KINDS:
+            return None
+        path = finder(setting_id, kind)
+        return None if path is None else Path(path)
+
+
+def open_catalog(settings) -> Catalog:
+    """The catalog named by `settings.catalog` (a `ServiceSettings`)."""
+    if settings.catalog:
+        return DirectoryCatalog(settings.catalog)
+    return BenchmarkCatalog()
+
+
+@lru_cache(maxsize=32)
+def _load_frozen(setting_id: str) -> TransferData:
+    """Frozen data is immutable for a release, so one load per process suffices."""
+    from benchmark_data.frozen import load_transfer
+
+    return load_transfer(setting_id)
+
+
+SETTING_FILES = ("setting.json", "experiences.csv", "scenes.csv", "outcomes.csv")
+"""Files of one setting in a `DirectoryCatalog` (CSV as `expaudit audit` reads them)."""
+
+
+class DirectoryCatalog(Catalog):
+    """Settings stored as files: ``<root>/<setting_id>/{setting.json, experiences.csv,
+    scenes.csv, outcomes.csv}``.
+
+    Lets a lab serve its own matrices (and the tests run the real service
+    processes on a small setting). `setting.json` holds task, mechanism,
+    query_set, sealed and description; the tables are read and validated by
+    `leaderboard.io`, so a bad file is reported with its name, line and field.
+    """
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def list_settings(self) -> list[SettingSummary]:
+        import json
+
+        out = []
+        for directory in sorted(p for p in self.root.iterdir() if (p / "setting.json").is_file()):
+            meta = json.loads((directory / "setting.json").read_text())
+            k = sum(1 for _ in (directory / "experiences.csv").open()) - 1
+            out.append(SettingSummary(id=directory.name, task=meta["task"],
+                                      mechanism=meta["mechanism"], k=k,
+                                      query_set=meta["query_set"], sealed=bool(meta.get("sealed", False)),
+                                      description=meta.get("description", "")))
+        return out
+
+    def load_transfer(self, setting_id: str) -> TransferData:
+        self.get_setting(setting_id)
+        return _load_directory(str(self.root / setting_id))
+
+
+@lru_cache(maxsize=32)
+def _load_directory(directory: str) -> TransferData:
+    from leaderboard.io import parse_experiences, parse_outcomes, parse_scenes, read_table
+
+    d = Path(directory)
+    experience_ids = parse_experiences(read_table(d / "experiences.csv"), source=str(d / "experiences.csv"))
+    scenes = parse_scenes(read_table(d / "scenes.csv"), source=str(d / "scenes.csv"))
+    outcomes = parse_outcomes(read_table(d / "outcomes.csv"), experience_ids, scenes.scene_ids,
+                              source=str(d / "outcomes.csv"))
+    return TransferData(experience_ids, scenes, outcomes)
+
+
+def export_setting(root: str | Path, summary: SettingSummary, data: TransferData) -> Path:
+    """Write one setting in the `DirectoryCatalog` layout; returns its directory."""
+    import json
+
+    from service.downloads import experiences_frame, outcomes_frame, scenes_frame
+
+    directory = Path(root) / summary.id
+    directory.mkdir(parents=True, exist_ok=True)
+    meta = {"task": summary.task, "mechanism": summary.mechanism, "query_set": summary.query_set,
+            "sealed": summary.sealed, "description": summary.description}
+    (directory / "setting.json").write_text(json.dumps(meta, indent=1))
+    experiences_frame(data).to_csv(directory / "experiences.csv", index=False)
+    scenes_frame(data).to_csv(directory / "scenes.csv", index=False)
+    outcomes_frame(data).to_csv(directory / "outcomes.csv", index=False)
+    return directory

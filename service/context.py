@@ -1,0 +1,77 @@
+"""The per-app bundle of connections and helpers the request handlers use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import redis as redis_lib
+from flask import current_app, g, request
+
+from service.auth import ActiveSubmissions, RateLimiter, TokenInfo, TokenRegistry
+from service.catalog import Catalog
+from service.errors import Forbidden, Unauthorized
+from service.metrics import Metrics
+from service.publishing import AuditOptions
+from service.records import SubmissionRepo
+from service.settings import ServiceSettings
+from service.storage import ObjectStore
+
+
+@dataclass
+class Services:
+    """Everything a request handler needs; built once by `create_app`."""
+
+    settings: ServiceSettings
+    store: ObjectStore
+    redis: redis_lib.Redis
+    catalog: Catalog
+    tokens: TokenRegistry
+    limiter: RateLimiter
+    active: ActiveSubmissions
+    metrics: Metrics
+
+    @property
+    def repo(self) -> SubmissionRepo:
+        return SubmissionRepo(self.store)
+
+    @property
+    def audit_options(self) -> AuditOptions:
+        return AuditOptions(self.settings.n_shuffles, self.settings.n_bootstrap)
+
+
+def services() -> Services:
+    return current_app.extensions["expaudit"]
+
+
+def _bearer() -> str | None:
+    header = request.headers.get("Authorization", "")
+    if not header:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("the Authorization header must be 'Bearer <token>'", field="Authorization")
+    return token.strip()
+
+
+def current_token(required: bool = True) -> TokenInfo | None:
+    """The authenticated caller (rate-limited per token); None for anonymous reads."""
+    if "token" in g:
+        return g.token
+    token = _bearer()
+    if token is None:
+        if required:
+            raise Unauthorized("this endpoint needs a bearer token", field="Authorization")
+        g.token = None
+        return None
+    svc = services()
+    info = svc.tokens.authenticate(token)
+    svc.limiter.hit(info.token_id)
+    g.token = info
+    return info
+
+
+def require_admin() -> TokenInfo:
+    info = current_token(required=True)
+    if not info.admin:
+        raise Forbidden("this endpoint needs the admin token", field="Authorization")
+    return info

@@ -1,0 +1,86 @@
+"""Every tunable constant of the service, each with the reason for its value.
+
+Settings from the environment (`service.settings`) override the ones marked
+"overridable"; the rest are fixed design choices kept here so that a reader
+finds every number of the service in one file.
+"""
+
+from __future__ import annotations
+
+API_PREFIX = "/api/v1"
+"""All REST endpoints live under this prefix; a breaking change gets /api/v2."""
+
+LOCAL_STORE_DIR = "var/store"
+"""Embedded default object store: a directory under the working directory."""
+
+LOCAL_REDIS_DIR = "var/redis"
+"""Where `expaudit serve` keeps the data of the Redis server it starts itself."""
+
+MAX_UPLOAD_BYTES = 32 * 1024 * 1024
+"""Largest accepted scores upload (overridable). A K=50 x Q=200 long-format CSV
+is about 0.5 MB; 32 MB leaves room for many settings in one file while keeping
+one request's memory bounded."""
+
+PRESIGNED_URL_EXPIRY_S = 15 * 60
+"""Lifetime of a presigned download URL: long enough to start a large download
+on a slow link, short enough that a leaked URL stops working the same hour."""
+
+RATE_LIMIT_PER_MINUTE = 120
+"""Requests one token may make per minute window (overridable). Reading status
+every second while waiting stays well inside it; a runaway loop does not."""
+
+RATE_LIMIT_WINDOW_S = 60
+"""Length of the fixed rate-limit window; its counter key expires with it."""
+
+MAX_ACTIVE_SUBMISSIONS = 4
+"""Submissions one token may have queued or running at once (overridable):
+one user cannot fill the queue ahead of everyone else."""
+
+TOKEN_CACHE_TTL_S = 300
+"""How long a verified token hash stays cached in Redis before the object
+store (the system of record) is read again; a revocation is seen within it."""
+
+JOB_TIMEOUT_S = 600
+"""Wall-clock limit of one audit job; a K=50 audit with 2000 shuffles and
+2000 bootstrap resamples takes seconds, so ten minutes only stops a hang."""
+
+JOB_RETRY_INTERVALS_S = (2, 5, 15, 30)
+"""Backoff between retries of a job that failed for an infrastructure reason
+(store or Redis unavailable); submitter errors are never retried. The sum
+(about a minute) rides out a restart of the object store or Redis."""
+
+LEASE_TTL_S = 10
+"""A running job holds a Redis lease on its submission and renews it every
+third of this; when the worker dies the lease lapses within this time and the
+reconciler may run the submission again."""
+
+RECONCILE_INTERVAL_S = 30
+"""A worker that has been idle this long re-checks the store for submissions
+that are not final and have no job (e.g. after Redis lost its queues)."""
+
+RESULT_TTL_S = 3600
+"""RQ keeps a finished job's return value this long; the outcome that matters
+is written to the object store, so this is only for debugging."""
+
+FAILURE_TTL_S = 7 * 24 * 3600
+"""RQ keeps a failed job (with its traceback) a week for operators."""
+
+LEADERBOARD_LOCK_TIMEOUT_S = 120
+"""A leaderboard rebuild holds a Redis lock so two rebuilds never interleave
+their writes; the lock expires on its own if its holder dies."""
+
+STATUS_POLL_INTERVAL_S = 0.5
+"""How often the client polls a submission's status while waiting."""
+
+AUDIT_QUEUE = "audit"
+"""RQ queue of audit jobs (one per submission)."""
+
+PUBLISH_QUEUE = "publish"
+"""RQ queue of leaderboard rebuilds; listened to before the audit queue so a
+finished audit is published promptly."""
+
+DEFAULT_PORT = 8000
+"""Port `expaudit serve` listens on unless told otherwise."""
+
+GUNICORN_WORKERS = 2
+"""Web processes of `expaudit serve` (one per core on a small machine)."""

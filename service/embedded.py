@@ -1,0 +1,145 @@
+"""`expaudit serve`: web + worker on embedded defaults, in one command.
+
+- Redis: the configured URL, or a `redis-server` started here on a free port
+  with its data (AOF) under `var/redis`, stopped on exit.
+- Store: the configured one, by default the directory `var/store`.
+- Admin token: the configured one, or one generated into `var/admin-token`
+  (mode 0600; the file's path is printed, never the token).
+- Before serving, the leaderboard is published from the stored reports and
+  the frozen data, so the site is there from the first request.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from service import defaults
+from service.catalog import open_catalog
+from service.publishing import AuditOptions, rebuild_leaderboard
+from service.settings import ServiceSettings, to_env
+from service.storage import S3Store, open_store
+
+log = logging.getLogger(__name__)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for_port(host: str, port: int, proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args[0]} exited with {proc.returncode} during start-up")
+        with socket.socket() as sock:
+            sock.settimeout(0.3)
+            if sock.connect_ex((host, port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on {host}:{port} after {timeout} s")
+
+
+def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
+    """A private `redis-server` with append-only persistence in `directory`."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("no Redis configured and no redis-server on PATH: install redis-server "
+                           "or set EXPAUDIT_REDIS_URL")
+    directory.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir",
+                             str(directory), "--appendonly", "yes", "--save", ""],
+                            stdout=open(directory / "redis.log", "ab"), stderr=subprocess.STDOUT)
+    _wait_for_port("127.0.0.1", port, proc)
+    return proc, f"redis://127.0.0.1:{port}/0"
+
+
+def admin_token_file(path: Path) -> str:
+    """Read the admin token from `path`, creating a random one (mode 0600) if absent."""
+    if path.is_file():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    token = "ea_admin_" + secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(token + "\n")
+    return token
+
+
+def publish_initial(settings: ServiceSettings) -> int:
+    store = open_store(settings)
+    if isinstance(store, S3Store):
+        store.ensure_bucket()
+    return rebuild_leaderboard(store, open_catalog(settings),
+                               AuditOptions(settings.n_shuffles, settings.n_bootstrap))
+
+
+def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
+          var_dir: Path = Path("var")) -> int:
+    """Run Redis (if needed), gunicorn and one worker until interrupted."""
+    children: list[subprocess.Popen] = []
+    try:
+        if not settings.redis_url:
+            redis_proc, url = start_redis(var_dir / "redis")
+            children.append(redis_proc)
+            settings = replace(settings, redis_url=url)
+        token_note = "the configured EXPAUDIT_ADMIN_TOKEN"
+        if not settings.admin_token:
+            settings = replace(settings, admin_token=admin_token_file(var_dir / "admin-token"))
+            token_note = f"the admin token is in {var_dir / 'admin-token'}"
+        n_files = publish_initial(settings)
+        log.info("leaderboard published: %d files", n_files)
+        env = {**os.environ, **to_env(settings)}
+        web = subprocess.Popen([sys.executable, "-m", "gunicorn", "--workers", str(web_workers),
+                                "--bind", f"{host}:{port}", "--access-logfile", "-",
+                                "service.app:create_app()"], env=env)
+        children.append(web)
+        children.append(subprocess.Popen([sys.executable, "-m", "expaudit", "worker"], env=env))
+        _wait_for_port(host, port, web)
+        url = f"http://{host}:{port}"
+        print(f"expaudit is serving at {url}/  (API docs: {url}/api/v1/docs; {token_note})",
+              flush=True)
+        return _supervise(children)
+    finally:
+        _stop(children)
+
+
+def _supervise(children: list[subprocess.Popen]) -> int:
+    stop = {"signal": None}
+
+    def on_signal(signum, _frame):
+        stop["signal"] = signum
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    while stop["signal"] is None:
+        for child in children:
+            if child.poll() is not None:
+                log.error("%s exited with %s; stopping", child.args[:3], child.returncode)
+                return 1
+        time.sleep(0.5)
+    return 0
+
+
+def _stop(children: list[subprocess.Popen]) -> None:
+    for child in reversed(children):
+        if child.poll() is None:
+            child.terminate()
+    for child in reversed(children):
+        try:
+            child.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(timeout=5)

@@ -1,0 +1,147 @@
+"""Rebuild the static leaderboard from the reports in the object store.
+
+The rebuild reads every public submission's reports and the reference rules'
+reports, renders the site with `leaderboard.publish.build_leaderboard` (a pure
+function) and writes the files under ``leaderboard/`` in the store, from where
+they are served as they are. Reference-rule reports are cached under
+``baselines/<setting>/<data fingerprint>/`` because they depend only on the
+frozen data.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import mimetypes
+from dataclasses import dataclass
+
+from service.catalog import Catalog, fingerprint
+from service.records import State, SubmissionRepo
+from service.storage import ObjectNotFound, ObjectStore
+
+log = logging.getLogger(__name__)
+
+LEADERBOARD_PREFIX = "leaderboard/"
+"""Key prefix of the published site in the object store."""
+
+DIRTY_KEY = "state/leaderboard-dirty"
+"""Present while a rebuild is owed (an owner made a submission public); the
+reconciler enqueues a rebuild when it finds it."""
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """Resampling counts passed to every audit (None: the engine's defaults)."""
+
+    n_shuffles: int | None = None
+    n_bootstrap: int | None = None
+
+    def kwargs(self) -> dict:
+        out = {}
+        if self.n_shuffles is not None:
+            out["n_shuffles"] = self.n_shuffles
+        if self.n_bootstrap is not None:
+            out["n_bootstrap"] = self.n_bootstrap
+        return out
+
+
+def entry_id(submission_id: str, setting_id: str) -> str:
+    """The row id of one setting of a submission (unique across the site)."""
+    return f"{submission_id}.{setting_id}"
+
+
+def content_type(key: str) -> str:
+    guessed, _ = mimetypes.guess_type(key)
+    if guessed in ("text/html", "application/json", "text/css", "text/csv"):
+        return f"{guessed}; charset=utf-8" if guessed.startswith("text/") else guessed
+    return guessed or "application/octet-stream"
+
+
+def submission_entries(repo: SubmissionRepo, include: str | None = None) -> list:
+    """Rows of every public submission whose reports are all written and that did not fail."""
+    from leaderboard.publish import LeaderboardEntry
+
+    entries = []
+    for sid in repo.public_ids():
+        try:
+            manifest, status = repo.manifest(sid), repo.status(sid)
+        except ObjectNotFound:
+            continue
+        done = set(status.reports)
+        ready = status.state is State.PUBLISHED or (sid == include and status.state is State.SCORING)
+        if not ready or not done.issuperset(manifest.settings):
+            continue
+        for setting_id in manifest.settings:
+            entries.append(LeaderboardEntry(
+                submission_id=entry_id(sid, setting_id), setting_id=setting_id,
+                display_name=manifest.name, kind="submission",
+                submitted_at=manifest.created_at, report=repo.report(sid, setting_id)))
+    return entries
+
+
+def baseline_entries(store: ObjectStore, catalog: Catalog, options: AuditOptions) -> list:
+    """Rows of the reference rules on every complete setting (cached in the store)."""
+    from leaderboard.baselines import BASELINE_RULES, DISPLAY_NAMES, baseline_submission_id
+    from leaderboard.publish import LeaderboardEntry
+
+    entries = []
+    for summary in catalog.list_settings():
+        if not catalog.completeness(summary.id).complete:
+            continue
+        reports = _baseline_reports(store, catalog, summary.id, options)
+        for rule in BASELINE_RULES:
+            entries.append(LeaderboardEntry(
+                submission_id=baseline_submission_id(summary.id, rule), setting_id=summary.id,
+                display_name=DISPLAY_NAMES[rule], kind="baseline", submitted_at="",
+                report=reports[rule]))
+    return entries
+
+
+def _baseline_reports(store: ObjectStore, catalog: Catalog, setting_id: str,
+                      options: AuditOptions) -> dict[str, dict]:
+    from leaderboard.baselines import BASELINE_RULES, audit_baselines
+
+    data = catalog.load_transfer(setting_id)
+    suffix = "-".join(f"{k}{v}" for k, v in sorted(options.kwargs().items())) or "default"
+    prefix = f"baselines/{setting_id}/{fingerprint(data)[:24]}-{suffix}"
+    try:
+        return {rule: json.loads(store.get_bytes(f"{prefix}/{rule}.json")) for rule in BASELINE_RULES}
+    except ObjectNotFound:
+        pass
+    reports = audit_baselines(data, **options.kwargs())
+    for rule, report in reports.items():
+        store.put_bytes(f"{prefix}/{rule}.json", json.dumps(report, sort_keys=True).encode(),
+                        "application/json")
+    return reports
+
+
+def setting_infos(catalog: Catalog) -> list:
+    from leaderboard.publish import SettingInfo
+
+    infos = []
+    for s in catalog.list_settings():
+        done = catalog.completeness(s.id)
+        infos.append(SettingInfo(setting_id=s.id, task=s.task, mechanism=s.mechanism, k=s.k,
+                                 query_set=s.query_set, sealed=s.sealed,
+                                 cells_done=done.cells_done, cells_total=done.cells_total))
+    return infos
+
+
+def rebuild_leaderboard(store: ObjectStore, catalog: Catalog, options: AuditOptions,
+                        include: str | None = None) -> int:
+    """Render the site from the stored reports and write it; returns the number of files.
+
+    Args:
+        include: a submission whose reports are written but whose state is
+            still `scoring` (the one this rebuild publishes).
+    """
+    from leaderboard.publish import build_leaderboard
+
+    store.delete(DIRTY_KEY)
+    repo = SubmissionRepo(store)
+    entries = submission_entries(repo, include) + baseline_entries(store, catalog, options)
+    files = build_leaderboard(entries, setting_infos(catalog))
+    for path, data in files.items():
+        store.put_bytes(LEADERBOARD_PREFIX + path, data, content_type(path))
+    log.info("leaderboard rebuilt: %d files, %d rows", len(files), len(entries))
+    return len(files)

@@ -1,0 +1,48 @@
+"""Token management (admin only): create, list, revoke."""
+
+from __future__ import annotations
+
+import re
+
+from flask import Blueprint, jsonify, request
+
+from service.context import require_admin, services
+from service.errors import ValidationFailed
+
+api = Blueprint("tokens", __name__)
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$")
+
+
+def _json_body() -> dict:
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise ValidationFailed("the request body must be a JSON object", field="body")
+    return body
+
+
+@api.post("/tokens")
+def create_token():
+    require_admin()
+    body = _json_body()
+    name = body.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValidationFailed("name must be 1-64 letters, digits, spaces or ._- starting with a "
+                               f"letter or digit, got {name!r}", field="name")
+    admin = body.get("admin", False)
+    if not isinstance(admin, bool):
+        raise ValidationFailed(f"admin must be true or false, got {admin!r}", field="admin")
+    token, info = services().tokens.create(name, admin=admin)
+    return jsonify({**info.to_dict(), "token": token}), 201
+
+
+@api.get("/tokens")
+def list_tokens():
+    require_admin()
+    return jsonify({"tokens": [info.to_dict() for info in services().tokens.list()]})
+
+
+@api.delete("/tokens/<token_id>")
+def revoke_token(token_id: str):
+    require_admin()
+    return jsonify(services().tokens.revoke(token_id).to_dict())

@@ -1,0 +1,47 @@
+"""Operations: health, Prometheus metrics, the OpenAPI document and its page."""
+
+from __future__ import annotations
+
+import redis as redis_lib
+from flask import Blueprint, Response, jsonify
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from service.context import services
+from service.openapi import docs_page, openapi_document
+from service.storage import StoreError
+
+api = Blueprint("ops", __name__)
+root = Blueprint("root", __name__)
+
+
+@api.get("/openapi.json")
+def openapi_json():
+    return jsonify(openapi_document())
+
+
+@api.get("/docs")
+def api_docs():
+    return Response(docs_page(openapi_document()), mimetype="text/html")
+
+
+@root.get("/healthz")
+def healthz():
+    svc = services()
+    checks = {}
+    try:
+        svc.store.exists("leaderboard/index.json")
+        checks["store"] = "ok"
+    except (StoreError, OSError) as exc:
+        checks["store"] = f"unavailable: {type(exc).__name__}"
+    try:
+        svc.redis.ping()
+        checks["redis"] = "ok"
+    except redis_lib.RedisError as exc:
+        checks["redis"] = f"unavailable: {type(exc).__name__}"
+    healthy = all(v == "ok" for v in checks.values())
+    return jsonify({"status": "ok" if healthy else "degraded", **checks}), 200 if healthy else 503
+
+
+@root.get("/metrics")
+def metrics():
+    return Response(generate_latest(services().metrics.registry), mimetype=CONTENT_TYPE_LATEST)

@@ -1,0 +1,248 @@
+"""Submissions: create (202 + status URL), status, reports, list mine, publish."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+import redis as redis_lib
+from flask import Blueprint, Response, jsonify, request, url_for
+
+from service import jobs
+from service.context import Services, current_token, services
+from service.errors import Conflict, NotFound, TooManyRequests, ValidationFailed
+from service.publishing import DIRTY_KEY
+from service.records import Manifest, State, new_submission_id, utc_now
+from service.uploads import detect_format, read_frame, requested_settings, validate_upload
+
+log = logging.getLogger(__name__)
+
+api = Blueprint("submissions", __name__)
+
+_NAME_PATTERN = re.compile(r"^[\w .,:()+/-]{1,100}$")
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+
+
+@dataclass(frozen=True)
+class Upload:
+    """The parts of a create request, from a multipart form or a raw body."""
+
+    data: bytes
+    filename: str
+    content_type: str | None
+    fields: dict[str, str]
+
+
+def _read_upload() -> Upload:
+    if request.mimetype == "multipart/form-data":
+        file = request.files.get("file")
+        if file is None:
+            raise ValidationFailed("multipart upload needs a 'file' part", field="file")
+        name = PurePosixPath(file.filename or "upload").name or "upload"
+        return Upload(file.read(), name, file.mimetype, {k: v for k, v in request.form.items()})
+    data = request.get_data(cache=False)
+    name = PurePosixPath(request.args.get("filename", "upload")).name or "upload"
+    return Upload(data, name, request.mimetype, dict(request.args.items()))
+
+
+def _flag(fields: dict[str, str], name: str) -> bool:
+    value = fields.get(name, "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValidationFailed(f"{name} must be true or false, got '{fields[name]}'", field=name)
+
+
+def _display_name(fields: dict[str, str], filename: str) -> str:
+    name = fields.get("name") or PurePosixPath(filename).stem or "unnamed"
+    if not _NAME_PATTERN.match(name):
+        raise ValidationFailed("name must be 1-100 letters, digits, spaces or .,:()+/- "
+                               f"characters, got '{name[:120]}'", field="name")
+    return name
+
+
+def _idempotent_replay(svc: Services, owner: str, key: str | None, body_hash: str):
+    """The earlier submission for this Idempotency-Key, or None for a new key."""
+    if key is None:
+        return None
+    if not 1 <= len(key) <= 200:
+        raise ValidationFailed("Idempotency-Key must be 1-200 characters", field="Idempotency-Key")
+    earlier = svc.repo.recall_idempotency(owner, hashlib.sha256(key.encode()).hexdigest())
+    if earlier is None:
+        return None
+    if earlier["body_sha256"] != body_hash:
+        raise Conflict("this Idempotency-Key was used with a different request body",
+                       field="Idempotency-Key")
+    return earlier["submission_id"]
+
+
+def _body_hash(upload: Upload) -> str:
+    digest = hashlib.sha256(upload.data)
+    for key in sorted(upload.fields):
+        digest.update(f"\0{key}={upload.fields[key]}".encode())
+    return digest.hexdigest()
+
+
+def _check_complete(svc: Services, setting_ids: list[str]) -> None:
+    for setting_id in setting_ids:
+        done = svc.catalog.completeness(setting_id)
+        if not done.complete:
+            raise Conflict(f"setting '{setting_id}' has {done.cells_total - done.cells_done} "
+                           "outcome cells not executed yet; submissions open when it is complete",
+                           field="setting", code="setting_incomplete")
+
+
+def _accepted(sid: str, replayed: bool = False) -> Response:
+    document = _status_document(services(), sid)
+    response = jsonify(document)
+    response.status_code = 202
+    response.headers["Location"] = document["status_url"]
+    if replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return response
+
+
+@api.post("/submissions")
+def create_submission():
+    svc = services()
+    token = current_token(required=True)
+    upload = _read_upload()
+    body_hash = _body_hash(upload)
+    key = request.headers.get("Idempotency-Key")
+    replay = _idempotent_replay(svc, token.token_id, key, body_hash)
+    if replay is not None and svc.repo.exists(replay):
+        return _accepted(replay, replayed=True)
+    if svc.active.count(token.token_id) >= svc.settings.max_active_submissions:
+        raise TooManyRequests(f"at most {svc.settings.max_active_submissions} submissions may be "
+                              "queued or running per token; wait for one to finish",
+                              field="file", code="too_many_active")
+    fmt = detect_format(upload.filename, upload.content_type, upload.fields.get("format"))
+    name = _display_name(upload.fields, upload.filename)
+    public = _flag(upload.fields, "public")
+    frame = read_frame(upload.data, fmt, upload.filename)
+    validated = validate_upload(frame, requested_settings(upload.fields.get("setting")),
+                                svc.catalog, upload.filename)
+    setting_ids = [v.setting_id for v in validated]
+    _check_complete(svc, setting_ids)
+    sha = hashlib.sha256(upload.data).hexdigest()
+    input_key = f"inputs/sha256/{sha}"
+    svc.store.put_if_absent(input_key, upload.data)
+    sid = replay or new_submission_id()
+    if key is not None and replay is None:
+        key_hash = hashlib.sha256(key.encode()).hexdigest()
+        if not svc.repo.remember_idempotency(token.token_id, key_hash, sid, body_hash):
+            winner = svc.repo.recall_idempotency(token.token_id, key_hash)["submission_id"]
+            if svc.repo.exists(winner):
+                return _accepted(winner, replayed=True)
+            sid = winner
+    manifest = Manifest(submission_id=sid, owner=token.token_id, owner_name=token.name, name=name,
+                        settings=tuple(setting_ids), input_key=input_key, input_sha256=sha,
+                        input_format=fmt, filename=upload.filename,
+                        selection_only=all(v.selection_only for v in validated),
+                        created_at=utc_now())
+    svc.repo.create(manifest)
+    if public:
+        svc.repo.make_public(sid)
+    svc.metrics.submissions.labels("accepted").inc()
+    try:
+        svc.active.add(token.token_id, sid)
+        jobs.enqueue_audit(svc.redis, sid)
+    except redis_lib.RedisError as exc:
+        # Stored is accepted: the reconciler enqueues it once Redis is back.
+        log.warning("submission %s stored but not enqueued (%s)", sid, type(exc).__name__)
+    return _accepted(sid)
+
+
+def _visible(svc: Services, sid: str) -> None:
+    """404 unless the submission exists and the caller may see it (owner, admin, or public)."""
+    if not svc.repo.exists(sid):
+        raise NotFound(f"no submission '{sid}'", field="submission_id")
+    if svc.repo.is_public(sid):
+        current_token(required=False)
+        return
+    token = current_token(required=False)
+    if token is None or not (token.admin or svc.repo.manifest(sid).owner == token.token_id):
+        raise NotFound(f"no submission '{sid}'", field="submission_id")
+
+
+def _status_document(svc: Services, sid: str) -> dict:
+    manifest, status = svc.repo.manifest(sid), svc.repo.status(sid)
+    reports = {s: {"json": url_for("submissions.get_report", submission_id=sid, setting=s),
+                   "html": url_for("submissions.get_report", submission_id=sid, setting=s,
+                                   format="html")}
+               for s in status.reports}
+    return {"id": sid, **status.to_dict(), "name": manifest.name, "settings": list(manifest.settings),
+            "created_at": manifest.created_at, "public": svc.repo.is_public(sid),
+            "selection_only": manifest.selection_only, "report_urls": reports,
+            "status_url": url_for("submissions.get_submission", submission_id=sid)}
+
+
+@api.get("/submissions/<submission_id>")
+def get_submission(submission_id: str):
+    svc = services()
+    _visible(svc, submission_id)
+    return jsonify(_status_document(svc, submission_id))
+
+
+@api.get("/submissions")
+def list_submissions():
+    svc = services()
+    token = current_token(required=True)
+    try:
+        limit = int(request.args.get("limit", "100"))
+    except ValueError:
+        raise ValidationFailed(f"limit must be an integer, got '{request.args['limit']}'",
+                               field="limit") from None
+    if not 1 <= limit <= 1000:
+        raise ValidationFailed(f"limit must be between 1 and 1000, got {limit}", field="limit")
+    ids = sorted(svc.repo.owned_by(token.token_id), reverse=True)[:limit]
+    return jsonify({"submissions": [_status_document(svc, sid) for sid in ids]})
+
+
+@api.get("/submissions/<submission_id>/report")
+def get_report(submission_id: str):
+    svc = services()
+    _visible(svc, submission_id)
+    manifest, status = svc.repo.manifest(submission_id), svc.repo.status(submission_id)
+    setting = request.args.get("setting")
+    if setting is None:
+        if len(manifest.settings) != 1:
+            raise ValidationFailed(f"this submission covers {list(manifest.settings)}; name one "
+                                   "with ?setting=", field="setting")
+        setting = manifest.settings[0]
+    if setting not in manifest.settings:
+        raise NotFound(f"submission '{submission_id}' has no setting '{setting}'", field="setting")
+    fmt = request.args.get("format", "json")
+    if fmt not in ("json", "html"):
+        raise ValidationFailed(f"format must be 'json' or 'html', got '{fmt}'", field="format")
+    if setting not in status.reports:
+        raise Conflict(f"the report for '{setting}' is not written yet (state {status.state.value})",
+                       field="setting", code="not_ready")
+    if fmt == "html":
+        return Response(svc.repo.report_html(submission_id, setting), mimetype="text/html")
+    return Response(svc.store.get_bytes(svc.repo.report_key(submission_id, setting)),
+                    mimetype="application/json")
+
+
+@api.post("/submissions/<submission_id>/publish")
+def publish_submission(submission_id: str):
+    svc = services()
+    token = current_token(required=True)
+    if not svc.repo.exists(submission_id) or not (
+            token.admin or svc.repo.manifest(submission_id).owner == token.token_id):
+        raise NotFound(f"no submission '{submission_id}'", field="submission_id")
+    status = svc.repo.status(submission_id)
+    if status.state is State.FAILED:
+        raise Conflict("a failed submission cannot be made public", field="submission_id")
+    svc.repo.make_public(submission_id)
+    if status.state is State.PUBLISHED:
+        svc.store.put_bytes(DIRTY_KEY, b"")
+        try:
+            jobs.enqueue_publish(svc.redis, None)
+        except redis_lib.RedisError as exc:
+            log.warning("leaderboard rebuild not enqueued (%s); the reconciler will", type(exc).__name__)
+    return jsonify(_status_document(svc, submission_id))

@@ -1,0 +1,157 @@
+"""The one place that reads the service's environment variables.
+
+Everything else receives a `ServiceSettings` (or a plain config dict in
+tests); no other module looks at `os.environ`.
+
+Variables
+---------
+EXPAUDIT_STORE          a local directory, or ``s3://bucket[/prefix]``
+EXPAUDIT_S3_ENDPOINT    S3 endpoint URL (MinIO, SeaweedFS, ...); empty = AWS
+EXPAUDIT_S3_REGION      S3 region name (default us-east-1)
+AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY   S3 credentials
+EXPAUDIT_REDIS_URL      redis://host:port/db
+EXPAUDIT_ADMIN_TOKEN    bearer token with admin rights (token management)
+EXPAUDIT_MAX_UPLOAD_BYTES, EXPAUDIT_RATE_LIMIT_PER_MINUTE,
+EXPAUDIT_MAX_ACTIVE_SUBMISSIONS                   limits (see service.defaults)
+EXPAUDIT_PUBLIC_URL     the base URL users reach the service at (links in output)
+EXPAUDIT_N_SHUFFLES, EXPAUDIT_N_BOOTSTRAP         audit resampling counts (default 2000)
+EXPAUDIT_CATALOG        a directory of settings to serve instead of the frozen benchmark
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+
+from service import defaults
+
+
+class SettingsError(ValueError):
+    """An environment variable holds a value the service cannot use."""
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """Resolved configuration of one service process.
+
+    Attributes:
+        store: local directory path or ``s3://bucket[/prefix]``.
+        s3_endpoint: endpoint URL for S3-protocol servers; None means AWS.
+        s3_region: region used for signatures.
+        s3_access_key, s3_secret_key: credentials (never logged; see `redacted`).
+        redis_url: where queues, caches and rate-limit counters live.
+        admin_token: bearer token allowed to manage tokens; None disables admin.
+        max_upload_bytes, rate_limit_per_minute, max_active_submissions: limits.
+        public_url: base URL shown to users; None when unknown.
+        n_shuffles, n_bootstrap: audit resampling counts; None means the audit
+            engine's defaults (AUDIT_SPEC: 2000 each). Reports record them.
+        catalog: a directory of settings (`service.catalog.DirectoryCatalog`);
+            None serves the benchmark's frozen settings.
+    """
+
+    store: str = defaults.LOCAL_STORE_DIR
+    s3_endpoint: str | None = None
+    s3_region: str = "us-east-1"
+    s3_access_key: str | None = field(default=None, repr=False)
+    s3_secret_key: str | None = field(default=None, repr=False)
+    redis_url: str | None = None
+    admin_token: str | None = field(default=None, repr=False)
+    max_upload_bytes: int = defaults.MAX_UPLOAD_BYTES
+    rate_limit_per_minute: int = defaults.RATE_LIMIT_PER_MINUTE
+    max_active_submissions: int = defaults.MAX_ACTIVE_SUBMISSIONS
+    public_url: str | None = None
+    n_shuffles: int | None = None
+    n_bootstrap: int | None = None
+    catalog: str | None = None
+
+    @property
+    def is_s3(self) -> bool:
+        return self.store.startswith("s3://")
+
+    def with_overrides(self, config: Mapping[str, object] | None) -> "ServiceSettings":
+        """A copy with the keys of `config` replaced (unknown keys are an error)."""
+        if not config:
+            return self
+        known = set(asdict(self))
+        unknown = sorted(set(config) - known)
+        if unknown:
+            raise SettingsError(f"unknown setting(s) {unknown}; known: {sorted(known)}")
+        return replace(self, **dict(config))
+
+    def redacted(self) -> dict[str, object]:
+        """The settings as a dict with every secret replaced, safe to log."""
+        out = asdict(self)
+        for key in ("s3_access_key", "s3_secret_key", "admin_token"):
+            if out[key] is not None:
+                out[key] = "***"
+        return out
+
+
+def _int(environ: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+    raw = environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise SettingsError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def _opt(environ: Mapping[str, str], name: str) -> str | None:
+    value = environ.get(name, "")
+    return value or None
+
+
+def from_env(environ: Mapping[str, str] | None = None) -> ServiceSettings:
+    """Read the service settings from `environ` (default: the process environment)."""
+    env = os.environ if environ is None else environ
+    return ServiceSettings(
+        store=env.get("EXPAUDIT_STORE") or defaults.LOCAL_STORE_DIR,
+        s3_endpoint=_opt(env, "EXPAUDIT_S3_ENDPOINT"),
+        s3_region=env.get("EXPAUDIT_S3_REGION") or "us-east-1",
+        s3_access_key=_opt(env, "AWS_ACCESS_KEY_ID"),
+        s3_secret_key=_opt(env, "AWS_SECRET_ACCESS_KEY"),
+        redis_url=_opt(env, "EXPAUDIT_REDIS_URL"),
+        admin_token=_opt(env, "EXPAUDIT_ADMIN_TOKEN"),
+        max_upload_bytes=_int(env, "EXPAUDIT_MAX_UPLOAD_BYTES", defaults.MAX_UPLOAD_BYTES),
+        rate_limit_per_minute=_int(env, "EXPAUDIT_RATE_LIMIT_PER_MINUTE",
+                                   defaults.RATE_LIMIT_PER_MINUTE),
+        max_active_submissions=_int(env, "EXPAUDIT_MAX_ACTIVE_SUBMISSIONS",
+                                    defaults.MAX_ACTIVE_SUBMISSIONS),
+        public_url=_opt(env, "EXPAUDIT_PUBLIC_URL"),
+        n_shuffles=_int(env, "EXPAUDIT_N_SHUFFLES", 0) or None,
+        n_bootstrap=_int(env, "EXPAUDIT_N_BOOTSTRAP", 0) or None,
+        catalog=_opt(env, "EXPAUDIT_CATALOG"),
+    )
+
+
+def to_env(settings: ServiceSettings) -> dict[str, str]:
+    """The environment variables that reproduce `settings` in a child process."""
+    pairs = {
+        "EXPAUDIT_STORE": settings.store,
+        "EXPAUDIT_S3_ENDPOINT": settings.s3_endpoint,
+        "EXPAUDIT_S3_REGION": settings.s3_region,
+        "AWS_ACCESS_KEY_ID": settings.s3_access_key,
+        "AWS_SECRET_ACCESS_KEY": settings.s3_secret_key,
+        "EXPAUDIT_REDIS_URL": settings.redis_url,
+        "EXPAUDIT_ADMIN_TOKEN": settings.admin_token,
+        "EXPAUDIT_MAX_UPLOAD_BYTES": str(settings.max_upload_bytes),
+        "EXPAUDIT_RATE_LIMIT_PER_MINUTE": str(settings.rate_limit_per_minute),
+        "EXPAUDIT_MAX_ACTIVE_SUBMISSIONS": str(settings.max_active_submissions),
+        "EXPAUDIT_PUBLIC_URL": settings.public_url,
+        "EXPAUDIT_N_SHUFFLES": None if settings.n_shuffles is None else str(settings.n_shuffles),
+        "EXPAUDIT_N_BOOTSTRAP": None if settings.n_bootstrap is None else str(settings.n_bootstrap),
+        "EXPAUDIT_CATALOG": settings.catalog,
+    }
+    return {k: v for k, v in pairs.items() if v is not None}
+
+
+def client_defaults(environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:
+    """(server URL, token) for the client commands: $EXPAUDIT_SERVER, $EXPAUDIT_TOKEN."""
+    env = os.environ if environ is None else environ
+    server = env.get("EXPAUDIT_SERVER") or f"http://127.0.0.1:{defaults.DEFAULT_PORT}"
+    return server, _opt(env, "EXPAUDIT_TOKEN")

@@ -1,0 +1,150 @@
+"""Reading an uploaded scores file and validating it against the catalog.
+
+Formats: CSV (every cell read as text), Parquet, JSON (a list of row
+objects, or ``{"rows": [...]}``). Columns as `leaderboard.io` expects
+(`scene_id,experience_id,score`, or without `score` for selection-only),
+plus an optional `setting_id` column that lets one upload cover many
+settings. Line numbers in errors are those of the uploaded file (header =
+line 1), also when the rows of one setting are validated on their own.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from leaderboard.errors import InputError
+from service.catalog import Catalog, UnknownSetting
+from service.errors import ValidationFailed
+
+FORMATS = ("csv", "parquet", "json")
+_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
+_CONTENT_TYPES = {"text/csv": "csv", "application/vnd.apache.parquet": "parquet",
+                  "application/x-parquet": "parquet", "application/json": "json"}
+
+
+@dataclass(frozen=True)
+class ValidatedScores:
+    """The scores of one setting from an upload."""
+
+    setting_id: str
+    scores: np.ndarray
+    selection_only: bool
+
+
+def detect_format(filename: str | None, content_type: str | None, explicit: str | None) -> str:
+    """The upload's format: the `format` field, else the file suffix, else the content type."""
+    if explicit:
+        if explicit not in FORMATS:
+            raise ValidationFailed(f"format must be one of {list(FORMATS)}, got '{explicit}'",
+                                   field="format")
+        return explicit
+    if filename:
+        for suffix, fmt in _SUFFIXES.items():
+            if filename.lower().endswith(suffix):
+                return fmt
+    if content_type:
+        fmt = _CONTENT_TYPES.get(content_type.split(";")[0].strip().lower())
+        if fmt:
+            return fmt
+    raise ValidationFailed(
+        f"cannot tell the format of '{filename or 'the upload'}': name the file *.csv, "
+        "*.parquet or *.json, or pass format=csv|parquet|json", field="format")
+
+
+def read_frame(data: bytes, fmt: str, source: str) -> pd.DataFrame:
+    """Parse the upload into a table; errors name the file."""
+    if not data:
+        raise InputError(source, "file is empty")
+    try:
+        if fmt == "csv":
+            frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, na_filter=False)
+        elif fmt == "parquet":
+            frame = pd.read_parquet(io.BytesIO(data))
+        else:
+            frame = _json_frame(data, source)
+    except InputError:
+        raise
+    except pd.errors.EmptyDataError:
+        raise InputError(source, "file is empty (no header line)") from None
+    except (pd.errors.ParserError, ValueError, OSError, UnicodeDecodeError) as exc:
+        lines = str(exc).strip().splitlines()
+        raise InputError(source, f"cannot be read as {fmt}: {lines[0] if lines else type(exc).__name__}") from None
+    return frame.reset_index(drop=True)
+
+
+def _json_frame(data: bytes, source: str) -> pd.DataFrame:
+    try:
+        document = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(source, f"is not valid JSON: {exc}") from None
+    rows = document.get("rows") if isinstance(document, dict) else document
+    if not isinstance(rows, list) or not rows:
+        raise InputError(source, "JSON must be a non-empty list of row objects or {\"rows\": [...]}",
+                         field="rows")
+    for position, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise InputError(source, "is not an object", line=position + 2, field="rows",
+                             value=json.dumps(row)[:80])
+    return pd.DataFrame.from_records(rows)
+
+
+def requested_settings(field_value: str | None) -> list[str]:
+    """Settings named by the `setting` field (comma-separated)."""
+    if not field_value:
+        return []
+    return [s.strip() for s in field_value.split(",") if s.strip()]
+
+
+def split_by_setting(frame: pd.DataFrame, requested: list[str], source: str) -> dict[str, pd.DataFrame]:
+    """Rows per setting: by the `setting_id` column, or all rows for the one requested setting."""
+    if "setting_id" not in frame.columns:
+        if len(requested) != 1:
+            raise ValidationFailed(
+                "name exactly one setting (field 'setting') or add a 'setting_id' column "
+                f"to the file; got {requested or 'none'}", field="setting")
+        return {requested[0]: frame}
+    ids = frame["setting_id"].astype(str)
+    groups = {sid: frame.loc[ids == sid].drop(columns=["setting_id"]) for sid in dict.fromkeys(ids)}
+    if requested and set(requested) != set(groups):
+        raise ValidationFailed(
+            f"field 'setting' names {sorted(requested)} but the file's setting_id column holds "
+            f"{sorted(groups)}", field="setting")
+    return groups
+
+
+def _shift_line(error: InputError, index: pd.Index, source: str) -> InputError:
+    """Map a line of the per-setting table back to the line of the uploaded file."""
+    if error.line is None:
+        return error
+    position = error.line - 2
+    line = int(index[position]) + 2 if 0 <= position < len(index) else error.line
+    return InputError(source, error.message, line=line, field=error.field, value=error.value)
+
+
+def validate_upload(frame: pd.DataFrame, requested: list[str], catalog: Catalog,
+                    source: str) -> list[ValidatedScores]:
+    """Validate every setting's rows against its library and query set."""
+    from leaderboard.io import parse_scores_table
+
+    out = []
+    for setting_id, rows in split_by_setting(frame, requested, source).items():
+        try:
+            data = catalog.load_transfer(setting_id)
+        except UnknownSetting:
+            line = None
+            if "setting_id" in frame.columns:
+                line = int(np.flatnonzero(frame["setting_id"].astype(str) == setting_id)[0]) + 2
+            raise InputError(source, "is not a known setting", line=line, field="setting_id",
+                             value=setting_id) from None
+        try:
+            parsed = parse_scores_table(rows.reset_index(drop=True), data.experience_ids,
+                                        data.scenes.scene_ids, source=source)
+        except InputError as exc:
+            raise _shift_line(exc, rows.index, source) from None
+        out.append(ValidatedScores(setting_id, parsed.scores, parsed.selection_only))
+    return sorted(out, key=lambda v: v.setting_id)

@@ -1,0 +1,83 @@
+"""The worker process: connections, the reconciler, and an RQ worker loop.
+
+`run_worker` installs the job context once, reconciles the store against
+the queues, then works. The RQ worker returns when it has been idle for
+`RECONCILE_INTERVAL_S` (the loop reconciles again) or when Redis dropped
+the connection (the loop waits and reconnects); only a shutdown signal ends
+the loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import redis as redis_lib
+from rq import Queue, Worker
+
+from service import defaults
+from service.catalog import open_catalog
+from service.jobs import JobContext, install_context, reconcile
+from service.publishing import AuditOptions
+from service.settings import ServiceSettings
+from service.storage import StoreError, open_store
+
+log = logging.getLogger(__name__)
+
+
+class ServiceWorker(Worker):
+    """An RQ worker that remembers a shutdown request, so the loop ends with it."""
+
+    shutdown_requested = False
+
+    def handle_warm_shutdown_request(self):
+        type(self).shutdown_requested = True
+        super().handle_warm_shutdown_request()
+
+
+def connect_redis(url: str) -> redis_lib.Redis:
+    return redis_lib.Redis.from_url(url, socket_connect_timeout=3, health_check_interval=10)
+
+
+def build_context(settings: ServiceSettings) -> JobContext:
+    if not settings.redis_url:
+        raise ValueError("no Redis: set EXPAUDIT_REDIS_URL")
+    return JobContext(store=open_store(settings), redis=connect_redis(settings.redis_url),
+                      catalog=open_catalog(settings),
+                      options=AuditOptions(settings.n_shuffles, settings.n_bootstrap))
+
+
+def queues(redis: redis_lib.Redis) -> list[Queue]:
+    """Publish first: a finished audit should reach the leaderboard before the next starts."""
+    return [Queue(defaults.PUBLISH_QUEUE, connection=redis),
+            Queue(defaults.AUDIT_QUEUE, connection=redis)]
+
+
+def run_worker(settings: ServiceSettings, *, burst: bool = False,
+               idle_s: int = defaults.RECONCILE_INTERVAL_S) -> None:
+    """Reconcile and work until a shutdown signal (or, with `burst`, until the queues are empty)."""
+    context = build_context(settings)
+    install_context(context)
+    backoff = 1.0
+    while not ServiceWorker.shutdown_requested:
+        try:
+            result = reconcile(context.store, context.redis)
+            if result.enqueued:
+                log.info("reconciler re-enqueued %d of %d open submissions", len(result.enqueued),
+                         result.open)
+            worker = ServiceWorker(queues(context.redis), connection=context.redis)
+            started = time.monotonic()
+            worker.work(burst=burst, max_idle_time=None if burst else idle_s, with_scheduler=not burst,
+                        logging_level="INFO")
+            if burst:
+                return
+            if time.monotonic() - started < 1.0 and not ServiceWorker.shutdown_requested:
+                time.sleep(backoff)  # the worker quit at once (Redis dropped): do not spin
+                backoff = min(backoff * 2, 15.0)
+            else:
+                backoff = 1.0
+        except (redis_lib.ConnectionError, redis_lib.TimeoutError, StoreError) as exc:
+            log.warning("worker waiting for its dependencies (%s: %s); retry in %.0f s",
+                        type(exc).__name__, exc, backoff)
+            time.sleep(backoff)
+            backoff = min(backoff * 2, 15.0)

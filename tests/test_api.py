@@ -1,0 +1,353 @@
+"""The REST API in process (Flask test client) on a real Redis and a local store."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+import pytest
+
+from service.storage import LocalStore
+from tests.servers import (ADMIN_TOKEN, bearer, make_app, redis_conn, redis_server,  # noqa: F401
+                           run_jobs, scores_csv, scores_rows, toy_catalog)
+
+
+@pytest.fixture()
+def catalog():
+    return toy_catalog()
+
+
+@pytest.fixture()
+def store(tmp_path):
+    return LocalStore(tmp_path / "store")
+
+
+@pytest.fixture()
+def app(store, redis_conn, catalog):  # noqa: F811
+    return make_app(store, redis_conn, catalog)
+
+
+@pytest.fixture()
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture()
+def token(client):
+    response = client.post("/api/v1/tokens", json={"name": "lab-a"}, headers=bearer(ADMIN_TOKEN))
+    assert response.status_code == 201
+    return response.json["token"]
+
+
+def _data(catalog, setting_id="toy-k4"):
+    return catalog.load_transfer(setting_id)
+
+
+def _submit(client, token, body: bytes, filename="scores.csv", **fields):
+    form = {"file": (io.BytesIO(body), filename), **fields}
+    return client.post("/api/v1/submissions", data=form, headers=bearer(token),
+                       content_type="multipart/form-data")
+
+
+def _error(response, status: int, code: str, field):
+    assert response.status_code == status, response.get_data(as_text=True)
+    error = response.json["error"]
+    assert error["code"] == code and error["field"] == field
+    return error
+
+
+# ------------------------------------------------------------------ settings
+
+def test_settings_list_has_completeness(client):
+    settings = {s["id"]: s for s in client.get("/api/v1/settings").json["settings"]}
+    assert set(settings) == {"toy-k4", "toy-k3", "toy-sealed", "toy-partial"}
+    assert settings["toy-k4"]["completeness"] == {"cells_done": 192, "cells_total": 192,
+                                                  "complete": True, "share": 1.0}
+    partial = settings["toy-partial"]["completeness"]
+    assert partial["complete"] is False and partial["cells_total"] - partial["cells_done"] == 9
+    assert "outcomes" not in settings["toy-sealed"]["downloads"]
+
+
+def test_unknown_setting_is_404_naming_the_field(client):
+    error = _error(client.get("/api/v1/settings/nope"), 404, "not_found", "setting_id")
+    assert "unknown setting 'nope'" in error["message"]
+
+
+# ----------------------------------------------------------------- downloads
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_outcome_download_roundtrips(client, catalog, fmt):
+    response = client.get(f"/api/v1/settings/toy-k4/outcomes?format={fmt}")
+    assert response.status_code == 200
+    frame = (pd.read_csv(io.BytesIO(response.data)) if fmt == "csv"
+             else pd.read_parquet(io.BytesIO(response.data)))
+    data = _data(catalog)
+    assert len(frame) == data.outcomes.size
+    first = frame.iloc[0]
+    assert first["experience_id"] == data.experience_ids[0]
+    assert first["success"] == data.outcomes[0, 0, 0]
+
+
+def test_npz_download_keeps_missing_cells(client, catalog):
+    import numpy as np
+
+    response = client.get("/api/v1/settings/toy-partial/outcomes?format=npz")
+    with np.load(io.BytesIO(response.data)) as archive:
+        assert (archive["outcomes"] == _data(catalog, "toy-partial").outcomes).all()
+        assert (archive["outcomes"] == -1).sum() == 9
+
+
+def test_scene_download_as_json(client, catalog):
+    rows = client.get("/api/v1/settings/toy-k4/scenes?format=json").json
+    assert [r["scene_id"] for r in rows] == list(_data(catalog).scenes.scene_ids)
+    assert set(rows[0]) == {"scene_id", "state_id", "layout_level", "appearance_draw"}
+
+
+def test_sealed_outcomes_are_refused(client):
+    _error(client.get("/api/v1/settings/toy-sealed/outcomes"), 403, "sealed", "setting_id")
+
+
+def test_bad_download_format_names_the_field(client):
+    error = _error(client.get("/api/v1/settings/toy-k4/outcomes?format=xlsx"), 422, "invalid", "format")
+    assert "got 'xlsx'" in error["message"]
+
+
+def test_missing_archive_is_404(client):
+    error = _error(client.get("/api/v1/settings/toy-k4/archives/images"), 404, "not_found", "kind")
+    assert "has no images archive" in error["message"]
+
+
+# --------------------------------------------------------------- submissions
+
+def test_create_returns_202_with_status_url(client, token, catalog, store):
+    response = _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4")
+    assert response.status_code == 202
+    body = response.json
+    assert body["state"] == "queued" and body["progress"] == 0.0
+    assert body["status_url"] == f"/api/v1/submissions/{body['id']}"
+    manifest = json.loads(store.get_bytes(f"submissions/{body['id']}/manifest.json"))
+    assert manifest["input_key"] == f"inputs/sha256/{manifest['input_sha256']}"
+    assert store.get_bytes(manifest["input_key"]) == scores_csv(_data(catalog))
+
+
+def test_raw_body_upload_with_query_fields(client, token, catalog):
+    response = client.post("/api/v1/submissions?setting=toy-k4&filename=raw.csv&name=raw",
+                           data=scores_csv(_data(catalog)), headers=bearer(token),
+                           content_type="text/csv")
+    assert response.status_code == 202 and response.json["name"] == "raw"
+
+
+def test_json_and_parquet_uploads(client, token, catalog):
+    rows = scores_rows(_data(catalog))
+    as_json = _submit(client, token, json.dumps(rows).encode(), "s.json", setting="toy-k4")
+    assert as_json.status_code == 202
+    buffer = io.BytesIO()
+    pd.DataFrame(rows).to_parquet(buffer, index=False)
+    as_parquet = _submit(client, token, buffer.getvalue(), "s.parquet", setting="toy-k4")
+    assert as_parquet.status_code == 202
+
+
+def test_many_settings_in_one_upload(client, token, catalog, store, redis_conn):  # noqa: F811
+    body = (scores_csv(_data(catalog), setting_id="toy-k4")
+            + b"".join(scores_csv(_data(catalog, "toy-k3"), setting_id="toy-k3").splitlines(True)[1:]))
+    response = _submit(client, token, body)
+    assert response.status_code == 202, response.json
+    assert response.json["settings"] == ["toy-k3", "toy-k4"]
+    run_jobs(store, redis_conn, catalog)
+    status = client.get(response.json["status_url"], headers=bearer(token)).json
+    assert status["state"] == "published" and sorted(status["reports"]) == ["toy-k3", "toy-k4"]
+    report = client.get(f"{response.json['status_url']}/report?setting=toy-k3", headers=bearer(token))
+    assert report.json["inputs"]["experience_ids"] == list(_data(catalog, "toy-k3").experience_ids)
+    _error(client.get(f"{response.json['status_url']}/report", headers=bearer(token)),
+           422, "invalid", "setting")
+
+
+def test_bad_experience_names_file_line_field_value(client, token, catalog):
+    body = scores_csv(_data(catalog)).replace(b"toy-k4-e002", b"toy-k4-e999", 1)
+    error = _error(_submit(client, token, body, "mine.csv", setting="toy-k4"), 422,
+                   "invalid_scores", "experience_id")
+    assert error["source"] == "mine.csv" and error["value"] == "toy-k4-e999"
+    assert error["line"] == 4  # header is line 1; the third data row names e002
+    assert "mine.csv line 4" in error["message"]
+
+
+def test_line_numbers_count_in_the_whole_file_with_many_settings(client, token, catalog):
+    k4 = scores_csv(_data(catalog), setting_id="toy-k4")
+    k3_rows = scores_csv(_data(catalog, "toy-k3"), setting_id="toy-k3").splitlines(True)[1:]
+    k3_rows[5] = k3_rows[5].replace(b"toy-k3-s", b"bogus-s", 1)
+    body = k4 + b"".join(k3_rows)
+    error = _error(_submit(client, token, body), 422, "invalid_scores", "scene_id")
+    assert error["line"] == len(k4.splitlines()) + 6
+
+
+def test_nan_score_is_rejected_not_coerced(client, token, catalog):
+    rows = scores_csv(_data(catalog)).decode().splitlines()
+    head, first = rows[0], rows[1].rsplit(",", 1)[0] + ",nan"
+    body = "\n".join([head, first, *rows[2:]]).encode()
+    error = _error(_submit(client, token, body, setting="toy-k4"), 422, "invalid_scores", "score")
+    assert error["line"] == 2 and error["value"] == "nan"
+
+
+def test_unknown_setting_in_column_names_the_line(client, token, catalog):
+    body = scores_csv(_data(catalog), setting_id="toy-k9")
+    error = _error(_submit(client, token, body), 422, "invalid_scores", "setting_id")
+    assert error["line"] == 2 and error["value"] == "toy-k9"
+
+
+def test_no_setting_named(client, token, catalog):
+    error = _error(_submit(client, token, scores_csv(_data(catalog))), 422, "invalid", "setting")
+    assert "name exactly one setting" in error["message"]
+
+
+def test_setting_field_disagreeing_with_column(client, token, catalog):
+    body = scores_csv(_data(catalog), setting_id="toy-k4")
+    error = _error(_submit(client, token, body, setting="toy-k3"), 422, "invalid", "setting")
+    assert "setting_id column holds ['toy-k4']" in error["message"]
+
+
+@pytest.mark.parametrize("body,filename,message", [
+    (b"", "s.csv", "file is empty"),
+    (b"not json", "s.json", "is not valid JSON"),
+    (b"PAR1garbage", "s.parquet", "cannot be read as parquet"),
+    (b'{"rows": 3}', "s.json", "non-empty list of row objects"),
+])
+def test_unreadable_files(client, token, body, filename, message):
+    error = _submit(client, token, body, filename, setting="toy-k4")
+    assert error.status_code == 422 and message in error.json["error"]["message"]
+
+
+def test_unknown_format(client, token, catalog):
+    error = _error(_submit(client, token, scores_csv(_data(catalog)), "s.txt", setting="toy-k4"),
+                   422, "invalid", "format")
+    assert "cannot tell the format of 's.txt'" in error["message"]
+
+
+def test_bad_public_flag_and_name(client, token, catalog):
+    body = scores_csv(_data(catalog))
+    _error(_submit(client, token, body, setting="toy-k4", public="maybe"), 422, "invalid", "public")
+    _error(_submit(client, token, body, setting="toy-k4", name="<script>"), 422, "invalid", "name")
+
+
+def test_incomplete_setting_is_refused(client, token, catalog):
+    body = scores_csv(_data(catalog, "toy-partial"))
+    error = _error(_submit(client, token, body, setting="toy-partial"), 409, "setting_incomplete",
+                   "setting")
+    assert "9 outcome cells not executed" in error["message"]
+
+
+def test_missing_file_part(client, token):
+    response = client.post("/api/v1/submissions", data={"setting": "toy-k4"}, headers=bearer(token),
+                           content_type="multipart/form-data")
+    _error(response, 422, "invalid", "file")
+
+
+def test_upload_over_the_size_limit_is_413(store, redis_conn, catalog):  # noqa: F811
+    client = make_app(store, redis_conn, catalog, max_upload_bytes=1000).test_client()
+    token = client.post("/api/v1/tokens", json={"name": "x"}, headers=bearer(ADMIN_TOKEN)).json["token"]
+    response = _submit(client, token, scores_csv(catalog.load_transfer("toy-k4")), setting="toy-k4")
+    _error(response, 413, "too_large", "body")
+
+
+def test_idempotency_key_replays_and_conflicts(client, token, catalog):
+    body = scores_csv(_data(catalog))
+    headers = {**bearer(token), "Idempotency-Key": "k-1"}
+    first = client.post("/api/v1/submissions", data={"file": (io.BytesIO(body), "s.csv"),
+                                                     "setting": "toy-k4"},
+                        headers=headers, content_type="multipart/form-data")
+    second = client.post("/api/v1/submissions", data={"file": (io.BytesIO(body), "s.csv"),
+                                                      "setting": "toy-k4"},
+                         headers=headers, content_type="multipart/form-data")
+    assert first.status_code == second.status_code == 202
+    assert first.json["id"] == second.json["id"]
+    assert second.headers["Idempotent-Replayed"] == "true"
+    other = client.post("/api/v1/submissions", data={"file": (io.BytesIO(body), "s.csv"),
+                                                     "setting": "toy-k3"},
+                        headers=headers, content_type="multipart/form-data")
+    error = _error(other, 409, "conflict", "Idempotency-Key")
+    assert "different request body" in error["message"]
+    listed = client.get("/api/v1/submissions", headers=bearer(token)).json["submissions"]
+    assert len(listed) == 1
+
+
+def test_report_before_the_audit_is_409(client, token, catalog):
+    sid = _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4").json["id"]
+    error = _error(client.get(f"/api/v1/submissions/{sid}/report", headers=bearer(token)), 409,
+                   "not_ready", "setting")
+    assert "state queued" in error["message"]
+
+
+def test_bad_report_format_and_list_limit(client, token, catalog):
+    sid = _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4").json["id"]
+    _error(client.get(f"/api/v1/submissions/{sid}/report?format=pdf", headers=bearer(token)), 422,
+           "invalid", "format")
+    _error(client.get(f"/api/v1/submissions/{sid}/report?setting=toy-k3", headers=bearer(token)), 404,
+           "not_found", "setting")
+    _error(client.get("/api/v1/submissions?limit=0", headers=bearer(token)), 422, "invalid", "limit")
+    _error(client.get("/api/v1/submissions?limit=x", headers=bearer(token)), 422, "invalid", "limit")
+
+
+def test_full_cycle_in_process(client, token, catalog, store, redis_conn):  # noqa: F811
+    sid = _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4", name="knn").json["id"]
+    run_jobs(store, redis_conn, catalog)
+    status = client.get(f"/api/v1/submissions/{sid}", headers=bearer(token)).json
+    assert status["state"] == "published" and status["progress"] == 1.0 and status["attempts"] == 1
+    html = client.get(status["report_urls"]["toy-k4"]["html"], headers=bearer(token))
+    assert html.status_code == 200 and html.mimetype == "text/html"
+    # Private until the owner publishes: not on the board, not visible to others.
+    board = client.get("/api/v1/leaderboard/toy-k4").json
+    assert all(not r["submission_id"].startswith(sid) for r in board["rows"])
+    assert client.get(f"/api/v1/submissions/{sid}").status_code == 404
+    published = client.post(f"/api/v1/submissions/{sid}/publish", headers=bearer(token))
+    assert published.status_code == 200 and published.json["public"] is True
+    run_jobs(store, redis_conn, catalog)
+    board = client.get("/api/v1/leaderboard/toy-k4").json
+    assert f"{sid}.toy-k4" in [r["submission_id"] for r in board["rows"]]
+    assert client.get(f"/api/v1/submissions/{sid}").status_code == 200  # public now
+
+
+def test_leaderboard_not_published_yet_is_404(client):
+    error = _error(client.get("/api/v1/leaderboard"), 404, "not_found", "path")
+    assert "not published" in error["message"]
+
+
+def test_static_site_and_root_redirect(client, store):
+    store.put_bytes("leaderboard/index.html", b"<html>board</html>", "text/html")
+    root = client.get("/")
+    assert root.status_code == 302 and root.headers["Location"].endswith("/leaderboard/index.html")
+    page = client.get("/leaderboard/index.html")
+    assert page.status_code == 200 and page.data == b"<html>board</html>"
+    assert page.mimetype == "text/html"
+    assert client.get("/leaderboard/../submissions/x").status_code == 404
+
+
+# ---------------------------------------------------------------- operations
+
+def test_healthz_and_metrics(client, token, catalog):
+    assert client.get("/healthz").json == {"status": "ok", "store": "ok", "redis": "ok"}
+    _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4")
+    text = client.get("/metrics").get_data(as_text=True)
+    assert 'expaudit_submissions_total{outcome="accepted"} 1.0' in text
+    assert 'expaudit_queue_length{queue="audit"} 1.0' in text
+    assert 'endpoint="submissions.create_submission"' in text
+
+
+def test_healthz_reports_redis_down(store, catalog):
+    import redis
+
+    from tests.servers import free_port
+
+    dead = redis.Redis(port=free_port(), socket_connect_timeout=0.5)
+    client = make_app(store, dead, catalog).test_client()
+    response = client.get("/healthz")
+    assert response.status_code == 503 and response.json["redis"].startswith("unavailable")
+
+
+def test_method_not_allowed_is_json(client):
+    _error(client.delete("/api/v1/settings"), 405, "method_not_allowed", None)
+
+
+def test_docs_page_is_self_contained(client):
+    page = client.get("/api/v1/docs").get_data(as_text=True)
+    assert "/api/v1/submissions" in page and "Needs a bearer token" in page
+    assert "<script" not in page and "src=" not in page and "<link" not in page

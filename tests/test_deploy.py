@@ -1,0 +1,320 @@
+"""Deployment files: compose.yaml (Compose v2), the Dockerfile (hadolint), the
+container entrypoint and health check, and the nginx front door's routing."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from service.settings import from_env, to_env
+from tests.servers import ProcessServer, RedisServer, free_port, wait_for_port
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+COMPOSE = str(VENV_BIN / "docker-compose")
+HADOLINT = str(VENV_BIN / "hadolint")
+ENTRYPOINT = ROOT / "docker" / "entrypoint.sh"
+HEALTHCHECK = ROOT / "docker" / "healthcheck.py"
+NGINX_TEMPLATE = ROOT / "docker" / "nginx" / "default.conf.template"
+APP_ROLES = ("web", "worker", "runner")
+LONG_RUNNING = ("web", "worker", "runner", "redis", "minio", "static")
+
+
+def compose(*args: str, file: Path = ROOT / "compose.yaml") -> subprocess.CompletedProcess:
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")}
+    return subprocess.run([COMPOSE, "-f", str(file), *args], capture_output=True, text=True,
+                          env=env, cwd=file.parent, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def config() -> dict:
+    result = compose("config", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+# ------------------------------------------------------------------ compose --
+
+def test_compose_file_is_valid():
+    result = compose("config", "-q")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+
+
+def test_compose_validation_reports_a_broken_file(tmp_path):
+    broken = tmp_path / "compose.yaml"
+    broken.write_text((ROOT / "compose.yaml").read_text().replace("    command: [\"web\"]",
+                                                                   "    comand: [\"web\"]", 1))
+    result = compose("config", "-q", file=broken)
+    assert result.returncode != 0
+    assert "comand" in result.stderr
+
+
+def test_app_roles_share_one_image_and_pick_the_role_by_command(config):
+    services = config["services"]
+    images = {services[name]["image"] for name in APP_ROLES}
+    assert len(images) == 1
+    for name in APP_ROLES:
+        assert services[name]["command"] == [name]
+        assert services[name]["build"]["context"] == str(ROOT)
+
+
+def test_runner_alone_has_the_gpu_and_the_docker_socket(config):
+    services = config["services"]
+    devices = services["runner"]["deploy"]["resources"]["reservations"]["devices"]
+    assert devices == [{"capabilities": ["gpu"], "driver": "nvidia", "count": 1}]
+    for name, service in services.items():
+        sources = [v.get("source") for v in service.get("volumes", [])]
+        assert ("/var/run/docker.sock" in sources) == (name == "runner"), name
+        if name != "runner":
+            assert "deploy" not in service or "devices" not in json.dumps(service["deploy"]), name
+
+
+def test_long_running_services_have_health_checks(config):
+    for name in LONG_RUNNING:
+        check = config["services"][name].get("healthcheck")
+        assert check and check["test"][0] == "CMD", name
+
+
+def test_redis_keeps_an_append_only_file_on_a_volume(config):
+    redis = config["services"]["redis"]
+    command = redis["command"]
+    assert command[command.index("--appendonly") + 1] == "yes"
+    assert {"type": "volume", "source": "redis-data", "target": "/data"}.items() <= \
+        redis["volumes"][0].items()
+
+
+def test_bucket_setup_runs_once_before_the_app(config):
+    services = config["services"]
+    setup = services["bucket-setup"]
+    assert setup["depends_on"]["minio"]["condition"] == "service_healthy"
+    assert "mc mb --ignore-existing" in setup["command"][0]
+    assert "leaderboard" in setup["command"][0]
+    for name in APP_ROLES:
+        assert services[name]["depends_on"]["bucket-setup"]["condition"] == \
+            "service_completed_successfully"
+        assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
+
+
+def test_app_environment_is_what_the_service_reads(config):
+    env = config["services"]["web"]["environment"]
+    settings = from_env(env)
+    assert settings.is_s3 and settings.store == "s3://expaudit"
+    assert settings.s3_endpoint == "http://minio:9000"
+    assert settings.redis_url == "redis://redis:6379/0"
+    read_back = to_env(settings)
+    unused = {key for key, value in env.items() if value and key not in read_back}
+    assert unused == set()
+
+
+def test_named_volumes_are_declared(config):
+    assert {"redis-data", "minio-data", "runner-scratch"} <= set(config["volumes"])
+
+
+# --------------------------------------------------------------- Dockerfile --
+
+def hadolint(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([HADOLINT, "--no-color", str(path)], capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_dockerfile_passes_hadolint():
+    result = hadolint(ROOT / "Dockerfile")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_hadolint_flags_a_bad_dockerfile(tmp_path):
+    bad = tmp_path / "Dockerfile"
+    bad.write_text("FROM python:latest\nRUN apt-get install curl\nUSER root\n")
+    result = hadolint(bad)
+    assert result.returncode != 0
+    assert "DL3007" in result.stdout  # the latest tag
+    assert "DL3002" in result.stdout  # last user is root
+
+
+def test_dockerfile_contract():
+    text = (ROOT / "Dockerfile").read_text()
+    assert re.search(r"^FROM python:3\.11-slim$", text, re.M)
+    user = re.findall(r"^USER (\S+)$", text, re.M)
+    assert user and user[-1].split(":")[0] not in ("0", "root")
+    assert re.search(r"^HEALTHCHECK .*\n\s+CMD \[\"python\", \"/usr/local/lib/expaudit/healthcheck.py\"\]",
+                     text, re.M)
+    assert "MUJOCO_GL=egl" in text
+    assert re.search(r"^ARG EXTRAS=sim$", text, re.M)
+    assert 'pip install --no-cache-dir ".[${EXTRAS}]"' in text
+    copied = set(re.findall(r"^COPY (\w+) \./\1$", text, re.M))
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
+    assert packages - {"tests"} <= copied
+
+
+def test_dockerignore_keeps_the_build_context_small():
+    ignored = set((ROOT / ".dockerignore").read_text().split())
+    assert {".git", ".venv", "tests", "var"} <= ignored
+
+
+# ------------------------------------------------------- entrypoint / health --
+
+def run_entrypoint(*args: str, env: dict[str, str], timeout: float = 30) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ENTRYPOINT), *args], capture_output=True, text=True, env=env,
+                          timeout=timeout)
+
+
+def base_env(tmp_path: Path) -> dict[str, str]:
+    return {"PATH": f"{VENV_BIN}:{os.environ['PATH']}", "HOME": str(tmp_path),
+            "EXPAUDIT_STATE_DIR": str(tmp_path)}
+
+
+def healthcheck(env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(HEALTHCHECK)], capture_output=True, text=True,
+                          env=env, timeout=30)
+
+
+def test_entrypoint_runs_other_commands_as_given(tmp_path):
+    result = run_entrypoint("sh", "-c", "echo role-passthrough", env=base_env(tmp_path))
+    assert result.returncode == 0 and result.stdout == "role-passthrough\n"
+    assert (tmp_path / "expaudit-role").read_text() == "sh\n"
+
+
+@pytest.mark.parametrize("role", ["worker", "runner"])
+def test_queue_roles_need_a_redis_url(tmp_path, role):
+    result = run_entrypoint(role, env=base_env(tmp_path))
+    assert result.returncode != 0
+    assert f"EXPAUDIT_REDIS_URL must be set for the {role} role" in result.stderr
+
+
+def test_worker_role_is_healthy_while_redis_answers(tmp_path):
+    redis = RedisServer(tmp_path / "redis").start()
+    env = {**base_env(tmp_path), "EXPAUDIT_REDIS_URL": redis.url, "EXPAUDIT_STORE": str(tmp_path / "store")}
+    worker = ProcessServer([str(ENTRYPOINT), "worker"], tmp_path / "worker.log", env=env).start()
+    try:
+        import redis as redis_client
+        from rq import Worker
+
+        connection = redis_client.Redis.from_url(redis.url)
+        deadline = time.monotonic() + 30
+        while not Worker.all(connection=connection):
+            assert worker.alive, worker.log_tail()
+            assert time.monotonic() < deadline, worker.log_tail()
+            time.sleep(0.2)
+        queues = {q.name for w in Worker.all(connection=connection) for q in w.queues}
+        assert {"audit", "publish"} <= queues
+        ok = healthcheck(env)
+        assert ok.returncode == 0 and ok.stdout == "worker: redis answers\n"
+        redis.stop()
+        down = healthcheck(env)
+        assert down.returncode == 1 and "redis unreachable" in down.stdout
+    finally:
+        worker.stop()
+        redis.stop()
+
+
+def test_web_role_serves_the_app_and_reports_healthy(tmp_path):
+    redis = RedisServer(tmp_path / "redis").start()
+    port = free_port()
+    env = {**base_env(tmp_path), "EXPAUDIT_REDIS_URL": redis.url, "EXPAUDIT_PORT": str(port),
+           "EXPAUDIT_STORE": str(tmp_path / "store"), "EXPAUDIT_WEB_WORKERS": "1"}
+    web = ProcessServer([str(ENTRYPOINT), "web"], tmp_path / "web.log", env=env).start()
+    try:
+        wait_for_port(port, 60, web.proc, web.log)
+        assert requests.get(f"http://127.0.0.1:{port}/healthz", timeout=10).json()["redis"] == "ok"
+        ok = healthcheck(env)
+        assert ok.returncode == 0, ok.stdout
+        assert ok.stdout == f"web: http://127.0.0.1:{port}/healthz answered 200\n"
+        redis.stop()  # the app answers 503 (degraded) and the container turns unhealthy
+        down = healthcheck(env)
+        assert down.returncode == 1
+        assert down.stdout == f"web: http://127.0.0.1:{port}/healthz answered 503\n"
+    finally:
+        web.stop()
+        redis.stop()
+
+
+def test_health_of_a_web_role_without_a_server_fails(tmp_path):
+    (tmp_path / "expaudit-role").write_text("web\n")
+    env = {**base_env(tmp_path), "EXPAUDIT_PORT": str(free_port())}
+    result = healthcheck(env)
+    assert result.returncode == 1 and "unreachable" in result.stdout
+
+
+# ---------------------------------------------------------------- nginx ----
+
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+
+
+def render_nginx(tmp_path: Path, port: int, web_port: int, store_port: int) -> Path:
+    """The compose front door's config, made runnable here: hosts and ports replaced."""
+    server = NGINX_TEMPLATE.read_text()
+    server = server.replace("${EXPAUDIT_BUCKET}", "expaudit")
+    server = server.replace("listen 80;", f"listen 127.0.0.1:{port};")
+    server = server.replace("http://web:8000", f"http://127.0.0.1:{web_port}")
+    server = server.replace("http://minio:9000", f"http://127.0.0.1:{store_port}")
+    server = server.replace("Host minio:9000", f"Host 127.0.0.1:{store_port}")
+    server = server.replace("/var/cache/nginx/leaderboard", str(tmp_path / "cache"))
+    conf = tmp_path / "nginx.conf"
+    # as root, nginx workers would drop to `nobody`, who cannot enter pytest's tmp dirs
+    user = "user root;\n" if os.geteuid() == 0 else ""
+    conf.write_text(
+        f"{user}worker_processes 1;\npid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\n"
+        f"events {{ worker_connections 64; }}\n"
+        f"http {{\n access_log off;\n client_body_temp_path {tmp_path}/body;\n"
+        f" proxy_temp_path {tmp_path}/proxy;\n fastcgi_temp_path {tmp_path}/fcgi;\n"
+        f" uwsgi_temp_path {tmp_path}/uwsgi;\n scgi_temp_path {tmp_path}/scgi;\n{server}\n}}\n")
+    return conf
+
+
+def test_nginx_front_door_routes_leaderboard_and_api(tmp_path):
+    bucket = tmp_path / "bucket"
+    site = bucket / "expaudit" / "leaderboard"
+    (site / "settings").mkdir(parents=True)
+    (site / "index.html").write_text("<h1>index page</h1>")
+    (site / "settings" / "a.json").write_text('{"rows": []}')
+    api = tmp_path / "api"
+    (api / "api" / "v1").mkdir(parents=True)
+    (api / "api" / "v1" / "ping").write_text("pong")
+    (api / "healthz").write_text("ok")
+    store_port, web_port, port = free_port(), free_port(), free_port()
+    servers = [
+        ProcessServer([sys.executable, "-m", "http.server", str(store_port), "--bind", "127.0.0.1",
+                       "--directory", str(bucket)], tmp_path / "store.log"),
+        ProcessServer([sys.executable, "-m", "http.server", str(web_port), "--bind", "127.0.0.1",
+                       "--directory", str(api)], tmp_path / "web.log"),
+    ]
+    conf = render_nginx(tmp_path, port, web_port, store_port)
+    checked = subprocess.run([NGINX, "-t", "-c", str(conf), "-p", str(tmp_path)],
+                             capture_output=True, text=True, timeout=30)
+    assert checked.returncode == 0, checked.stderr
+    nginx = ProcessServer([NGINX, "-c", str(conf), "-p", str(tmp_path), "-g", "daemon off;"],
+                          tmp_path / "nginx.log")
+    try:
+        for server in [*servers, nginx]:
+            server.start()
+        for p in (store_port, web_port, port):
+            wait_for_port(p, 10)
+        base = f"http://127.0.0.1:{port}"
+        assert requests.get(f"{base}/", timeout=5).text == "<h1>index page</h1>"
+        first = requests.get(f"{base}/settings/a.json", timeout=5)
+        assert first.json() == {"rows": []} and first.headers["X-Cache-Status"] == "MISS"
+        (site / "settings" / "a.json").write_text('{"rows": [1]}')
+        cached = requests.get(f"{base}/settings/a.json", timeout=5)
+        assert cached.json() == {"rows": []} and cached.headers["X-Cache-Status"] == "HIT"
+        assert requests.get(f"{base}/api/v1/ping", timeout=5).text == "pong"
+        assert requests.get(f"{base}/healthz", timeout=5).text == "ok"
+        assert requests.get(f"{base}/nginx-health", timeout=5).text == "ok\n"
+        missing = requests.get(f"{base}/settings/none.html", timeout=5)
+        assert missing.status_code == 404 and missing.text == "not found\n"
+        # writes never reach the bucket (denied, answered like a missing page)
+        assert requests.post(f"{base}/index.html", timeout=5).status_code == 404
+        assert requests.get(f"{base}/metrics", timeout=5).status_code == 404
+    finally:
+        nginx.stop()
+        for server in servers:
+            server.stop()

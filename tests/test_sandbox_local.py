@@ -1,0 +1,303 @@
+"""The local (namespace) sandbox, for real: real namespaces, real processes, real limits.
+
+Each hostile selector in tests/hostile_selectors/ runs in its own test; every
+test then checks that nothing of the selector survives and that a normal
+selector still runs right after it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from runner.sandbox import defaults
+from runner.sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError
+from runner.sandbox.demo import demo_input
+from runner.sandbox.execute import run_selector
+from runner.sandbox.local import LocalSandbox, directory_digest
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("setpriv") is None,
+    reason="the local sandbox needs root, unshare and setpriv")
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples" / "selectors"
+HOSTILE = Path(__file__).resolve().parent / "hostile_selectors"
+LIMITS = Limits(wall_seconds=3, memory_bytes=256 * defaults.MIB, pids=16, cpus=1,
+                output_bytes=8 * defaults.MIB, tmp_bytes=8 * defaults.MIB)
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> LocalSandbox:
+    return LocalSandbox()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("input") / "input"
+    return directory, demo_input(directory)
+
+
+def _spec(image: Path, input_dir: Path, tmp_path: Path, limits: Limits = LIMITS,
+          **kwargs) -> RunSpec:
+    out = tmp_path / f"out-{time.monotonic_ns()}"
+    out.mkdir()
+    return RunSpec(image=str(image), input_dir=input_dir, output_dir=out, limits=limits, **kwargs)
+
+
+def _sandbox_processes() -> list[int]:
+    """Host pids still running as the sandbox uid."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                status = (entry / "status").read_text()
+            except OSError:
+                continue
+            uid_line = next(line for line in status.splitlines() if line.startswith("Uid:"))
+            low, high = defaults.SANDBOX_UID_RANGE
+            if low <= int(uid_line.split()[1]) < high:
+                pids.append(int(entry.name))
+    return pids
+
+
+@pytest.fixture
+def contained(sandbox, demo, tmp_path):
+    """After the test: no sandbox process is left, and a normal selector still succeeds."""
+    yield
+    deadline = time.monotonic() + 2
+    while _sandbox_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _sandbox_processes() == []
+    input_dir, setting = demo
+    spec = _spec(EXAMPLES / "object-proximity", input_dir, tmp_path)
+    run = run_selector(sandbox, spec, setting.experience_ids, setting.scene_ids)
+    assert run.result.status is RunStatus.OK, run.result.reason
+
+
+@pytest.mark.parametrize("name", ["raw32", "object-proximity"])
+def test_example_selector_end_to_end(sandbox, demo, tmp_path, name):
+    input_dir, setting = demo
+    spec = _spec(EXAMPLES / name, input_dir, tmp_path)
+    run = run_selector(sandbox, spec, setting.experience_ids, setting.scene_ids)
+    assert run.result.status is RunStatus.OK, (run.result.reason, run.result.stderr_tail)
+    assert run.result.exit_code == 0
+    assert run.result.image_digest == directory_digest(EXAMPLES / name)
+    assert run.scores.scores.shape == (3, 6)
+    # scene j is a perturbed copy of experience j mod 3 (runner.sandbox.demo)
+    np.testing.assert_array_equal(run.scores.scores.argmax(axis=0), [0, 1, 2, 0, 1, 2])
+
+
+def test_selector_sees_only_its_view(sandbox, demo, tmp_path):
+    input_dir, _ = demo
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    probe.chmod(0o755)
+    (probe / "selector.py").write_text(
+        "import os, json\n"
+        "print(json.dumps({'uid': os.getuid(), 'gid': os.getgid(), 'groups': os.getgroups(),\n"
+        "  'root': sorted(os.listdir('/')), 'input_writable': os.access('/input', os.W_OK),\n"
+        "  'usr_writable': os.access('/usr', os.W_OK), 'cwd': os.getcwd()}))\n")
+    (probe / "selector.py").chmod(0o644)
+    result = sandbox.run(_spec(probe, input_dir, tmp_path))
+    assert result.status is RunStatus.OK, result.stderr_tail
+    import json
+    seen = json.loads(result.stdout_tail)
+    low, high = defaults.SANDBOX_UID_RANGE
+    assert low <= seen["uid"] == seen["gid"] < high and seen["groups"] == []
+    assert not seen["input_writable"] and not seen["usr_writable"]
+    assert "input" in seen["root"] and "output" in seen["root"] and "home" not in seen["root"]
+
+
+def test_network_is_unreachable(sandbox, demo, tmp_path, contained):
+    input_dir, _ = demo
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    accepted = []
+
+    def accept() -> None:
+        end = time.monotonic() + 6
+        while time.monotonic() < end:
+            try:
+                accepted.append(server.accept())
+            except TimeoutError:
+                continue
+
+    watcher = threading.Thread(target=accept)
+    watcher.start()
+    spec = _spec(HOSTILE / "network", input_dir, tmp_path,
+                 env={"HOSTILE_PORT": str(server.getsockname()[1])})
+    result = sandbox.run(spec)
+    watcher.join()
+    server.close()
+    assert accepted == []
+    assert "CONNECTED" not in result.stdout_tail
+    assert result.stdout_tail.count("Network is unreachable") == 3
+    assert result.status is RunStatus.CRASHED and result.exit_code == 3
+    assert result.reason == "exited with code 3"
+
+
+def test_fork_bomb_stops_at_pids_limit(sandbox, demo, tmp_path, contained):
+    input_dir, _ = demo
+    result = sandbox.run(_spec(HOSTILE / "forkbomb", input_dir, tmp_path))
+    assert result.status is RunStatus.PIDS_LIMIT
+    assert "pids limit of 16 reached" in result.reason
+    assert "BlockingIOError" in result.reason
+    forked = int(result.stdout_tail.split("forked ")[1].split()[0])
+    assert 0 < forked < LIMITS.pids
+
+
+def _run_beside_fork_holder(hostile: LocalSandbox, neighbour: LocalSandbox, demo, tmp_path):
+    """Run a normal selector while another run holds its whole pids limit."""
+    input_dir, setting = demo
+    held = {}
+    holder = threading.Thread(target=lambda: held.update(
+        result=hostile.run(_spec(HOSTILE / "forkhold", input_dir, tmp_path))))
+    holder.start()
+    time.sleep(1.0)  # the holder has forked to its limit by now
+    spec = _spec(EXAMPLES / "object-proximity", input_dir, tmp_path)
+    run = run_selector(neighbour, spec, setting.experience_ids, setting.scene_ids)
+    holder.join()
+    assert held["result"].status is RunStatus.TIMEOUT
+    assert f"holding {LIMITS.pids - 1} children" in held["result"].stdout_tail
+    return run
+
+
+def test_concurrent_run_is_unaffected_by_fork_bomb(demo, tmp_path, contained):
+    run = _run_beside_fork_holder(LocalSandbox(), LocalSandbox(), demo, tmp_path)
+    assert run.result.status is RunStatus.OK, run.result.reason
+    assert run.result.wall_seconds < 1.5  # it did not wait for the holder
+
+
+def test_shared_uid_would_share_the_pids_limit(demo, tmp_path, contained):
+    """Why every run draws its own uid: with one uid the neighbour cannot even start."""
+    shared = LocalSandbox(uid=defaults.SANDBOX_UID_RANGE[0])
+    run = _run_beside_fork_holder(shared, shared, demo, tmp_path)
+    assert run.result.status is RunStatus.PIDS_LIMIT
+    assert "Resource temporarily unavailable" in run.result.stderr_tail
+
+
+def test_unbounded_allocation_stops_at_memory_limit(sandbox, demo, tmp_path, contained):
+    input_dir, _ = demo
+    result = sandbox.run(_spec(HOSTILE / "memory", input_dir, tmp_path))
+    assert result.status is RunStatus.OOM
+    assert f"memory limit of {256 * defaults.MIB} bytes" in result.reason
+    assert "MemoryError" in result.stderr_tail
+    assert result.wall_seconds < LIMITS.wall_seconds
+
+
+def test_endless_loop_is_killed_at_wall_limit(sandbox, demo, tmp_path, contained):
+    input_dir, _ = demo
+    start = time.monotonic()
+    result = sandbox.run(_spec(HOSTILE / "loop", input_dir, tmp_path))
+    elapsed = time.monotonic() - start
+    assert result.status is RunStatus.TIMEOUT
+    assert result.reason == "killed at the wall-clock limit of 3 s"
+    assert result.exit_code is None
+    assert "looping" in result.stdout_tail
+    assert LIMITS.wall_seconds <= result.wall_seconds < LIMITS.wall_seconds + 0.5
+    assert elapsed < LIMITS.wall_seconds + 2
+
+
+def test_ten_gigabyte_output_is_capped(sandbox, demo, tmp_path, contained):
+    input_dir, setting = demo
+    free_before = shutil.disk_usage(tmp_path).free
+    spec = _spec(HOSTILE / "bigoutput", input_dir, tmp_path)
+    run = run_selector(sandbox, spec, setting.experience_ids, setting.scene_ids)
+    assert run.result.status is RunStatus.OUTPUT_LIMIT
+    assert run.result.reason.startswith(f"/output reached its size cap of {8 * defaults.MIB} bytes")
+    assert run.scores is None
+    copied = sum(p.stat().st_size for p in spec.output_dir.iterdir())
+    assert copied <= LIMITS.output_bytes
+    assert free_before - shutil.disk_usage(tmp_path).free < 4 * LIMITS.output_bytes
+
+
+def test_symlink_out_of_output_is_rejected(sandbox, demo, tmp_path, contained):
+    input_dir, setting = demo
+    target = tmp_path / "host-target.csv"
+    target.write_text("scene_id,experience_id,score\n")
+    spec = _spec(HOSTILE / "symlink", input_dir, tmp_path, env={"HOSTILE_TARGET": str(target)})
+    run = run_selector(sandbox, spec, setting.experience_ids, setting.scene_ids)
+    assert run.result.status is RunStatus.OUTPUT_INVALID
+    assert run.result.reason == (f"/output/scores.csv: value '{target}' is a symbolic link; "
+                                 f"links are rejected")
+    assert "hard link refused" in run.result.stdout_tail
+    assert (spec.output_dir / "scores.csv").is_symlink()
+    assert not (spec.output_dir / "pipe").exists()  # FIFOs are not copied out
+    assert target.read_text() == "scene_id,experience_id,score\n"
+
+
+def test_outcome_files_outside_input_are_invisible(sandbox, demo, tmp_path, contained):
+    input_dir, _ = demo
+    data_dir = tmp_path / "benchmark_data" / "frozen"
+    data_dir.mkdir(parents=True)
+    secret = "OUTCOME-SECRET-7f3a9c"
+    secret_file = data_dir / "outcomes.csv"
+    secret_file.write_text(f"experience_id,scene_id,seed,success\n{secret},q,0,1\n")
+    secret_file.chmod(0o644)
+    for parent in (data_dir, data_dir.parent, tmp_path):
+        parent.chmod(0o755)  # readable on the host by anyone: only the sandbox hides it
+    spec = _spec(HOSTILE / "snoop", input_dir, tmp_path,
+                 env={"HOSTILE_SECRET_PATH": str(secret_file), "HOSTILE_CHECKOUT": str(REPO)})
+    result = sandbox.run(spec)
+    assert result.status is RunStatus.OK, result.stderr_tail
+    assert secret not in result.stdout_tail + result.stderr_tail
+    lines = result.stdout_tail.splitlines()
+    assert not [line for line in lines if line.startswith("READ ")]
+    assert f"denied {secret_file}: No such file or directory" in lines
+    assert f"denied {data_dir}: No such file or directory" in lines
+    assert f"denied {REPO}/pyproject.toml: No such file or directory" in lines
+    # of the checkout only the interpreter's environment may be mounted, nothing else
+    listed = [line for line in lines if line.startswith(f"LISTED {REPO}:")]
+    assert all("benchmark_data" not in line and "pyproject" not in line for line in listed)
+    assert "outcome-like files in /input: []" in result.stdout_tail
+    assert "visible process 1\n" not in result.stdout_tail  # PID 1 (root) is hidden
+
+
+def test_environment_secret_does_not_reach_selector(sandbox, demo, tmp_path, contained,
+                                                    monkeypatch):
+    input_dir, _ = demo
+    secret = "token-5d1e8b2f-do-not-leak"
+    monkeypatch.setenv("EXPAUDIT_ADMIN_TOKEN", secret)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    result = sandbox.run(_spec(HOSTILE / "envsecret", input_dir, tmp_path))
+    assert result.status is RunStatus.OK, result.stderr_tail
+    shown = str(result.to_dict())
+    assert secret not in shown
+    assert "EXPAUDIT_ADMIN_TOKEN" not in shown and "AWS_SECRET_ACCESS_KEY" not in shown
+    assert "'EXPAUDIT_INPUT': '/input'" in result.stdout_tail
+    assert "denied /proc/1/environ" in result.stdout_tail
+
+
+def test_gpu_request_is_refused(sandbox, demo, tmp_path):
+    input_dir, _ = demo
+    limits = Limits(wall_seconds=3, gpu=True)
+    result = sandbox.run(_spec(EXAMPLES / "raw32", input_dir, tmp_path, limits=limits))
+    assert result.status is RunStatus.SETUP_FAILED
+    assert result.reason.startswith("the local sandbox has no GPU")
+
+
+def test_spec_that_cannot_run_raises(sandbox, demo, tmp_path):
+    input_dir, _ = demo
+    with pytest.raises(SandboxConfigError, match="field 'image': value '.*nowhere' is not a "
+                                                 "selector directory"):
+        sandbox.run(_spec(tmp_path / "nowhere", input_dir, tmp_path))
+    with pytest.raises(SandboxConfigError, match="has no selector.py and the spec gives no"):
+        sandbox.run(_spec(tmp_path, input_dir, tmp_path))
+    with pytest.raises(SandboxConfigError, match="field 'input_dir': value '.*missing' is not"):
+        sandbox.run(_spec(EXAMPLES / "raw32", tmp_path / "missing", tmp_path))
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "left.txt").write_text("x")
+    spec = RunSpec(image=str(EXAMPLES / "raw32"), input_dir=input_dir, output_dir=full)
+    with pytest.raises(SandboxConfigError, match="field 'output_dir'.*must be an existing empty"):
+        sandbox.run(spec)
