@@ -12,9 +12,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from leaderboard import defaults
-from leaderboard.bootstrap import BootstrapResult, Interval, bootstrap_intervals
-from leaderboard.concentration import ConcentrationResult, concentration
-from leaderboard.diagnostics import (
+from leaderboard.matrix import TransferData
+from leaderboard.metrics.bootstrap import BootstrapResult, Interval, bootstrap_intervals
+from leaderboard.metrics.concentration import ConcentrationResult, concentration
+from leaderboard.metrics.diagnostics import (
     RandomSubLibraries,
     SubLibraryAdvantage,
     delete_top_pick,
@@ -22,11 +23,10 @@ from leaderboard.diagnostics import (
     random_sublibraries,
     reranked,
 )
-from leaderboard.gap import GapResult, discrimination_gap, subset_masks
-from leaderboard.matrix import TransferData
-from leaderboard.ranking import RankingResult, r2_scene, ranking_metrics
-from leaderboard.reference import ReferenceResult, reference_quantities
-from leaderboard.selection import select
+from leaderboard.metrics.gap import GapResult, discrimination_gap, subset_masks
+from leaderboard.metrics.ranking import RankingResult, r2_scene, ranking_metrics
+from leaderboard.metrics.reference import ReferenceResult, reference_quantities
+from leaderboard.metrics.selection import select
 from leaderboard.verdict import Verdict, verdict
 
 SELECTION_ONLY_REASON = (
@@ -90,7 +90,9 @@ class AuditReport:
         return report_to_dict(self)
 
 
-def _check_arguments(data: TransferData, scores: np.ndarray, n_shuffles: int, n_bootstrap: int) -> np.ndarray:
+def _check_arguments(
+    data: TransferData, scores: np.ndarray, n_shuffles: int, n_bootstrap: int, seed: int
+) -> np.ndarray:
     """Validate the arguments of `run_audit`; returns scores as float64."""
     if not data.is_complete:
         raise ValueError(f"data: the outcome tensor has {data.n_missing} missing cells; the audit needs all")
@@ -103,6 +105,8 @@ def _check_arguments(data: TransferData, scores: np.ndarray, n_shuffles: int, n_
     for name, value in (("n_shuffles", n_shuffles), ("n_bootstrap", n_bootstrap)):
         if not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     return scores
 
 
@@ -159,7 +163,7 @@ def run_audit(
         three gaps, the bootstrap and the random sub-libraries, so changing
         one count never changes another part's draws.
     """
-    scores = _check_arguments(data, scores, n_shuffles, n_bootstrap)
+    scores = _check_arguments(data, scores, n_shuffles, n_bootstrap, seed)
     y = data.success_matrix()
     sel = select(scores)
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(5)]
@@ -168,8 +172,13 @@ def run_audit(
     gaps = _gaps(data, y, sel, n_shuffles, streams[:3])
     ranking = None if selection_only else ranking_metrics(y, scores)
     intervals = bootstrap_intervals(
-        y, sel, np.asarray(data.scenes.state_ids), gaps[0][1].scene_shuffle_mean,
-        None if ranking is None else ranking.scene_auroc, n_bootstrap, streams[3],
+        y,
+        sel,
+        np.asarray(data.scenes.state_ids),
+        gaps[0][1].scene_shuffle_mean,
+        None if ranking is None else ranking.scene_auroc,
+        n_bootstrap,
+        streams[3],
     )
     if reference.advantage is None:
         intervals = _replace_advantage(intervals, reference.advantage_reason)
@@ -195,8 +204,11 @@ def run_audit(
         r2_scene_reason=r2_reason,
         diagnostics=_diagnostics(y, scores, selection_only, conc.top_pick, reference.quality, streams[4]),
         verdict=verdict(
-            conc.concentration_ratio, reference.success_rule, reference.success_best_fixed,
-            all_gap.direction, gap_computed=all_gap.gap is not None,
+            conc.concentration_ratio,
+            reference.success_rule,
+            reference.success_best_fixed,
+            all_gap.direction,
+            gap_computed=all_gap.gap is not None,
         ),
     )
 

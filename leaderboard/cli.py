@@ -42,20 +42,48 @@ def register(subparsers) -> None:
             "outcome tensor of a library and a query set. Input files may be CSV or Parquet."
         ),
     )
-    parser.add_argument("--experiences", required=True, metavar="E.csv",
-                        help="experience_id, one row per experience in library order (first = oldest)")
-    parser.add_argument("--outcomes", required=True, metavar="O.csv",
-                        help="experience_id,scene_id,seed,success (0/1), one row per cell")
-    parser.add_argument("--scenes", required=True, metavar="S.csv",
-                        help="scene_id,state_id,layout_level,appearance_draw, in published order")
-    parser.add_argument("--scores", required=True, metavar="R.csv",
-                        help="scene_id,experience_id,score; without score: selection-only")
-    parser.add_argument("--shuffles", type=_positive_int, default=defaults.N_SHUFFLES,
-                        help=f"frequency-matched shuffles (default {defaults.N_SHUFFLES})")
-    parser.add_argument("--bootstrap", type=_positive_int, default=defaults.N_BOOTSTRAP,
-                        help=f"cluster-bootstrap resamples over states (default {defaults.N_BOOTSTRAP})")
-    parser.add_argument("--seed", type=_seed, default=defaults.SEED,
-                        help=f"seed of every random draw (default {defaults.SEED})")
+    parser.add_argument(
+        "--experiences",
+        required=True,
+        metavar="E.csv",
+        help="experience_id, one row per experience in library order (first = oldest)",
+    )
+    parser.add_argument(
+        "--outcomes",
+        required=True,
+        metavar="O.csv",
+        help="experience_id,scene_id,seed,success (0/1), one row per cell",
+    )
+    parser.add_argument(
+        "--scenes",
+        required=True,
+        metavar="S.csv",
+        help="scene_id,state_id,layout_level,appearance_draw, in published order",
+    )
+    parser.add_argument(
+        "--scores",
+        required=True,
+        metavar="R.csv",
+        help="scene_id,experience_id,score; without score: selection-only",
+    )
+    parser.add_argument(
+        "--shuffles",
+        type=_positive_int,
+        default=defaults.N_SHUFFLES,
+        help=f"frequency-matched shuffles (default {defaults.N_SHUFFLES})",
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=_positive_int,
+        default=defaults.N_BOOTSTRAP,
+        help=f"cluster-bootstrap resamples over states (default {defaults.N_BOOTSTRAP})",
+    )
+    parser.add_argument(
+        "--seed",
+        type=_seed,
+        default=defaults.SEED,
+        help=f"seed of every random draw (default {defaults.SEED})",
+    )
     parser.add_argument("--json", metavar="PATH", help="write the JSON report here")
     parser.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
     parser.set_defaults(handler=run_audit_command)
@@ -75,8 +103,12 @@ def run_audit_command(args: argparse.Namespace) -> int:
         sys.stderr.write(f"expaudit audit: error: {exc}\n")
         return 2
     report = run_audit(
-        data, submitted.scores, selection_only=submitted.selection_only,
-        n_shuffles=args.shuffles, n_bootstrap=args.bootstrap, seed=args.seed,
+        data,
+        submitted.scores,
+        selection_only=submitted.selection_only,
+        n_shuffles=args.shuffles,
+        n_bootstrap=args.bootstrap,
+        seed=args.seed,
     ).to_dict()
     outputs = []
     if args.json:

@@ -244,7 +244,7 @@ def _top_pick_cell(report: dict) -> Cell:
     title = (f"top pick {concentration.get('top_pick')} chosen in {share:.1%} of scenes; "
              f"oracle's top share {'n/a' if oracle is None else f'{oracle:.1%}'}; "
              f"ratio {'n/a' if ratio is None else f'{ratio:.2f}'}")
-    return Cell(text, title, float(ratio) if ratio is not None else float(share))
+    return Cell(text, title, None if ratio is None else float(ratio))
 
 
 def _auroc_cell(report: dict) -> Cell:

@@ -17,9 +17,9 @@ from leaderboard import defaults
 
 if TYPE_CHECKING:
     from leaderboard.audit import AuditReport
-    from leaderboard.bootstrap import Interval
-    from leaderboard.diagnostics import SubLibraryAdvantage
-    from leaderboard.gap import GapResult
+    from leaderboard.metrics.bootstrap import Interval
+    from leaderboard.metrics.diagnostics import SubLibraryAdvantage
+    from leaderboard.metrics.gap import GapResult
 
 
 def num(value) -> float | None:
@@ -109,9 +109,12 @@ def _ranking(report: AuditReport) -> dict:
     common = {"r2_scene": num(report.r2_scene), "r2_scene_reason": report.r2_scene_reason}
     if rank is None:
         return {
-            "pooled_auroc": None, "pooled_auroc_reason": SELECTION_ONLY_REASON,
-            "within_query_auroc": None, "within_query_auroc_reason": SELECTION_ONLY_REASON,
-            "within_query_eligible_share": None, "not_computable_reason": SELECTION_ONLY_REASON,
+            "pooled_auroc": None,
+            "pooled_auroc_reason": SELECTION_ONLY_REASON,
+            "within_query_auroc": None,
+            "within_query_auroc_reason": SELECTION_ONLY_REASON,
+            "within_query_eligible_share": None,
+            "not_computable_reason": SELECTION_ONLY_REASON,
             **common,
         }
     return {

@@ -13,8 +13,8 @@ from typing import Callable
 import numpy as np
 
 from leaderboard.matrix import TransferData
-from leaderboard.reference import library_references
-from leaderboard.selection import advantage, oracle_tie_counts
+from leaderboard.metrics.reference import library_references
+from leaderboard.metrics.selection import advantage, oracle_tie_counts
 
 
 def _one_hot_rows(n_experiences: int, n_scenes: int, row: int) -> np.ndarray:
@@ -138,7 +138,9 @@ REFERENCE_RULES: dict[str, ReferenceRule] = {
         ReferenceRule("best_fixed", best_fixed_scores, True, "hindsight best single experience"),
         ReferenceRule("recency", recency_scores, True, "newest experience in the library"),
         ReferenceRule(
-            "track_record", track_record_scores, False,
+            "track_record",
+            track_record_scores,
+            False,
             "Laplace-smoothed success of executed experiences, one seed per scene (q mod S)",
         ),
     )

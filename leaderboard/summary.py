@@ -26,8 +26,10 @@ def _selection(report: dict) -> list[str]:
     conc, ref = report["concentration"], report["reference"]
     counts = conc["selection_counts"]
     order = sorted(report["inputs"]["experience_ids"], key=lambda e: (-counts[e], -conc["oracle_counts"][e]))
-    lines = ["Selection distribution (rule vs oracle; oracle ties split evenly)",
-             f"  {'experience':<20} {'rule':>6} {'oracle':>8} {'quality':>8}"]
+    lines = [
+        "Selection distribution (rule vs oracle; oracle ties split evenly)",
+        f"  {'experience':<20} {'rule':>6} {'oracle':>8} {'quality':>8}",
+    ]
     for experience in order[:TOP_ROWS]:
         lines.append(
             f"  {experience:<20} {counts[experience]:>6d} {conc['oracle_counts'][experience]:>8.2f} "
@@ -45,7 +47,11 @@ def _selection(report: dict) -> list[str]:
 
 def _reference(report: dict) -> list[str]:
     ref, iv = report["reference"], report["intervals"]
-    advantage = _f(ref["advantage"], signed=True) if ref["advantage"] is not None else f"null ({ref['advantage_reason']})"
+    advantage = (
+        _f(ref["advantage"], signed=True)
+        if ref["advantage"] is not None
+        else f"null ({ref['advantage_reason']})"
+    )
     return [
         f"Best fixed: {ref['best_fixed']}, success {_f(ref['success_best_fixed'])} "
         f"{_interval(iv['success_best_fixed'])}, advantage {_f(ref['best_fixed_advantage'], signed=True)}",
@@ -60,8 +66,10 @@ def _reference(report: dict) -> list[str]:
 
 
 def _gap(report: dict) -> list[str]:
-    lines = ["Discrimination gap (frequency-matched shuffles)",
-             f"  {'subset':<11} {'scenes':>6} {'gap':>8}  {'95% envelope':<20} significant"]
+    lines = [
+        "Discrimination gap (frequency-matched shuffles)",
+        f"  {'subset':<11} {'scenes':>6} {'gap':>8}  {'95% envelope':<20} significant",
+    ]
     for name in ("all", "appearance", "layout"):
         block = report["gap"][name]
         if block["gap"] is None:
@@ -93,23 +101,28 @@ def _ranking(report: dict) -> list[str]:
 
 
 def _adv(block: dict) -> str:
-    return _f(block["advantage"], signed=True) if block["advantage"] is not None else f"null ({block['reason']})"
+    return (
+        _f(block["advantage"], signed=True) if block["advantage"] is not None else f"null ({block['reason']})"
+    )
 
 
 def _diagnostics(report: dict) -> list[str]:
     diag = report["diagnostics"]
+    if report["inputs"]["selection_only"]:
+        return ["Diagnostics (use labels; not methods)", f"  not computable: {diag['delete_top_pick']['reason']}"]
     subs = diag["random_sublibraries"]
     sub_text = (
         f"{_f(subs['share_exceeding_oracle'], digits=2)} of {subs['n_draws']} K={subs['size']} draws "
         "concentrate more than the oracle"
-        if subs["reason"] is None else subs["reason"]
+        if subs["reason"] is None
+        else subs["reason"]
     )
     equalized = diag["equalized_library"]
-    kept = ", ".join(equalized["experience_ids"] or [])
+    kept = f" ({', '.join(equalized['experience_ids'])})" if equalized["experience_ids"] else ""
     return [
         "Diagnostics (use labels; not methods)",
         f"  delete top pick {diag['delete_top_pick']['removed']}: advantage {_adv(diag['delete_top_pick'])}",
-        f"  equalized library ({kept}): advantage {_adv(equalized)}",
+        f"  equalized library{kept}: advantage {_adv(equalized)}",
         f"  random sub-libraries: {sub_text}",
         f"  re-ranked: CSLS {_adv(diag['reranking']['csls'])}, mutual proximity "
         f"{_adv(diag['reranking']['mutual_proximity'])}",
@@ -125,6 +138,13 @@ def render_summary(report: dict) -> str:
         f"{inputs['n_shuffles']} shuffles, {inputs['n_bootstrap']} bootstrap resamples"
         + (" [selection-only input]" if inputs["selection_only"] else "")
     )
-    sections = [[head], _selection(report), _reference(report), _gap(report), _ranking(report),
-                _diagnostics(report), [f"Verdict: {report['verdict']['label']}. {report['verdict']['text']}"]]
+    sections = [
+        [head],
+        _selection(report),
+        _reference(report),
+        _gap(report),
+        _ranking(report),
+        _diagnostics(report),
+        [f"Verdict: {report['verdict']['label']}. {report['verdict']['text']}"],
+    ]
     return "\n\n".join("\n".join(section) for section in sections) + "\n"

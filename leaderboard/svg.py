@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from html import escape
 
-PALETTE = {"rule": "#1f77b4", "oracle": "#bbbbbb", "accent": "#d62728", "envelope": "#9ecae1", "axis": "#444444"}
+PALETTE = {
+    "rule": "#1f77b4",
+    "oracle": "#bbbbbb",
+    "accent": "#d62728",
+    "envelope": "#9ecae1",
+    "axis": "#444444",
+}
 """Colours: the rule in blue, references in grey, significant results in red."""
 
 
@@ -31,11 +37,21 @@ def text(x: float, y: float, label: str, anchor: str = "start", **attrs: str) ->
     return f'<text x="{_fmt(x)}" y="{_fmt(y)}" text-anchor="{anchor}"{extra}>{escape(label)}</text>'
 
 
-def line(x1: float, y1: float, x2: float, y2: float, color: str = PALETTE["axis"], width: float = 1.0, dash: str = "") -> str:
+def line(
+    x1: float,
+    y1: float,
+    x2: float,
+    y2: float,
+    color: str = PALETTE["axis"],
+    width: float = 1.0,
+    dash: str = "",
+) -> str:
     """A straight line, optionally dashed."""
     dashed = f' stroke-dasharray="{dash}"' if dash else ""
-    return (f'<line x1="{_fmt(x1)}" y1="{_fmt(y1)}" x2="{_fmt(x2)}" y2="{_fmt(y2)}" '
-            f'stroke="{color}" stroke-width="{width}"{dashed}/>')
+    return (
+        f'<line x1="{_fmt(x1)}" y1="{_fmt(y1)}" x2="{_fmt(x2)}" y2="{_fmt(y2)}" '
+        f'stroke="{color}" stroke-width="{width}"{dashed}/>'
+    )
 
 
 def rect(x: float, y: float, w: float, h: float, color: str, tooltip: str = "") -> str:
@@ -60,8 +76,12 @@ def legend(x: float, y: float, entries: list[tuple[str, str]]) -> list[str]:
 
 
 def grouped_bars(
-    categories: list[str], series: list[tuple[str, list[float], str]], title: str,
-    y_label: str = "", width: int = 720, height: int = 260,
+    categories: list[str],
+    series: list[tuple[str, list[float], str]],
+    title: str,
+    y_label: str = "",
+    width: int = 720,
+    height: int = 260,
 ) -> str:
     """Vertical grouped bar chart: one group per category, one bar per series.
 
@@ -82,19 +102,37 @@ def grouped_bars(
         x0 = left + g * group_w + group_w * 0.1
         for s, (name, values, color) in enumerate(series):
             h = plot_h * values[g] / top_value
-            body.append(rect(x0 + s * bar_w, top + plot_h - h, bar_w, h, color, f"{category} {name}: {values[g]:.3g}"))
+            body.append(
+                rect(x0 + s * bar_w, top + plot_h - h, bar_w, h, color, f"{category} {name}: {values[g]:.3g}")
+            )
         cx = left + (g + 0.5) * group_w
-        body.append(text(cx, top + plot_h + 10, category, anchor="end",
-                         transform=f"rotate(-45 {_fmt(cx)} {_fmt(top + plot_h + 10)})"))
+        body.append(
+            text(
+                cx,
+                top + plot_h + 10,
+                category,
+                anchor="end",
+                transform=f"rotate(-45 {_fmt(cx)} {_fmt(top + plot_h + 10)})",
+            )
+        )
     if y_label:
-        body.append(text(12, top + plot_h / 2, y_label, anchor="middle",
-                         transform=f"rotate(-90 12 {_fmt(top + plot_h / 2)})"))
+        body.append(
+            text(
+                12,
+                top + plot_h / 2,
+                y_label,
+                anchor="middle",
+                transform=f"rotate(-90 12 {_fmt(top + plot_h / 2)})",
+            )
+        )
     return svg_document(width, height, body, title)
 
 
 def interval_rows(
-    rows: list[tuple[str, float | None, float | None, float | None, bool]], title: str,
-    width: int = 720, row_height: int = 34,
+    rows: list[tuple[str, float | None, float | None, float | None, bool]],
+    title: str,
+    width: int = 720,
+    row_height: int = 34,
 ) -> str:
     """Horizontal point-and-interval chart, one row per (label, point, low, high, highlight).
 
@@ -102,7 +140,7 @@ def interval_rows(
     point (outside its envelope) is drawn in the accent colour. Rows whose
     point is None are labelled "not computed".
     """
-    left, right, top = 110, 20, 16
+    left, right, top = 150, 20, 16
     height = top + row_height * len(rows) + 26
     values = [v for _, p, lo, hi, _ in rows for v in (p, lo, hi) if v is not None]
     span = max([abs(v) for v in values] + [1e-6]) * 1.15
@@ -119,8 +157,16 @@ def interval_rows(
             body.append(text(x_of(0.0) + 6, y + 4, "not computed"))
             continue
         if low is not None and high is not None:
-            body.append(rect(x_of(low), y - 7, x_of(high) - x_of(low), 14, PALETTE["envelope"],
-                             f"{label} envelope [{low:+.3f}, {high:+.3f}]"))
+            body.append(
+                rect(
+                    x_of(low),
+                    y - 7,
+                    x_of(high) - x_of(low),
+                    14,
+                    PALETTE["envelope"],
+                    f"{label} envelope [{low:+.3f}, {high:+.3f}]",
+                )
+            )
         color = PALETTE["accent"] if highlight else PALETTE["rule"]
         body.append(circle(x_of(point), y, 5, color, f"{label}: {point:+.3f}"))
     axis_y = top + row_height * len(rows) + 14
@@ -130,8 +176,13 @@ def interval_rows(
 
 
 def value_bars(
-    labels: list[str], values: list[float | None], title: str, reference: float | None = None,
-    maximum: float = 1.0, width: int = 480, row_height: int = 30,
+    labels: list[str],
+    values: list[float | None],
+    title: str,
+    reference: float | None = None,
+    maximum: float = 1.0,
+    width: int = 480,
+    row_height: int = 30,
 ) -> str:
     """Horizontal bars on [0, maximum] with an optional dashed reference line (e.g. chance 0.5)."""
     left, right, top = 150, 50, 10

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from leaderboard import defaults
-from leaderboard.selection import FLOAT_TOLERANCE
+from leaderboard.metrics.selection import FLOAT_TOLERANCE
 
 PER_SCENE_SKILL = "per-scene skill"
 ONE_GOOD_EXPERIENCE = "one good experience"
@@ -40,28 +40,40 @@ def verdict(
     distance = success_rule - success_best_fixed
     spreads = concentration_ratio <= defaults.CONCENTRATION_RATIO_SPREAD + FLOAT_TOLERANCE
     if spreads and distance > 0:
-        return Verdict(PER_SCENE_SKILL, (
-            f"Spreads its selections ({ratio_text} <= {defaults.CONCENTRATION_RATIO_SPREAD}) "
-            f"and beats best-fixed by {distance:.3f} in success."
-        ))
+        return Verdict(
+            PER_SCENE_SKILL,
+            (
+                f"Spreads its selections ({ratio_text} <= {defaults.CONCENTRATION_RATIO_SPREAD}) "
+                f"and beats best-fixed by {distance:.3f} in success."
+            ),
+        )
     if not spreads and abs(distance) <= defaults.BEST_FIXED_WINDOW + FLOAT_TOLERANCE:
-        return Verdict(ONE_GOOD_EXPERIENCE, (
-            f"Concentrates ({ratio_text} > {defaults.CONCENTRATION_RATIO_SPREAD}) and lands "
-            f"within {defaults.BEST_FIXED_WINDOW} of best-fixed ({distance:+.3f}): the score "
-            "reflects one good experience, not per-scene selection."
-        ))
+        return Verdict(
+            ONE_GOOD_EXPERIENCE,
+            (
+                f"Concentrates ({ratio_text} > {defaults.CONCENTRATION_RATIO_SPREAD}) and lands "
+                f"within {defaults.BEST_FIXED_WINDOW} of best-fixed ({distance:+.3f}): the score "
+                "reflects one good experience, not per-scene selection."
+            ),
+        )
     if gap_direction == "below":
-        return Verdict(WRONG_SCENE_ASSIGNMENT, (
-            "Below the envelope of its frequency-matched shuffles: the rule assigns its "
-            "selections to the wrong scenes."
-        ))
+        return Verdict(
+            WRONG_SCENE_ASSIGNMENT,
+            (
+                "Below the envelope of its frequency-matched shuffles: the rule assigns its "
+                "selections to the wrong scenes."
+            ),
+        )
     if not gap_computed:
         gap_text = "gap not computable"
     elif gap_direction == "above":
         gap_text = "gap above its shuffle envelope"
     else:
         gap_text = "gap inside its shuffle envelope"
-    return Verdict(NOT_DISTINGUISHABLE, (
-        f"Not distinguishable ({ratio_text}, {distance:+.3f} against best-fixed, {gap_text}). "
-        "With few states the envelope is wide: this shows compatibility, not equivalence."
-    ))
+    return Verdict(
+        NOT_DISTINGUISHABLE,
+        (
+            f"None of the three patterns holds ({ratio_text}, {distance:+.3f} against best-fixed, "
+            f"{gap_text}). With few states the envelope is wide: this shows compatibility, not equivalence."
+        ),
+    )

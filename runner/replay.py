@@ -25,7 +25,7 @@ from runner.osc import yaw_down_rotation
 from runner.scenes import StackLayout
 from runner.stack_expert import PHASE_GRASP, PHASE_PLACE, PHASE_TRANSPORT, grasp_yaw
 
-EPISODE_OFFSET_STD = 0.007
+EPISODE_OFFSET_STD = 0.010
 """Std of the per-episode constant end-effector offset in x and y (m)."""
 STEP_JITTER_STD = 0.002
 """Std of the per-step target jitter, each axis (m)."""
@@ -39,7 +39,7 @@ RETARGET_YAW = os.environ.get("RY","1")=="1"
 class ExecutionNoise:
     """The noise of one episode, fully determined by its seed material."""
 
-    offset: np.ndarray  # (2,)
+    offset: np.ndarray  # (2, 2): grasp-side and place-side offsets (x, y)
     jitter: np.ndarray  # (T, 3)
     grip_delay: int
 
@@ -48,7 +48,7 @@ def noise_for(seed: int, experience_id: str, state_id: str, n_steps: int) -> Exe
     """The execution noise of cell (experience, state, seed)."""
     material = [int(seed), zlib.crc32(experience_id.encode()), zlib.crc32(state_id.encode())]
     rng = np.random.default_rng(np.random.SeedSequence(material))
-    return ExecutionNoise(offset=rng.normal(0.0, EPISODE_OFFSET_STD, size=2),
+    return ExecutionNoise(offset=rng.normal(0.0, EPISODE_OFFSET_STD, size=(2, 2)),
                           jitter=rng.normal(0.0, STEP_JITTER_STD, size=(n_steps, 3)),
                           grip_delay=int(rng.integers(0, MAX_GRIP_DELAY + 1)))
 
@@ -85,7 +85,9 @@ def retarget(path: np.ndarray, base: StackLayout, query: StackLayout) -> np.ndar
 def apply_noise(path: np.ndarray, noise: ExecutionNoise) -> np.ndarray:
     """The path the arm is actually commanded to follow under `noise`."""
     out = path.copy()
-    out[:, :2] += noise.offset
+    place_side = path[:, 5] >= PHASE_TRANSPORT
+    out[~place_side, :2] += noise.offset[0]
+    out[place_side, :2] += noise.offset[1]
     out[:, :3] += noise.jitter[: len(path)]
     if noise.grip_delay:
         out[noise.grip_delay:, 4] = path[:-noise.grip_delay, 4]

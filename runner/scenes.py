@@ -34,7 +34,7 @@ N_STATES_PER_LEVEL = 10
 LEVELS = (0, 1, 2, 3)
 L3_SPREAD = 0.02
 """Level 3 moves the cubes this much further apart (y) to leave room for the obstacle."""
-OBSTACLE_HALF_HEIGHT = (0.015, 0.035)
+OBSTACLE_HALF_HEIGHT = (0.02, 0.045)
 """Range of the obstacle's half height: its top is 3-7 cm above the table, below the hand."""
 
 QUERY_SET_SEEDS = {"stack-orig": 1001, "stack-fresh": 2002, "stack-hidden": 3003}

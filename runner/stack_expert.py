@@ -60,7 +60,7 @@ def sample_style(rng: np.random.Generator) -> StackStyle:
         arc=float(rng.uniform(-0.08, 0.08)),
         speed=float(rng.uniform(0.012, 0.032)),
         close_steps=int(rng.integers(6, 14)),
-        release_height=float(rng.uniform(0.002, 0.02)),
+        release_height=float(rng.uniform(0.002, 0.03)),
         release_steps=int(rng.integers(5, 12)),
         retreat_height=float(rng.uniform(0.04, 0.10)),
     )

@@ -204,7 +204,7 @@ class DirectoryCatalog(Catalog):
         out = []
         for directory in sorted(p for p in self.root.iterdir() if (p / "setting.json").is_file()):
             meta = json.loads((directory / "setting.json").read_text())
-            k = sum(1 for _ in (directory / "experiences.csv").open()) - 1
+            k = len((directory / "experiences.csv").read_text().strip().splitlines()) - 1
             out.append(SettingSummary(id=directory.name, task=meta["task"],
                                       mechanism=meta["mechanism"], k=k,
                                       query_set=meta["query_set"], sealed=bool(meta.get("sealed", False)),

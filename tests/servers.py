@@ -64,6 +64,26 @@ def wait_for_port(port: int, timeout: float, proc: subprocess.Popen | None = Non
     raise RuntimeError(f"port {port} did not open within {timeout} s")
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every live descendant of `pid` (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+    found, stack = [], [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
 class ProcessServer:
     """A child process in its own process group, stdout/stderr to a log file."""
 
@@ -104,6 +124,22 @@ class ProcessServer:
         except subprocess.TimeoutExpired:
             self.kill(signal.SIGKILL)
             self.proc.wait(5)
+
+    def crash(self) -> None:
+        """SIGKILL the process and every descendant, then reap it (a crash: no clean shutdown).
+
+        Descendants are found through /proc because some (RQ's work horse)
+        move to a process group of their own.
+        """
+        if self.proc is None:
+            return
+        victims = [self.proc.pid, *_descendants(self.proc.pid)]
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait(10)
 
     def log_tail(self, n: int = 4000) -> str:
         return self.log.read_text(errors="replace")[-n:] if self.log.exists() else ""

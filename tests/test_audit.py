@@ -9,23 +9,57 @@ from leaderboard import defaults
 from leaderboard.audit import run_audit
 from leaderboard.rules import oracle_scores
 
-Y_OUTCOMES = np.array([  # 5 seeds reproduce the reference example y exactly
-    [[1] * 5, [0] * 5, [1, 1, 1, 0, 0], [1, 0, 0, 0, 0]],
-    [[0] * 5, [1] * 5, [1, 1, 1, 0, 0], [1, 0, 0, 0, 0]],
-    [[1, 1, 0, 0, 0], [1, 1, 0, 0, 0], [0] * 5, [1, 0, 0, 0, 0]],
-])
+Y_OUTCOMES = np.array(
+    [  # 5 seeds reproduce the reference example y exactly
+        [[1] * 5, [0] * 5, [1, 1, 1, 0, 0], [1, 0, 0, 0, 0]],
+        [[0] * 5, [1] * 5, [1, 1, 1, 0, 0], [1, 0, 0, 0, 0]],
+        [[1, 1, 0, 0, 0], [1, 1, 0, 0, 0], [0] * 5, [1, 0, 0, 0, 0]],
+    ]
+)
 SCORES = np.array([[3.0, 2.0, 1.0, 0.0], [1.0, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 5.0]])
 
 GROUP_KEYS = {
-    "inputs": {"n_experiences", "n_scenes", "n_seeds", "experience_ids", "selection_only", "seed",
-               "n_shuffles", "n_bootstrap"},
-    "reference": {"success_rule", "success_random", "success_oracle", "best_fixed", "success_best_fixed",
-                  "headroom", "advantage", "advantage_reason", "best_fixed_advantage", "quality", "margin"},
-    "concentration": {"selection_counts", "oracle_counts", "top_pick", "top_pick_share",
-                      "oracle_top_pick_share", "concentration_ratio", "top_pick_margin", "sign_match"},
+    "inputs": {
+        "n_experiences",
+        "n_scenes",
+        "n_seeds",
+        "experience_ids",
+        "selection_only",
+        "seed",
+        "n_shuffles",
+        "n_bootstrap",
+    },
+    "reference": {
+        "success_rule",
+        "success_random",
+        "success_oracle",
+        "best_fixed",
+        "success_best_fixed",
+        "headroom",
+        "advantage",
+        "advantage_reason",
+        "best_fixed_advantage",
+        "quality",
+        "margin",
+    },
+    "concentration": {
+        "selection_counts",
+        "oracle_counts",
+        "top_pick",
+        "top_pick_share",
+        "oracle_top_pick_share",
+        "concentration_ratio",
+        "top_pick_margin",
+        "sign_match",
+    },
     "intervals": {"success_rule", "advantage", "success_best_fixed", "gap", "within_query_auroc"},
-    "ranking": {"pooled_auroc", "within_query_auroc", "within_query_eligible_share", "r2_scene",
-                "not_computable_reason"},
+    "ranking": {
+        "pooled_auroc",
+        "within_query_auroc",
+        "within_query_eligible_share",
+        "r2_scene",
+        "not_computable_reason",
+    },
     "diagnostics": {"delete_top_pick", "equalized_library", "random_sublibraries", "reranking"},
     "verdict": {"label", "text"},
 }
@@ -77,8 +111,9 @@ def test_same_seed_same_bytes_other_seed_other_draws(audit_random_setting):
     data, scores = audit_random_setting
 
     def dump(seed):
-        return json.dumps(run_audit(data, scores, n_shuffles=300, n_bootstrap=300, seed=seed).to_dict(),
-                          sort_keys=True)
+        return json.dumps(
+            run_audit(data, scores, n_shuffles=300, n_bootstrap=300, seed=seed).to_dict(), sort_keys=True
+        )
 
     assert dump(3) == dump(3)
     assert dump(3) != dump(4)
@@ -95,7 +130,9 @@ def test_oracle_scores_give_advantage_one_and_per_scene_skill(audit_random_setti
 
 def test_scene_blind_rule_gap_envelope_contains_zero(audit_random_setting):
     data, _ = audit_random_setting
-    scores = np.tile(np.arange(len(data.experience_ids))[:, None] % 3, (1, data.scenes.n_scenes)).astype(float)
+    scores = np.tile(np.arange(len(data.experience_ids))[:, None] % 3, (1, data.scenes.n_scenes)).astype(
+        float
+    )
     report = run_audit(data, scores, n_shuffles=200, n_bootstrap=200).to_dict()
     for block in report["gap"].values():
         if block["gap"] is not None:
@@ -152,6 +189,7 @@ def test_wrong_scene_assignment_verdict(audit_data_factory):
         ({"scores": np.where(np.eye(3, 4) > 0, np.nan, 0.0)}, "scores: 3 entries are NaN or infinite"),
         ({"n_shuffles": 0}, "n_shuffles must be a positive integer, got 0"),
         ({"n_bootstrap": 2.5}, "n_bootstrap must be a positive integer, got 2.5"),
+        ({"seed": -1}, "seed must be a non-negative integer, got -1"),
     ],
 )
 def test_bad_arguments_are_rejected(audit_data_factory, kwargs, message):
@@ -165,3 +203,23 @@ def test_incomplete_data_is_rejected(audit_data_factory):
     outcomes[0, 0, 0] = -1
     with pytest.raises(ValueError, match="data: the outcome tensor has 1 missing cells"):
         run_audit(audit_data_factory(outcomes), SCORES)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (1, 4, 2), (3, 1, 1), (2, 2, 1)])
+def test_degenerate_sizes_give_nulls_with_reasons_not_crashes(audit_data_factory, shape):
+    outcomes = (np.arange(np.prod(shape)).reshape(shape) % 2).astype(np.int8)
+    report = run_audit(audit_data_factory(outcomes), np.zeros(shape[:2]), n_shuffles=20, n_bootstrap=20)
+    document = json.loads(json.dumps(report.to_dict(), allow_nan=False))
+    assert document["verdict"]["label"] in {
+        "per-scene skill",
+        "one good experience",
+        "wrong-scene assignment",
+        "not distinguishable",
+    }
+    if shape[1] == 1:
+        assert document["gap"]["all"]["gap"] is None
+        assert document["gap"]["all"]["reason"] == "1 scene(s) in this subset: a shuffle needs at least 2"
+    if shape[0] == 1:
+        assert document["diagnostics"]["delete_top_pick"]["reason"].startswith(
+            "the library has one experience"
+        )

@@ -9,15 +9,15 @@ else, no script may fail, and the report plots must draw.
 from __future__ import annotations
 
 import io
+import os
 import sys
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
-from leaderboard.baselines import baseline_submission_id
 from leaderboard.publish import COLUMNS, build_leaderboard
-from tests.servers import ProcessServer, free_port, wait_for_port
+from tests.servers import ProcessServer, RedisServer, free_port, wait_for_port
 from tests.test_publish import SETTING, make_data, make_entries, make_settings
 
 CHROMIUM = "/usr/bin/chromium"
@@ -202,3 +202,38 @@ def test_index_links_lead_to_the_setting_page(page, base_url):
     page.wait_for_url(f"{base_url}/index.html")
     shot = page.screenshot(full_page=True)
     assert non_white_share(shot) > 0.005
+
+
+def test_pages_work_through_the_service_static_route(browser, entries, tmp_path):
+    """The same files published into the store and served by the service under gunicorn."""
+    from service.publishing import LEADERBOARD_PREFIX
+    from service.storage import LocalStore
+
+    store = LocalStore(tmp_path / "store")
+    for key, body in build_leaderboard(entries, make_settings()).items():
+        store.put_bytes(LEADERBOARD_PREFIX + key, body)
+    redis = RedisServer(tmp_path / "redis").start()
+    port = free_port()
+    env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "HOME": str(tmp_path),
+           "EXPAUDIT_STORE": str(tmp_path / "store"), "EXPAUDIT_REDIS_URL": redis.url}
+    web = ProcessServer([sys.executable, "-m", "gunicorn", "--workers", "1", "--bind",
+                         f"127.0.0.1:{port}", "service.app:create_app()"], tmp_path / "web.log",
+                        env=env)
+    context = browser.new_context()
+    try:
+        web.start()
+        wait_for_port(port, 60, web.proc, web.log)
+        page = context.new_page()
+        response = page.goto(f"http://127.0.0.1:{port}/")
+        assert response.ok and page.url.endswith("/leaderboard/index.html")
+        page.locator(f'#settings a[href="settings/{SETTING}.html"]').click()
+        assert page.locator("#leaderboard tbody tr").count() == len(entries)
+        page.locator('#leaderboard th[data-key="advantage"]').click()
+        assert _sorted_numeric(column_values(page, "advantage"), descending=True)
+        page.locator('#leaderboard tr[data-submission="sub-good"] a').click()
+        page.wait_for_url("**/leaderboard/reports/sub-good.html")
+        assert non_white_share(page.locator("svg").first.screenshot()) > 0.01
+    finally:
+        context.close()
+        web.stop()
+        redis.stop()

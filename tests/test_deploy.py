@@ -116,6 +116,20 @@ def test_app_environment_is_what_the_service_reads(config):
     assert unused == set()
 
 
+def test_gpu_reservation_can_be_reset_for_cpu_hosts(tmp_path):
+    """The override documented in docs/self_hosting.md removes only the reservation."""
+    shutil.copy(ROOT / "compose.yaml", tmp_path / "compose.yaml")
+    (tmp_path / "compose.override.yaml").write_text("services:\n  runner:\n    deploy: !reset {}\n")
+    # no -f: Compose then reads compose.yaml and merges compose.override.yaml, as `up` does
+    result = subprocess.run([COMPOSE, "config", "--format", "json"], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=60,
+                            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    runner = json.loads(result.stdout)["services"]["runner"]
+    assert "deploy" not in runner and runner["command"] == ["runner"]
+    assert "override" in (ROOT / "docs" / "self_hosting.md").read_text()
+
+
 def test_named_volumes_are_declared(config):
     assert {"redis-data", "minio-data", "runner-scratch"} <= set(config["volumes"])
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from leaderboard.bootstrap import (
+from leaderboard.metrics.bootstrap import (
     Interval,
     bootstrap_intervals,
     cluster_index,
@@ -11,7 +11,7 @@ from leaderboard.bootstrap import (
     percentile_interval,
     resample_counts,
 )
-from leaderboard.selection import select
+from leaderboard.metrics.selection import select
 
 
 def test_cluster_index_and_sums():
@@ -45,7 +45,9 @@ def test_bootstrap_matches_a_loop_over_resampled_states(audit_random_setting):
     sel = select(scores)
     shuffle_mean = np.full(y.shape[1], 0.4)
     scene_auroc = np.where(np.arange(y.shape[1]) % 4 == 0, np.nan, np.linspace(0.2, 0.9, y.shape[1]))
-    result = bootstrap_intervals(y, sel, data.scenes.state_ids, shuffle_mean, scene_auroc, 300, np.random.default_rng(9))
+    result = bootstrap_intervals(
+        y, sel, data.scenes.state_ids, shuffle_mean, scene_auroc, 300, np.random.default_rng(9)
+    )
     index, n_clusters = cluster_index(data.scenes.state_ids)
     weights = resample_counts(n_clusters, 300, np.random.default_rng(9))
     rule, best, gap, within, adv = [], [], [], [], []
@@ -58,8 +60,13 @@ def test_bootstrap_matches_a_loop_over_resampled_states(audit_random_setting):
         gap.append((chosen - shuffle_mean[scenes]).mean())
         within.append(np.nanmean(scene_auroc[scenes]))
         adv.append((chosen.mean() - ys.mean()) / (ys.max(axis=0).mean() - ys.mean()))
-    for interval, values in ((result.success_rule, rule), (result.success_best_fixed, best),
-                             (result.gap, gap), (result.within_query_auroc, within), (result.advantage, adv)):
+    for interval, values in (
+        (result.success_rule, rule),
+        (result.success_best_fixed, best),
+        (result.gap, gap),
+        (result.within_query_auroc, within),
+        (result.advantage, adv),
+    ):
         assert (interval.low, interval.high) == pytest.approx(tuple(np.percentile(values, [2.5, 97.5])))
     assert result.n_clusters == 12
 
@@ -67,8 +74,9 @@ def test_bootstrap_matches_a_loop_over_resampled_states(audit_random_setting):
 def test_bootstrap_without_ranking_reports_reason(audit_random_setting):
     data, scores = audit_random_setting
     y = data.success_matrix()
-    result = bootstrap_intervals(y, select(scores), data.scenes.state_ids, np.zeros(y.shape[1]), None, 50,
-                                 np.random.default_rng(0))
+    result = bootstrap_intervals(
+        y, select(scores), data.scenes.state_ids, np.zeros(y.shape[1]), None, 50, np.random.default_rng(0)
+    )
     assert result.within_query_auroc.low is None
     assert result.within_query_auroc.reason == "ranking metrics are not computable for this input"
 
@@ -76,7 +84,9 @@ def test_bootstrap_without_ranking_reports_reason(audit_random_setting):
 def test_identical_clusters_give_degenerate_intervals():
     y = np.tile(np.array([[1.0, 0.0], [0.0, 1.0]]), (1, 5))
     states = np.repeat(np.arange(5), 2)
-    result = bootstrap_intervals(y, np.tile([0, 1], 5), states, np.full(10, 0.5), None, 100, np.random.default_rng(0))
+    result = bootstrap_intervals(
+        y, np.tile([0, 1], 5), states, np.full(10, 0.5), None, 100, np.random.default_rng(0)
+    )
     assert (result.success_rule.low, result.success_rule.high) == (1.0, 1.0)
     assert (result.gap.low, result.gap.high) == (0.5, 0.5)
     assert (result.advantage.low, result.advantage.high) == (1.0, 1.0)

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from leaderboard.diagnostics import (
+from leaderboard.metrics.diagnostics import (
     advantage_on,
     delete_top_pick,
     equalized_library,
@@ -13,31 +13,11 @@ from leaderboard.diagnostics import (
     random_sublibraries,
     reranked,
 )
-from leaderboard.rerank import csls, mutual_proximity
-from leaderboard.selection import oracle_tie_counts, select
+from leaderboard.metrics.rerank import csls
+from leaderboard.metrics.selection import oracle_tie_counts, select
 
-S = np.array([[1.0, 2.0, 3.0], [4.0, 0.0, 1.0]])
 Y = np.array([[1.0, 0.0, 0.6, 0.2], [0.0, 1.0, 0.6, 0.2], [0.4, 0.4, 0.0, 0.2]])
 SCORES = np.array([[3.0, 2.0, 1.0, 0.0], [1.0, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 5.0]])
-
-
-def test_csls_hand_computed():
-    np.testing.assert_allclose(csls(S, k=1), [[-5, -1, 0], [0, -6, -5]])
-    np.testing.assert_allclose(csls(S, k=2), [[-3, 0.5, 1.5], [3, -3.5, -2.5]])
-    np.testing.assert_allclose(csls(S, k=10), csls(S, k=3))  # clipped to the matrix size
-
-
-def test_csls_penalises_a_hub():
-    scores = np.array([[0.9, 0.9, 0.9, 0.9], [0.8, 0.1, 0.1, 0.1], [0.1, 0.85, 0.1, 0.1]])
-    assert select(scores).tolist() == [0, 0, 0, 0]
-    assert select(csls(scores, k=4)).tolist()[:2] == [1, 2]
-
-
-def test_mutual_proximity_hand_computed():
-    np.testing.assert_allclose(
-        mutual_proximity(S),
-        [[1 / 24, 0.375, 0.625], [0.625, 1 / 24, 0.125]],
-    )
 
 
 def test_delete_top_pick_hand_computed():

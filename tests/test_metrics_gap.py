@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from leaderboard.gap import discrimination_gap, permutation_matrix, subset_masks
+from leaderboard.metrics.gap import discrimination_gap, permutation_matrix, subset_masks
 
 
 def test_permutation_matrix_rows_are_permutations():
@@ -29,7 +29,9 @@ def test_shuffles_keep_selection_counts_and_match_a_loop():
     assert result.gap == pytest.approx(y[sel, np.arange(9)].mean() - np.mean(loop))
     low, high = np.percentile(np.array(loop) - np.mean(loop), [2.5, 97.5])
     assert (result.envelope_low, result.envelope_high) == pytest.approx((low, high))
-    np.testing.assert_allclose(result.scene_shuffle_mean, [np.mean([y[sel[p][q], q] for p in perms]) for q in range(9)])
+    np.testing.assert_allclose(
+        result.scene_shuffle_mean, [np.mean([y[sel[p][q], q] for p in perms]) for q in range(9)]
+    )
 
 
 def test_three_scene_case_by_hand():

@@ -8,36 +8,60 @@ Scores are continuous (no ties), so the lowest-index tie rule never decides.
 import numpy as np
 import pytest
 
-from leaderboard.concentration import concentration
-from leaderboard.diagnostics import delete_top_pick, equalized_library, reranked
-from leaderboard.ranking import ranking_metrics, r2_scene
-from leaderboard.reference import reference_quantities
-from leaderboard.selection import select
+from leaderboard.metrics.concentration import concentration
+from leaderboard.metrics.diagnostics import delete_top_pick, equalized_library, reranked
+from leaderboard.metrics.ranking import ranking_metrics, r2_scene
+from leaderboard.metrics.reference import reference_quantities
+from leaderboard.metrics.selection import select
 
 
 def _reference(y, s):
     ref = reference_quantities(y, select(s))
-    return [ref.success_rule, ref.success_random, ref.success_oracle, ref.success_best_fixed,
-            ref.headroom, ref.advantage, ref.best_fixed_advantage, sorted(ref.quality)]
+    return [
+        ref.success_rule,
+        ref.success_random,
+        ref.success_oracle,
+        ref.success_best_fixed,
+        ref.headroom,
+        ref.advantage,
+        ref.best_fixed_advantage,
+        sorted(ref.quality),
+    ]
 
 
 def _concentration(y, s):
     ref = reference_quantities(y, select(s))
     conc = concentration(y, select(s), ref.margin, ref.advantage)
-    return [conc.top_pick_share, conc.oracle_top_pick_share, conc.concentration_ratio,
-            conc.top_pick_margin, conc.sign_match, sorted(conc.selection_counts), sorted(conc.oracle_counts)]
+    return [
+        conc.top_pick_share,
+        conc.oracle_top_pick_share,
+        conc.concentration_ratio,
+        conc.top_pick_margin,
+        conc.sign_match,
+        sorted(conc.selection_counts),
+        sorted(conc.oracle_counts),
+    ]
 
 
 def _ranking(y, s):
     result = ranking_metrics(y, s)
-    return [result.pooled_auroc, result.within_query_auroc, result.within_query_eligible_share, r2_scene(y)[0]]
+    return [
+        result.pooled_auroc,
+        result.within_query_auroc,
+        result.within_query_eligible_share,
+        r2_scene(y)[0],
+    ]
 
 
 def _diagnostics(y, s):
     ref = reference_quantities(y, select(s))
     conc = concentration(y, select(s), ref.margin, ref.advantage)
-    return [delete_top_pick(y, s, conc.top_pick).value, equalized_library(y, s, ref.quality).value,
-            reranked(y, s)["csls"].value, reranked(y, s)["mutual_proximity"].value]
+    return [
+        delete_top_pick(y, s, conc.top_pick).value,
+        equalized_library(y, s, ref.quality).value,
+        reranked(y, s)["csls"].value,
+        reranked(y, s)["mutual_proximity"].value,
+    ]
 
 
 def _flat(values):
@@ -51,8 +75,12 @@ def _flat(values):
     return out
 
 
-METRICS = {"reference": _reference, "concentration": _concentration, "ranking": _ranking,
-           "diagnostics": _diagnostics}
+METRICS = {
+    "reference": _reference,
+    "concentration": _concentration,
+    "ranking": _ranking,
+    "diagnostics": _diagnostics,
+}
 
 
 @pytest.fixture
@@ -91,11 +119,19 @@ def test_run_audit_keyed_values_follow_experience_ids(audit_data_factory, settin
     ids = [f"exp-{i}" for i in range(14)]
     order = np.random.default_rng(3).permutation(14)
     first = run_audit(audit_data_factory(outcomes, experience_ids=ids), scores, n_shuffles=20, n_bootstrap=20)
-    second = run_audit(audit_data_factory(outcomes[order], experience_ids=[ids[i] for i in order]),
-                       scores[order], n_shuffles=20, n_bootstrap=20)
+    second = run_audit(
+        audit_data_factory(outcomes[order], experience_ids=[ids[i] for i in order]),
+        scores[order],
+        n_shuffles=20,
+        n_bootstrap=20,
+    )
     a, b = first.to_dict(), second.to_dict()
-    for group, key in (("concentration", "selection_counts"), ("concentration", "oracle_counts"),
-                       ("reference", "quality"), ("reference", "margin")):
+    for group, key in (
+        ("concentration", "selection_counts"),
+        ("concentration", "oracle_counts"),
+        ("reference", "quality"),
+        ("reference", "margin"),
+    ):
         assert a[group][key] == b[group][key]
     assert a["concentration"]["top_pick"] == b["concentration"]["top_pick"]
     assert a["reference"]["best_fixed"] == b["reference"]["best_fixed"]

@@ -5,7 +5,14 @@ import itertools
 import numpy as np
 import pytest
 
-from leaderboard.ranking import labels, mann_whitney_auroc, pooled_auroc, r2_scene, ranking_metrics, scene_aurocs
+from leaderboard.metrics.ranking import (
+    labels,
+    mann_whitney_auroc,
+    pooled_auroc,
+    r2_scene,
+    ranking_metrics,
+    scene_aurocs,
+)
 
 Y = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 1.0]])
 SCORES = np.array([[0.9, 0.3], [0.1, 0.3], [0.5, 0.1]])

@@ -12,7 +12,7 @@ from leaderboard.rules import (
     recency_scores,
     track_record_scores,
 )
-from leaderboard.selection import select
+from leaderboard.metrics.selection import select
 
 
 def test_oracle_scores_reach_advantage_one(audit_random_setting):
@@ -32,10 +32,12 @@ def test_best_fixed_and_recency_pick_one_experience(audit_random_setting):
 
 
 def test_track_record_hand_computed(audit_data_factory):
-    outcomes = np.array([
-        [[0, 1], [1, 1], [1, 0]],  # e0
-        [[1, 1], [1, 1], [1, 1]],  # e1
-    ])
+    outcomes = np.array(
+        [
+            [[0, 1], [1, 1], [1, 0]],  # e0
+            [[1, 1], [1, 1], [1, 1]],  # e1
+        ]
+    )
     scores = track_record_scores(audit_data_factory(outcomes))
     # q0: tie 1/2, 1/2 -> e0, seed 0 -> fail: e0 = 1/3
     # q1: e1 (1/2 > 1/3), seed 1 -> success: e1 = 2/3

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import runpy
 import shutil
 import subprocess
 import sys
@@ -73,15 +74,11 @@ def test_object_proximity_is_minus_summed_distance(demo, tmp_path):
     np.testing.assert_array_equal(scores.argmax(axis=0), np.arange(8) % 4)
 
 
-def test_object_proximity_scores_no_shared_object_lowest(tmp_path):
-    sys.path.insert(0, str(EXAMPLES / "object-proximity"))
-    try:
-        import selector as proximity
-    finally:
-        sys.path.pop(0)
-        sys.modules.pop("selector", None)
-    assert proximity.score({"cubeA": [0, 0, 0]}, {"cubeB": [0, 0, 0]}) == -1e9
-    assert proximity.score({"cubeA": [0, 0, 0]}, {"cubeA": [3, 4, 0]}) == -5.0
+def test_object_proximity_scores_no_shared_object_lowest():
+    proximity = runpy.run_path(str(EXAMPLES / "object-proximity" / "selector.py"),
+                               run_name="object_proximity")  # no __pycache__ in the example
+    assert proximity["score"]({"cubeA": [0, 0, 0]}, {"cubeB": [0, 0, 0]}) == -1e9
+    assert proximity["score"]({"cubeA": [0, 0, 0]}, {"cubeA": [3, 4, 0]}) == -5.0
 
 
 @pytest.mark.parametrize("name", SELECTORS)

@@ -32,32 +32,58 @@ def _write(path: Path, header: list[str], rows: list[list]) -> None:
 
 
 def make_toy(out_dir: Path) -> None:
-    """Write E.csv, S.csv, O.csv, R.csv (scores) and R_selection.csv into `out_dir`."""
+    """Write experiences.csv, scenes.csv, outcomes.csv, scores.csv and selections.csv into `out_dir`.
+
+    `selections.csv` is the same rule as a selection-only submission (its argmax per scene).
+    """
     rng = np.random.default_rng(SEED)
     experiences = [f"e{i:02d}" for i in range(N_EXPERIENCES)]
     states = [f"state{j:02d}" for j in range(N_STATES)]
     layout = rng.integers(0, 4, N_STATES)
-    scenes = [(f"{state}-d{d}", state, int(layout[j]), d) for j, state in enumerate(states) for d in range(N_DRAWS)]
+    scenes = [
+        (f"{state}-d{d}", state, int(layout[j]), d) for j, state in enumerate(states) for d in range(N_DRAWS)
+    ]
     quality = np.linspace(-1.0, 1.2, N_EXPERIENCES)[rng.permutation(N_EXPERIENCES)]
-    difficulty = np.repeat(rng.normal(0.0, 1.0, N_STATES), N_DRAWS) - 0.3 * np.tile(np.arange(N_DRAWS) > 0, N_STATES)
+    difficulty = np.repeat(rng.normal(0.0, 1.0, N_STATES), N_DRAWS) - 0.3 * np.tile(
+        np.arange(N_DRAWS) > 0, N_STATES
+    )
     pair = rng.normal(0.0, 0.6, (N_EXPERIENCES, len(scenes)))
     p = 1.0 / (1.0 + np.exp(-(quality[:, None] + difficulty[None, :] + pair)))
     outcomes = (rng.random((N_EXPERIENCES, len(scenes), N_SEEDS)) < p[..., None]).astype(int)
     similarity = 0.5 * pair + rng.normal(0.0, 0.8, pair.shape)
     similarity[3] += 1.0  # the hub
     out_dir.mkdir(parents=True, exist_ok=True)
-    _write(out_dir / "E.csv", ["experience_id"], [[e] for e in experiences])
-    _write(out_dir / "S.csv", ["scene_id", "state_id", "layout_level", "appearance_draw"], [list(s) for s in scenes])
-    _write(out_dir / "O.csv", ["experience_id", "scene_id", "seed", "success"], [
-        [e, s[0], seed, int(outcomes[i, q, seed])]
-        for i, e in enumerate(experiences) for q, s in enumerate(scenes) for seed in range(N_SEEDS)
-    ])
-    _write(out_dir / "R.csv", ["scene_id", "experience_id", "score"], [
-        [s[0], e, f"{similarity[i, q]:.4f}"] for q, s in enumerate(scenes) for i, e in enumerate(experiences)
-    ])
+    _write(out_dir / "experiences.csv", ["experience_id"], [[e] for e in experiences])
+    _write(
+        out_dir / "scenes.csv",
+        ["scene_id", "state_id", "layout_level", "appearance_draw"],
+        [list(s) for s in scenes],
+    )
+    _write(
+        out_dir / "outcomes.csv",
+        ["experience_id", "scene_id", "seed", "success"],
+        [
+            [e, s[0], seed, int(outcomes[i, q, seed])]
+            for i, e in enumerate(experiences)
+            for q, s in enumerate(scenes)
+            for seed in range(N_SEEDS)
+        ],
+    )
+    _write(
+        out_dir / "scores.csv",
+        ["scene_id", "experience_id", "score"],
+        [
+            [s[0], e, f"{similarity[i, q]:.4f}"]
+            for q, s in enumerate(scenes)
+            for i, e in enumerate(experiences)
+        ],
+    )
     picks = np.argmax(np.round(similarity, 4), axis=0)
-    _write(out_dir / "R_selection.csv", ["scene_id", "experience_id"],
-           [[s[0], experiences[picks[q]]] for q, s in enumerate(scenes)])
+    _write(
+        out_dir / "selections.csv",
+        ["scene_id", "experience_id"],
+        [[s[0], experiences[picks[q]]] for q, s in enumerate(scenes)],
+    )
 
 
 if __name__ == "__main__":

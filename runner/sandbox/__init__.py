@@ -1,7 +1,12 @@
 """Running submitted selectors in a sandbox: the /input-/output protocol and two backends.
 
-`protocol` writes the read-only input tree and reads the scores back;
-`base` is the one interface (`SelectorSandbox.run(RunSpec) -> RunResult`);
-`local` runs a selector directory in Linux namespaces (no engine needed);
-`docker_backend` runs an image through a Docker engine (production).
+- `protocol`: writes the read-only /input tree, reads /output/scores.csv back;
+- `base`: the one interface, `SelectorSandbox.run(RunSpec) -> RunResult`;
+- `local`: runs a selector directory in Linux namespaces (no engine needed);
+- `docker_backend`: runs a container image through a Docker engine (production);
+- `execute.run_selector`: run, then validate the scores (the job boundary);
+- `defaults`: every limit, with its reason; `demo`: a synthetic /input tree;
+- `cli`: `expaudit selector run|demo-input`.
+
+See docs/selector_protocol.md.
 """

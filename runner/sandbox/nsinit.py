@@ -19,7 +19,6 @@ virtual environment is imported while it holds root.
 from __future__ import annotations
 
 import ctypes
-import errno
 import json
 import os
 import resource
@@ -86,7 +85,8 @@ def build_root(cfg: dict) -> None:
     os.makedirs(root + "/etc", exist_ok=True)
     uid, gid = cfg["uid"], cfg["gid"]
     with open(root + "/etc/passwd", "w") as f:
-        f.write(f"root:x:0:0::/:/usr/sbin/nologin\nselector:x:{uid}:{gid}::/tmp:/usr/sbin/nologin\n")
+        f.write("root:x:0:0::/:/usr/sbin/nologin\n"
+                f"selector:x:{uid}:{gid}::/tmp:/usr/sbin/nologin\n")
     with open(root + "/etc/group", "w") as f:
         f.write(f"root:x:0:\nselector:x:{gid}:\n")
     for dev in cfg["devices"]:
@@ -212,8 +212,8 @@ def copy_out(src_dir: int, dst_dir: int, report: dict, depth: int = 0, prefix: s
 def main() -> int:
     cfg = json.loads(sys.stdin.read())
     status_fd = cfg["status_fd"]
-    report: dict = {"error": None, "phase": "setup", "exit_code": None, "timed_out": False, "output_full": False,
-                    "wall_seconds": 0.0, "skipped": [], "entries": 0}
+    report: dict = {"error": None, "phase": "setup", "exit_code": None, "timed_out": False,
+                    "output_full": False, "wall_seconds": 0.0, "skipped": [], "entries": 0}
     try:
         if os.getpid() != 1:
             raise SetupError("not PID 1: the PID namespace was not created")
@@ -228,9 +228,7 @@ def main() -> int:
         report["output_full"] = vfs.f_bavail == 0 or vfs.f_favail == 0
         out = os.open("/output", os.O_RDONLY | os.O_DIRECTORY)
         copy_out(out, host_out, report)
-    except (SetupError, OSError) as exc:
-        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-            report["output_full"] = True
+    except (SetupError, OSError) as exc:  # reported to the host, which decides the status
         report["error"] = str(exc)
     os.write(status_fd, json.dumps(report).encode())
     os.close(status_fd)

@@ -46,7 +46,8 @@ def main() -> None:
         for scene_id in setting["scene_ids"]:
             query = positions(root / "scenes" / scene_id / "meta.json")
             for experience_id in setting["experience_ids"]:
-                writer.writerow([scene_id, experience_id, repr(score(query, library[experience_id]))])
+                value = score(query, library[experience_id])
+                writer.writerow([scene_id, experience_id, repr(value)])
 
 
 if __name__ == "__main__":

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from leaderboard import defaults
-from leaderboard.reference import library_references
-from leaderboard.rerank import csls, mutual_proximity
-from leaderboard.selection import advantage, select, success
+from leaderboard.metrics.reference import library_references
+from leaderboard.metrics.rerank import csls, mutual_proximity
+from leaderboard.metrics.selection import advantage, select, success
 
 
 @dataclass(frozen=True)
@@ -82,9 +82,9 @@ def equalized_subset(quality: np.ndarray, size: int) -> tuple[int, ...]:
         return tuple(best)
     order = np.argsort(quality, kind="stable")
     ordered = quality[order]
-    ranges = ordered[size - 1:] - ordered[: n - size + 1]
+    ranges = ordered[size - 1 :] - ordered[: n - size + 1]
     start = int(np.argmin(ranges))
-    return tuple(sorted(int(i) for i in order[start:start + size]))
+    return tuple(sorted(int(i) for i in order[start : start + size]))
 
 
 def equalized_library(y: np.ndarray, scores: np.ndarray, quality: np.ndarray) -> SubLibraryAdvantage:
@@ -95,8 +95,11 @@ def equalized_library(y: np.ndarray, scores: np.ndarray, quality: np.ndarray) ->
 
 
 def random_sublibraries(
-    y: np.ndarray, scores: np.ndarray, rng: np.random.Generator,
-    n_draws: int = defaults.SUBLIBRARY_DRAWS, size: int = defaults.SUBLIBRARY_SIZE,
+    y: np.ndarray,
+    scores: np.ndarray,
+    rng: np.random.Generator,
+    n_draws: int = defaults.SUBLIBRARY_DRAWS,
+    size: int = defaults.SUBLIBRARY_SIZE,
 ) -> RandomSubLibraries:
     """Share of random sub-libraries where the rule's top-pick share exceeds the oracle's.
 
@@ -105,10 +108,15 @@ def random_sublibraries(
     """
     n_experiences, n_scenes = y.shape
     if n_experiences < defaults.SUBLIBRARY_SOURCE_K:
-        return RandomSubLibraries(None, (
-            f"not applicable: the library has K = {n_experiences} experiences; random "
-            f"K = {size} sub-libraries are drawn from libraries of K >= {defaults.SUBLIBRARY_SOURCE_K}"
-        ), n_draws, size)
+        return RandomSubLibraries(
+            None,
+            (
+                f"not applicable: the library has K = {n_experiences} experiences; random "
+                f"K = {size} sub-libraries are drawn from libraries of K >= {defaults.SUBLIBRARY_SOURCE_K}"
+            ),
+            n_draws,
+            size,
+        )
     # sorted rows keep library order inside a draw, so ties still go to the lowest index
     draws = np.sort(np.argsort(rng.random((n_draws, n_experiences)), axis=1)[:, :size], axis=1)
     sub_y = y[draws]  # (n_draws, size, Q)
@@ -134,4 +142,3 @@ def reranked(y: np.ndarray, scores: np.ndarray) -> dict[str, SubLibraryAdvantage
         "csls": advantage_on(y, csls(scores)),
         "mutual_proximity": advantage_on(y, mutual_proximity(scores)),
     }
-

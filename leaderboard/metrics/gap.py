@@ -58,7 +58,13 @@ def discrimination_gap(
     n_scenes = y.shape[1]
     if n_scenes < 2:
         return GapResult(
-            None, None, None, None, None, None, n_scenes,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            n_scenes,
             f"{n_scenes} scene(s) in this subset: a shuffle needs at least 2",
             np.full(n_scenes, np.nan),
         )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from leaderboard.selection import oracle_tie_counts
+from leaderboard.metrics.selection import oracle_tie_counts
 
 
 @dataclass(frozen=True)

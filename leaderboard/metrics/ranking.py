@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from leaderboard import defaults
-from leaderboard.selection import FLOAT_TOLERANCE as _TOLERANCE
+from leaderboard.metrics.selection import FLOAT_TOLERANCE as _TOLERANCE
 
 
 @dataclass(frozen=True)

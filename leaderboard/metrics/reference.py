@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from leaderboard.selection import advantage, success
+from leaderboard.metrics.selection import advantage, success
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from leaderboard import defaults
-from leaderboard.selection import FLOAT_TOLERANCE
+from leaderboard.metrics.selection import FLOAT_TOLERANCE
 
 
 @dataclass(frozen=True)
@@ -62,16 +62,14 @@ def resample_counts(n_clusters: int, n_resamples: int, rng: np.random.Generator)
     return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_resamples)
 
 
-def percentile_interval(
-    values: np.ndarray, what: str, confidence: float = defaults.CONFIDENCE
-) -> Interval:
+def percentile_interval(values: np.ndarray, what: str, confidence: float = defaults.CONFIDENCE) -> Interval:
     """Central percentile interval of the defined (finite) resample values."""
     defined = np.isfinite(values)
     n_undefined = int((~defined).sum())
     if defined.mean() < defaults.MIN_DEFINED_RESAMPLE_SHARE:
-        return Interval(None, None, (
-            f"{what} is undefined on {n_undefined} of {len(values)} resamples"
-        ), n_undefined)
+        return Interval(
+            None, None, (f"{what} is undefined on {n_undefined} of {len(values)} resamples"), n_undefined
+        )
     tail = 100.0 * (1.0 - confidence) / 2.0
     low, high = np.percentile(values[defined], [tail, 100.0 - tail])
     return Interval(float(low), float(high), None, n_undefined)
@@ -105,13 +103,15 @@ def bootstrap_intervals(
     """
     index, n_clusters = cluster_index(state_ids)
     scene_index = np.arange(y.shape[1])
-    per_scene = np.column_stack([
-        np.ones(y.shape[1]),
-        y[sel, scene_index],
-        y.mean(axis=0),
-        y.max(axis=0),
-        y[sel, scene_index] - scene_shuffle_mean,
-    ])
+    per_scene = np.column_stack(
+        [
+            np.ones(y.shape[1]),
+            y[sel, scene_index],
+            y.mean(axis=0),
+            y.max(axis=0),
+            y[sel, scene_index] - scene_shuffle_mean,
+        ]
+    )
     sums = cluster_sums(index, n_clusters, per_scene)
     quality_sums = cluster_sums(index, n_clusters, y.T)  # (C, K)
     weights = resample_counts(n_clusters, n_bootstrap, rng).astype(np.float64)
@@ -128,9 +128,11 @@ def bootstrap_intervals(
         within = Interval(None, None, "ranking metrics are not computable for this input")
     else:
         eligible = np.isfinite(scene_auroc)
-        auroc_sums = cluster_sums(index, n_clusters, np.column_stack(
-            [np.where(eligible, scene_auroc, 0.0), eligible.astype(np.float64)]
-        ))
+        auroc_sums = cluster_sums(
+            index,
+            n_clusters,
+            np.column_stack([np.where(eligible, scene_auroc, 0.0), eligible.astype(np.float64)]),
+        )
         hits, count = (weights @ auroc_sums).T
         within = percentile_interval(_ratio(hits, count), "within_query_auroc")
     return BootstrapResult(

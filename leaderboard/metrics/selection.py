@@ -40,7 +40,9 @@ def success(y: np.ndarray, sel: np.ndarray) -> float:
     return float(y[sel, np.arange(y.shape[1])].mean())
 
 
-def advantage(success_rule: float, success_random: float, success_oracle: float) -> tuple[float | None, str | None]:
+def advantage(
+    success_rule: float, success_random: float, success_oracle: float
+) -> tuple[float | None, str | None]:
     """A = (S - random) / (oracle - random), or (None, reason) when undefined.
 
     The denominator threshold is fixed in advance

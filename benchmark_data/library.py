@@ -1,0 +1,124 @@
+"""Building and reading a task's recording stream and its experiences.
+
+Files in `libraries/<library_id>/`:
+- `stream.parquet`: every draw (stream_index, accepted, experience_id or empty);
+  the rejection rate is computed from it.
+- `experiences.parquet`: accepted recordings in order, with base layout,
+  expert style and the recorded target path (the Replay source).
+- `demos.hdf5`: robomimic-style trajectories, `data/demo_N/{actions,states,obs/...}`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmark_data.paths import library_dir
+from benchmark_data.registry import LIBRARY_IDS, experience_id
+
+STREAM_LENGTH = {"stack": 60}
+"""Accepted recordings per stream: K=50 plus the disjoint K=10-b draw."""
+
+
+def build_stack_stream(sim, n_accepted: int = STREAM_LENGTH["stack"]):
+    """Record draws until `n_accepted` are accepted; returns (recordings, stream rows)."""
+    from runner.recording import record
+
+    accepted, rows, index = [], [], 0
+    while len(accepted) < n_accepted:
+        rec = record(sim, index)
+        eid = experience_id("stack", len(accepted)) if rec.accepted else ""
+        rows.append({"stream_index": index, "accepted": rec.accepted, "experience_id": eid,
+                     "reject_reason": "" if rec.accepted else "fails at home"})
+        if rec.accepted:
+            accepted.append((eid, rec))
+        index += 1
+    return accepted, rows
+
+
+def write_stack_library(accepted, rows, root=None) -> Path:
+    """Write stream.parquet, experiences.parquet and demos.hdf5 of the Stack stream."""
+    out = library_dir(LIBRARY_IDS["stack"], root)
+    out.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_parquet(out / "stream.parquet", index=False)
+    records = []
+    for eid, rec in accepted:
+        lay = rec.layout
+        records.append({
+            "experience_id": eid, "stream_index": rec.stream_index, "task": "stack",
+            "base_layout": json.dumps(lay.to_dict()), "style": json.dumps(rec.style.to_dict()),
+            "cube_a_x": lay.cube_a[0], "cube_a_y": lay.cube_a[1], "cube_a_yaw": lay.cube_a[2],
+            "cube_b_x": lay.cube_b[0], "cube_b_y": lay.cube_b[1], "cube_b_yaw": lay.cube_b[2],
+            "path_len": len(rec.path), "path": rec.path.reshape(-1).tolist(),
+        })
+    pd.DataFrame(records).to_parquet(out / "experiences.parquet", index=False, compression="zstd")
+    _write_demos(out / "demos.hdf5", accepted)
+    return out
+
+
+def _write_demos(path: Path, accepted) -> None:
+    import h5py
+
+    from runner.stack_sim import CONTROL_FREQ
+
+    with h5py.File(path, "w") as f:
+        data = f.create_group("data")
+        data.attrs["env_args"] = json.dumps({
+            "env_name": "Stack", "type": 1, "env_kwargs": {
+                "robots": ["Panda"], "controller": "OSC_POSE", "control_freq": CONTROL_FREQ,
+                "initialization_noise": None, "hard_reset": False,
+                "obstacle": "static box, see base_layout"}})
+        total = 0
+        for n, (eid, rec) in enumerate(accepted):
+            g = data.create_group(f"demo_{n}")
+            g.attrs["experience_id"] = eid
+            g.attrs["num_samples"] = len(rec.actions)
+            g.attrs["base_layout"] = json.dumps(rec.layout.to_dict())
+            g.attrs["style"] = json.dumps(rec.style.to_dict())
+            kw = {"compression": "gzip", "compression_opts": 6}
+            g.create_dataset("actions", data=rec.actions.astype(np.float32), **kw)
+            g.create_dataset("states", data=rec.states, **kw)
+            g.create_dataset("ee_target_path", data=rec.path, **kw)
+            obs = g.create_group("obs")
+            obs.create_dataset("robot0_eef_pos", data=rec.obs_eef_pos, **kw)
+            obs.create_dataset("robot0_eef_quat", data=rec.obs_eef_quat, **kw)
+            obs.create_dataset("robot0_gripper_qpos", data=rec.obs_gripper_qpos, **kw)
+            obs.create_dataset("object", data=rec.obs_cube_pos, **kw)
+            total += len(rec.actions)
+        data.attrs["total"] = total
+
+
+class LibraryNotFoundError(FileNotFoundError):
+    """The frozen files of a library are missing."""
+
+
+def read_experiences(library_id: str, root=None) -> pd.DataFrame:
+    """experiences.parquet of a library (raises `LibraryNotFoundError` naming the file)."""
+    path = library_dir(library_id, root) / "experiences.parquet"
+    if not path.exists():
+        raise LibraryNotFoundError(f"library {library_id!r}: {path} does not exist "
+                                   f"(build it with `expaudit data generate`)")
+    return pd.read_parquet(path)
+
+
+def replay_sources(library_id: str, root=None) -> dict:
+    """experience_id -> (base StackLayout, path array (T, 6)) for the Replay executor."""
+    from runner.scenes import StackLayout
+
+    frame = read_experiences(library_id, root)
+    return {row.experience_id: (StackLayout.from_dict(json.loads(row.base_layout)),
+                                np.asarray(row.path, dtype=np.float64).reshape(-1, 6))
+            for row in frame.itertuples()}
+
+
+def rejection_counts(library_id: str, root=None) -> tuple[int, int]:
+    """(accepted, rejected) draws of the recording stream."""
+    path = library_dir(library_id, root) / "stream.parquet"
+    if not path.exists():
+        raise LibraryNotFoundError(f"library {library_id!r}: {path} does not exist")
+    frame = pd.read_parquet(path)
+    n_acc = int(frame["accepted"].sum())
+    return n_acc, int(len(frame) - n_acc)

@@ -1,0 +1,175 @@
+"""Tokens (hashed, cached, revocable), admin rights, rate limits, concurrency caps, privacy."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+
+import pytest
+
+from service.auth import RateLimiter, TokenRegistry, hash_token
+from service.errors import TooManyRequests, Unauthorized
+from service.storage import LocalStore
+from tests.servers import (ADMIN_TOKEN, bearer, make_app, redis_conn, redis_server,  # noqa: F401
+                           run_jobs, scores_csv, toy_catalog)
+
+
+@pytest.fixture()
+def catalog():
+    return toy_catalog()
+
+
+@pytest.fixture()
+def store(tmp_path):
+    return LocalStore(tmp_path / "store")
+
+
+def _client(store, redis_conn, catalog, **config):  # noqa: F811
+    return make_app(store, redis_conn, catalog, **config).test_client()
+
+
+def _token(client, name="lab") -> str:
+    response = client.post("/api/v1/tokens", json={"name": name}, headers=bearer(ADMIN_TOKEN))
+    assert response.status_code == 201, response.json
+    return response.json["token"]
+
+
+def _submit(client, token, catalog, setting="toy-k4"):
+    body = scores_csv(catalog.load_transfer(setting))
+    return client.post("/api/v1/submissions", data={"file": (io.BytesIO(body), "s.csv"),
+                                                    "setting": setting},
+                       headers=bearer(token), content_type="multipart/form-data")
+
+
+def test_tokens_are_stored_hashed_only(store, redis_conn, catalog):  # noqa: F811
+    client = _client(store, redis_conn, catalog)
+    token = _token(client)
+    digest = hash_token(token)
+    assert store.list_keys("tokens/") == [f"tokens/{digest}.json"]
+    assert client.get("/api/v1/submissions", headers=bearer(token)).status_code == 200
+    for key in store.list_keys():
+        assert token.encode() not in store.get_bytes(key)
+    for key in redis_conn.keys("*"):
+        assert token.encode() not in key
+        if redis_conn.type(key) == b"string":
+            assert token.encode() not in redis_conn.get(key)
+    assert redis_conn.exists(f"expaudit:token:{digest}")
+
+
+def test_registry_verifies_from_the_store_when_the_cache_is_gone(store, redis_conn):  # noqa: F811
+    registry = TokenRegistry(store, redis_conn, admin_token=None)
+    token, info = registry.create("lab")
+    redis_conn.flushdb()
+    assert registry.authenticate(token) == info
+    assert registry.authenticate(token).token_id == f"tok-{hashlib.sha256(token.encode()).hexdigest()[:16]}"
+    with pytest.raises(Unauthorized, match="unknown or revoked token"):
+        registry.authenticate(token + "x")
+
+
+@pytest.mark.parametrize("header,message", [
+    (None, "needs a bearer token"),
+    ("Bearer nope", "unknown or revoked token"),
+    ("Basic abc", "must be 'Bearer <token>'"),
+    ("Bearer ", "must be 'Bearer <token>'"),
+])
+def test_bad_credentials_are_401_naming_the_header(store, redis_conn, catalog, header, message):  # noqa: F811
+    client = _client(store, redis_conn, catalog)
+    headers = {} if header is None else {"Authorization": header}
+    response = client.get("/api/v1/submissions", headers=headers)
+    assert response.status_code == 401
+    assert response.json["error"]["field"] == "Authorization"
+    assert message in response.json["error"]["message"]
+
+
+def test_only_admin_manages_tokens(store, redis_conn, catalog):  # noqa: F811
+    client = _client(store, redis_conn, catalog)
+    token = _token(client)
+    refused = client.post("/api/v1/tokens", json={"name": "x"}, headers=bearer(token))
+    assert refused.status_code == 403 and refused.json["error"]["code"] == "forbidden"
+    bad = client.post("/api/v1/tokens", json={"name": ""}, headers=bearer(ADMIN_TOKEN))
+    assert bad.status_code == 422 and bad.json["error"]["field"] == "name"
+    not_json = client.post("/api/v1/tokens", data="x", headers=bearer(ADMIN_TOKEN))
+    assert not_json.status_code == 422 and not_json.json["error"]["field"] == "body"
+    listed = client.get("/api/v1/tokens", headers=bearer(ADMIN_TOKEN)).json["tokens"]
+    assert [t["name"] for t in listed] == ["lab"] and "token" not in listed[0]
+
+
+def test_revoked_token_is_refused_at_once(store, redis_conn, catalog):  # noqa: F811
+    client = _client(store, redis_conn, catalog)
+    token = _token(client)
+    assert client.get("/api/v1/submissions", headers=bearer(token)).status_code == 200
+    token_id = client.get("/api/v1/tokens", headers=bearer(ADMIN_TOKEN)).json["tokens"][0]["token_id"]
+    revoked = client.delete(f"/api/v1/tokens/{token_id}", headers=bearer(ADMIN_TOKEN))
+    assert revoked.status_code == 200 and revoked.json["revoked"] is True
+    assert client.get("/api/v1/submissions", headers=bearer(token)).status_code == 401
+    again = client.delete(f"/api/v1/tokens/{token_id}", headers=bearer(ADMIN_TOKEN))
+    assert again.status_code == 409
+    missing = client.delete("/api/v1/tokens/tok-0000", headers=bearer(ADMIN_TOKEN))
+    assert missing.status_code == 404 and missing.json["error"]["field"] == "token_id"
+
+
+def test_rate_limit_per_token(store, redis_conn, catalog):  # noqa: F811
+    client = _client(store, redis_conn, catalog, rate_limit_per_minute=3)
+    token, other = _token(client, "a"), _token(client, "b")
+    codes = [client.get("/api/v1/submissions", headers=bearer(token)).status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+    limited = client.get("/api/v1/submissions", headers=bearer(token))
+    assert limited.json["error"]["code"] == "rate_limited"
+    assert 1 <= int(limited.headers["Retry-After"]) <= 60
+    assert client.get("/api/v1/submissions", headers=bearer(other)).status_code == 200
+
+
+def test_rate_limiter_unit(redis_conn):  # noqa: F811
+    limiter = RateLimiter(redis_conn, per_minute=2)
+    limiter.hit("t")
+    limiter.hit("t")
+    with pytest.raises(TooManyRequests, match="rate limit of 2 requests per 60 s exceeded"):
+        limiter.hit("t")
+
+
+def test_concurrency_cap_frees_when_jobs_finish(store, redis_conn, catalog):  # noqa: F811
+    client = _client(store, redis_conn, catalog, max_active_submissions=1)
+    token = _token(client)
+    assert _submit(client, token, catalog).status_code == 202
+    capped = _submit(client, token, catalog, "toy-k3")
+    assert capped.status_code == 429 and capped.json["error"]["code"] == "too_many_active"
+    run_jobs(store, redis_conn, catalog)
+    assert _submit(client, token, catalog, "toy-k3").status_code == 202
+
+
+def test_submissions_are_private_to_their_owner(store, redis_conn, catalog):  # noqa: F811
+    client = _client(store, redis_conn, catalog)
+    owner, stranger = _token(client, "owner"), _token(client, "stranger")
+    sid = _submit(client, owner, catalog).json["id"]
+    run_jobs(store, redis_conn, catalog)
+    for path in (f"/api/v1/submissions/{sid}", f"/api/v1/submissions/{sid}/report"):
+        assert client.get(path, headers=bearer(owner)).status_code == 200
+        assert client.get(path, headers=bearer(stranger)).status_code == 404
+        assert client.get(path).status_code == 404
+        assert client.get(path, headers=bearer(ADMIN_TOKEN)).status_code == 200
+    assert client.post(f"/api/v1/submissions/{sid}/publish", headers=bearer(stranger)).status_code == 404
+    assert client.get("/api/v1/submissions", headers=bearer(stranger)).json["submissions"] == []
+    assert client.post(f"/api/v1/submissions/{sid}/publish", headers=bearer(owner)).status_code == 200
+    assert client.get(f"/api/v1/submissions/{sid}/report", headers=bearer(stranger)).status_code == 200
+
+
+def test_no_token_in_any_log_line(store, redis_conn, catalog, caplog):  # noqa: F811
+    caplog.set_level(logging.DEBUG)
+    client = _client(store, redis_conn, catalog)
+    token = _token(client)
+    _submit(client, token, catalog)
+    client.get("/api/v1/submissions", headers=bearer(token + "wrong"))
+    run_jobs(store, redis_conn, catalog)
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert caplog.records, "expected the jobs to log something"
+    for secret in (token, ADMIN_TOKEN, hash_token(token)):
+        assert secret not in text
+
+
+def test_settings_repr_and_redacted_hide_secrets():
+    from service.settings import ServiceSettings
+
+    settings = ServiceSettings(admin_token="adm-secret", s3_secret_key="s3-secret")
+    assert "adm-secret" not in repr(settings) and "s3-secret" not in repr(settings)
+    assert settings.redacted()["admin_token"] == "***"

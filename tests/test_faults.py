@@ -1,0 +1,184 @@
+"""Faults on the real stack: a worker killed mid-audit, Redis restarted empty, S3 down for a while.
+
+After each fault every accepted submission must end `published` or `failed`
+with a reason: none lost, none duplicated.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+import redis
+import requests
+
+from tests.servers import (ADMIN_TOKEN, RedisServer, SeaweedServer, ServiceStack, bearer, scores_csv,
+                           synthetic_setting, write_catalog)
+
+pytestmark = pytest.mark.slow
+
+FINAL = ("published", "failed")
+
+
+@pytest.fixture()
+def servers(tmp_path):
+    redis_server = RedisServer(tmp_path / "redis").start()
+    seaweed = SeaweedServer(tmp_path / "weed").start()
+    bucket = f"faults-{uuid.uuid4().hex[:8]}"
+    seaweed.make_bucket(bucket)
+    yield redis_server, seaweed, bucket
+    seaweed.stop()
+    redis_server.stop()
+
+
+@pytest.fixture()
+def setting():
+    # K=20 on 200 scenes with many resamples: an audit takes about a second,
+    # long enough to kill the worker while one runs.
+    return synthetic_setting("fault-k20", k=20, n_states=40, draws=5, seeds=3)
+
+
+def _stack(tmp_path, servers, setting, **env) -> ServiceStack:
+    redis_server, seaweed, bucket = servers
+    catalog = write_catalog(tmp_path / "catalog", setting)
+    stack = ServiceStack(tmp_path / "stack", redis_server, catalog, seaweed, bucket, extra_env=env)
+    stack.start_web()
+    return stack
+
+
+def _token(stack) -> dict:
+    response = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "faults"},
+                             headers=bearer(ADMIN_TOKEN), timeout=10)
+    assert response.status_code == 201, response.text
+    return bearer(response.json()["token"])
+
+
+def _submit(stack, auth, data, seed: int) -> requests.Response:
+    return requests.post(f"{stack.url}/api/v1/submissions", headers=auth,
+                         files={"file": (f"s{seed}.csv", scores_csv(data, seed=seed), "text/csv")},
+                         data={"setting": "fault-k20", "public": "true", "name": f"rule {seed}"},
+                         timeout=30)
+
+
+def _wait_final(stack, auth, sids, timeout=120.0) -> dict[str, dict]:
+    deadline = time.monotonic() + timeout
+    pending = set(sids)
+    result = {}
+    while pending and time.monotonic() < deadline:
+        for sid in sorted(pending):
+            response = requests.get(f"{stack.url}/api/v1/submissions/{sid}", headers=auth, timeout=10)
+            if response.status_code == 200 and response.json()["state"] in FINAL:
+                result[sid] = response.json()
+                pending.discard(sid)
+        time.sleep(0.3)
+    assert not pending, f"not final after {timeout} s: {sorted(pending)}\n{stack.logs()}"
+    return result
+
+
+def _check_none_lost_or_duplicated(stack, auth, sids, statuses) -> None:
+    for sid, status in statuses.items():
+        assert status["state"] == "published", (sid, status, stack.logs())
+    mine = requests.get(f"{stack.url}/api/v1/submissions", headers=auth, timeout=10).json()
+    assert sorted(s["id"] for s in mine["submissions"]) == sorted(sids)
+    rows = requests.get(f"{stack.url}/api/v1/leaderboard/fault-k20", timeout=10).json()["rows"]
+    row_ids = [r["submission_id"] for r in rows if r["kind"] == "submission"]
+    assert sorted(row_ids) == sorted(f"{sid}.fault-k20" for sid in sids)
+
+
+def test_worker_killed_mid_audit(tmp_path, servers, setting):
+    summary, data = setting
+    stack = _stack(tmp_path, servers, setting, EXPAUDIT_N_SHUFFLES="40000", EXPAUDIT_N_BOOTSTRAP="40000")
+    try:
+        auth = _token(stack)
+        worker = stack.start_worker()
+        sids = [_submit(stack, auth, data, seed).json()["id"] for seed in range(3)]
+        victim = None
+        deadline = time.monotonic() + 60
+        while victim is None and time.monotonic() < deadline:
+            for sid in sids:
+                status = requests.get(f"{stack.url}/api/v1/submissions/{sid}", headers=auth,
+                                      timeout=10).json()
+                if status["state"] == "scoring" and not status["reports"]:
+                    victim = sid
+                    break
+            time.sleep(0.02)
+        assert victim is not None, stack.logs()
+        worker.crash()
+        status = requests.get(f"{stack.url}/api/v1/submissions/{victim}", headers=auth, timeout=10).json()
+        assert status["state"] == "scoring" and status["reports"] == []  # killed mid-audit
+
+        conn = redis.Redis.from_url(stack.redis.url)
+        lease_deadline = time.monotonic() + 20
+        while conn.exists(f"expaudit:lease:{victim}") and time.monotonic() < lease_deadline:
+            time.sleep(0.2)
+        assert not conn.exists(f"expaudit:lease:{victim}"), "the dead worker's lease did not lapse"
+        reconciled = stack.run_cli("reconcile")
+        assert reconciled.returncode == 0, reconciled.stderr
+        from rq.job import Job
+        assert victim in reconciled.stdout, Job.fetch(f"audit-{victim}", connection=conn).get_status()
+        stack.start_worker()
+        statuses = _wait_final(stack, auth, sids)
+        _check_none_lost_or_duplicated(stack, auth, sids, statuses)
+        assert statuses[victim]["attempts"] >= 2
+    finally:
+        stack.stop()
+
+
+def test_redis_restarted_empty(tmp_path, servers, setting):
+    summary, data = setting
+    stack = _stack(tmp_path, servers, setting)
+    try:
+        auth = _token(stack)
+        stack.start_worker()
+        sids = [_submit(stack, auth, data, seed).json()["id"] for seed in range(3)]
+        stack.redis.crash()  # queues, caches, leases: all gone
+        during = _submit(stack, auth, data, 99)
+        assert during.status_code == 202, during.text  # stored; enqueued once Redis is back
+        sids.append(during.json()["id"])
+        assert requests.get(f"{stack.url}/healthz", timeout=10).status_code == 503
+        time.sleep(1.0)
+        stack.redis.start()
+        statuses = _wait_final(stack, auth, sids)
+        _check_none_lost_or_duplicated(stack, auth, sids, statuses)
+    finally:
+        stack.stop()
+
+
+def test_s3_unavailable_for_a_while(tmp_path, servers, setting):
+    summary, data = setting
+    stack = _stack(tmp_path, servers, setting)
+    seaweed = servers[1]
+    try:
+        auth = _token(stack)
+        stack.start_worker()
+        sids = [_submit(stack, auth, data, seed).json()["id"] for seed in range(3)]
+        seaweed.crash()
+        refused = _submit(stack, auth, data, 50)
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["error"]["code"] == "unavailable"
+        health = requests.get(f"{stack.url}/healthz", timeout=10)
+        assert health.status_code == 503 and health.json()["store"].startswith("unavailable")
+        time.sleep(3.0)
+        seaweed.start()
+        statuses = _wait_final(stack, auth, sids)
+        _check_none_lost_or_duplicated(stack, auth, sids, statuses)
+    finally:
+        stack.stop()
+
+
+def test_no_secret_in_process_logs(tmp_path, servers, setting):
+    summary, data = setting
+    stack = _stack(tmp_path, servers, setting)
+    try:
+        auth = _token(stack)
+        stack.start_worker()
+        sid = _submit(stack, auth, data, 1).json()["id"]
+        _wait_final(stack, auth, [sid])
+        requests.get(f"{stack.url}/api/v1/submissions", headers=bearer("wrong-token"), timeout=10)
+        logs = stack.logs()
+        token = auth["Authorization"].split()[1]
+        assert token not in logs and ADMIN_TOKEN not in logs
+        assert "S3_SECRET" not in logs
+    finally:
+        stack.stop()

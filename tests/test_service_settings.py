@@ -1,0 +1,86 @@
+"""Settings from the environment, the catalogs, and the submission records."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.catalog import DirectoryCatalog, StaticCatalog, UnknownSetting, fingerprint
+from service.records import Fault, State, Status, SubmissionRepo
+from service.settings import ServiceSettings, SettingsError, client_defaults, from_env, to_env
+from service.storage import LocalStore
+from tests.servers import synthetic_setting, write_catalog
+
+
+def test_defaults_without_environment():
+    settings = from_env({})
+    assert settings.store == "var/store" and not settings.is_s3
+    assert settings.redis_url is None and settings.admin_token is None
+    assert settings.n_shuffles is None and settings.catalog is None
+
+
+def test_environment_is_read_and_round_trips():
+    env = {"EXPAUDIT_STORE": "s3://bucket/prefix", "EXPAUDIT_S3_ENDPOINT": "http://127.0.0.1:9000",
+           "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "EXPAUDIT_REDIS_URL": "redis://h:1/0",
+           "EXPAUDIT_ADMIN_TOKEN": "adm", "EXPAUDIT_MAX_UPLOAD_BYTES": "1000",
+           "EXPAUDIT_RATE_LIMIT_PER_MINUTE": "5", "EXPAUDIT_MAX_ACTIVE_SUBMISSIONS": "2",
+           "EXPAUDIT_N_SHUFFLES": "300", "EXPAUDIT_CATALOG": "/data/settings"}
+    settings = from_env(env)
+    assert settings.is_s3 and settings.max_upload_bytes == 1000 and settings.n_shuffles == 300
+    assert from_env(to_env(settings)) == settings
+
+
+@pytest.mark.parametrize("name,value,message", [
+    ("EXPAUDIT_MAX_UPLOAD_BYTES", "lots", "EXPAUDIT_MAX_UPLOAD_BYTES must be an integer, got 'lots'"),
+    ("EXPAUDIT_RATE_LIMIT_PER_MINUTE", "0", "EXPAUDIT_RATE_LIMIT_PER_MINUTE must be >= 1, got 0"),
+])
+def test_bad_environment_values_are_named(name, value, message):
+    with pytest.raises(SettingsError, match=message):
+        from_env({name: value})
+
+
+def test_overrides_reject_unknown_keys():
+    with pytest.raises(SettingsError, match=r"unknown setting\(s\) \['stor'\]"):
+        ServiceSettings().with_overrides({"stor": "x"})
+    assert ServiceSettings().with_overrides({"store": "x"}).store == "x"
+
+
+def test_client_defaults():
+    assert client_defaults({}) == ("http://127.0.0.1:8000", None)
+    assert client_defaults({"EXPAUDIT_SERVER": "http://h", "EXPAUDIT_TOKEN": "t"}) == ("http://h", "t")
+
+
+def test_directory_catalog_round_trips_a_setting(tmp_path):
+    summary, data = synthetic_setting("dir-k3", k=3)
+    catalog = DirectoryCatalog(write_catalog(tmp_path, (summary, data)))
+    assert catalog.list_settings() == [summary]
+    loaded = catalog.load_transfer("dir-k3")
+    assert fingerprint(loaded) == fingerprint(data)
+    assert catalog.completeness("dir-k3").complete
+    with pytest.raises(UnknownSetting, match="dir-k9"):
+        catalog.load_transfer("dir-k9")
+
+
+def test_static_catalog_has_no_archives_unless_given(tmp_path):
+    summary, data = synthetic_setting("st-k3", k=3)
+    archive = tmp_path / "images.tar"
+    archive.write_bytes(b"tar")
+    catalog = StaticCatalog({summary: data}, archives={("st-k3", "images"): archive})
+    assert catalog.archive_path("st-k3", "images") == archive
+    assert catalog.archive_path("st-k3", "library") is None
+    with pytest.raises(UnknownSetting):
+        catalog.archive_path("nope", "images")
+
+
+def test_status_round_trip_and_final_states():
+    status = Status(state=State.FAILED, progress=0.5, reason="x", fault=Fault.SUBMITTER, attempts=2,
+                    reports=("a",))
+    assert Status.from_dict(status.to_dict()) == status
+    assert State.PUBLISHED.is_final and State.FAILED.is_final and not State.SCORING.is_final
+
+
+def test_open_marker_follows_the_state(tmp_path):
+    repo = SubmissionRepo(LocalStore(tmp_path))
+    repo.write_status("sub-1", Status(state=State.RUNNING))
+    assert repo.open_ids() == ["sub-1"]
+    repo.write_status("sub-1", Status(state=State.PUBLISHED))
+    assert repo.open_ids() == []
