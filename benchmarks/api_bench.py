@@ -24,7 +24,10 @@ through `EXPAUDIT_CATALOG`.
 
 Every wrk figure is the best of `--rounds` runs taken in turn (a shared
 machine's other load only ever lowers a rate), with each compared pair run
-back to back.
+back to back. Beside each rate the benchmark reads the CPU time the serving
+processes spent per request (from /proc: the server's process group, plus
+Redis for the status endpoint and the S3 server for the front door), whose
+ratio does not depend on what else the machine runs.
 
 Usage:  .venv/bin/python benchmarks/api_bench.py [--duration 5] [--rounds 3]
         [--connections 32] [--submissions 20] [--json results.json]
@@ -126,6 +129,22 @@ class Process:
             self.proc.wait(5)
 
 
+def group_cpu_seconds(processes: list[Process]) -> float:
+    """User + system CPU time of every live process in the processes' groups (Linux /proc)."""
+    groups = {p.proc.pid for p in processes}
+    ticks = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # exited meanwhile
+        if int(fields[2]) in groups:  # field 5: process group id
+            ticks += int(fields[11]) + int(fields[12])  # fields 14, 15: utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def started(stack: ExitStack, process: Process, port: int | None = None) -> Process:
     stack.callback(process.stop)
     return process.start(port)
@@ -178,29 +197,29 @@ def service_env(workdir: Path, redis_url: str, admin_token: str) -> dict[str, st
     }
 
 
-def start_service(stack: ExitStack, workdir: Path) -> tuple[str, dict[str, str]]:
-    """Redis, gunicorn (`service.app`) and one service worker; returns (base URL, env)."""
+def start_service(stack: ExitStack, workdir: Path) -> tuple[str, dict[str, str], dict[str, Process]]:
+    """Redis, gunicorn (`service.app`) and one service worker; returns (base URL, env, processes)."""
     redis_port, web_port = free_port(), free_port()
     (workdir / "redis").mkdir()
-    started(stack, Process("redis", ["redis-server", "--port", str(redis_port), "--bind",
+    redis = started(stack, Process("redis", ["redis-server", "--port", str(redis_port), "--bind",
                                      "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
                                      str(workdir / "redis")], workdir), redis_port)
     env = service_env(workdir, f"redis://127.0.0.1:{redis_port}/0",
                       "ea_admin_" + secrets.token_urlsafe(24))
-    started(stack, Process("web", [str(VENV_BIN / "gunicorn"), *GUNICORN_FLAGS, "--bind",
-                                   f"127.0.0.1:{web_port}", "service.app:create_app()"],
-                           workdir, env, ROOT), web_port)
+    web = started(stack, Process("web", [str(VENV_BIN / "gunicorn"), *GUNICORN_FLAGS, "--bind",
+                                         f"127.0.0.1:{web_port}", "service.app:create_app()"],
+                                 workdir, env, ROOT), web_port)
     started(stack, Process("worker", [str(VENV_BIN / "expaudit"), "worker"], workdir, env, ROOT))
-    return f"http://127.0.0.1:{web_port}", env
+    return f"http://127.0.0.1:{web_port}", env, {"redis": redis, "web": web}
 
 
-def start_bare(stack: ExitStack, workdir: Path) -> str:
+def start_bare(stack: ExitStack, workdir: Path) -> tuple[str, Process]:
     port = free_port()
-    started(stack, Process("bare", [str(VENV_BIN / "gunicorn"), *GUNICORN_FLAGS, "--bind",
+    bare = started(stack, Process("bare", [str(VENV_BIN / "gunicorn"), *GUNICORN_FLAGS, "--bind",
                                     f"127.0.0.1:{port}", "--pythonpath",
                                     str(ROOT / "benchmarks"), "api_bench:bare_app()"],
                            workdir, cwd=ROOT), port)
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{port}", bare
 
 
 def nginx_conf(workdir: Path, name: str, server_block: str) -> Path:
@@ -221,16 +240,16 @@ def nginx_conf(workdir: Path, name: str, server_block: str) -> Path:
     return conf
 
 
-def start_nginx_static(stack: ExitStack, workdir: Path, site: Path) -> str:
+def start_nginx_static(stack: ExitStack, workdir: Path, site: Path) -> tuple[str, Process]:
     port = free_port()
     conf = nginx_conf(workdir, "nginx-static", (
         f"server {{ listen 127.0.0.1:{port}; root {site}; location / {{ try_files $uri =404; }} }}"))
-    started(stack, Process("nginx-static", [NGINX, "-c", str(conf), "-g", "daemon off;"], workdir),
-            port)
-    return f"http://127.0.0.1:{port}"
+    nginx = started(stack, Process("nginx-static", [NGINX, "-c", str(conf), "-g", "daemon off;"],
+                                   workdir), port)
+    return f"http://127.0.0.1:{port}", nginx
 
 
-def start_seaweed(stack: ExitStack, workdir: Path) -> str:
+def start_seaweed(stack: ExitStack, workdir: Path) -> tuple[str, Process]:
     """SeaweedFS S3 with an admin identity and anonymous read of the bucket."""
     config = workdir / "s3.json"
     config.write_text(json.dumps({"identities": [
@@ -248,8 +267,8 @@ def start_seaweed(stack: ExitStack, workdir: Path) -> str:
     for name, port in ports.items():
         flag = name if "." in name else f"{name}.port"
         args.append(f"-{flag}={port}")
-    started(stack, Process("seaweedfs", args, workdir), ports["s3"])
-    return f"http://127.0.0.1:{ports['s3']}"
+    weed = started(stack, Process("seaweedfs", args, workdir), ports["s3"])
+    return f"http://127.0.0.1:{ports['s3']}", weed
 
 
 def upload_site(endpoint: str, site: Path) -> None:
@@ -275,7 +294,7 @@ def upload_site(endpoint: str, site: Path) -> None:
                           ContentType=content_type(key))
 
 
-def start_front_door(stack: ExitStack, workdir: Path, s3_endpoint: str) -> str:
+def start_front_door(stack: ExitStack, workdir: Path, s3_endpoint: str) -> tuple[str, Process]:
     """The compose front door's nginx template, with compose's host names replaced."""
     port = free_port()
     template = (ROOT / "docker" / "nginx" / "default.conf.template").read_text()
@@ -286,9 +305,9 @@ def start_front_door(stack: ExitStack, workdir: Path, s3_endpoint: str) -> str:
               .replace("http://web:8000", "http://127.0.0.1:9")
               .replace("/var/cache/nginx/leaderboard", str(workdir / "front-cache")))
     conf = nginx_conf(workdir, "nginx-front", server)
-    started(stack, Process("nginx-front", [NGINX, "-c", str(conf), "-g", "daemon off;"], workdir),
-            port)
-    return f"http://127.0.0.1:{port}"
+    nginx = started(stack, Process("nginx-front", [NGINX, "-c", str(conf), "-g", "daemon off;"],
+                                   workdir), port)
+    return f"http://127.0.0.1:{port}", nginx
 
 
 # ---------------------------------------------------------- measurements --
@@ -336,13 +355,17 @@ def latency(base: str, token: str, data, n: int) -> dict:
 _UNITS = {"": 1.0, "k": 1e3, "M": 1e6}
 
 
-def wrk(url: str, duration: int, connections: int, headers: dict[str, str] | None = None) -> dict:
-    """Requests/s (and non-2xx count) of one wrk run against `url`."""
+def wrk(url: str, duration: int, connections: int, headers: dict[str, str] | None = None,
+        servers: tuple[Process, ...] = ()) -> dict:
+    """Requests/s, non-2xx count and the servers' CPU time per request of one wrk run."""
+    cpu_before = group_cpu_seconds(list(servers))
     args = [WRK, "-t", "2", "-c", str(connections), "-d", f"{duration}s", "--latency"]
     for key, value in (headers or {}).items():
         args += ["-H", f"{key}: {value}"]
     out = subprocess.run([*args, url], capture_output=True, text=True, timeout=duration + 60,
                          check=True).stdout
+    cpu = group_cpu_seconds(list(servers)) - cpu_before
+    total = re.search(r"(\d+) requests in", out)
     rate = re.search(r"Requests/sec:\s+([\d.]+)([kM]?)", out)
     if rate is None:
         raise RuntimeError(f"no Requests/sec in wrk output:\n{out}")
@@ -350,6 +373,7 @@ def wrk(url: str, duration: int, connections: int, headers: dict[str, str] | Non
     errors = re.search(r"Socket errors: (.*)", out)
     p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M)
     return {"url": url, "requests_per_s": float(rate.group(1)) * _UNITS[rate.group(2)],
+            "server_cpu_us_per_request": 1e6 * cpu / max(int(total.group(1)), 1) if total else None,
             "non_2xx": int(bad.group(1)) if bad else 0,
             "socket_errors": errors.group(1) if errors else "",
             "latency_p50": p50.group(1) if p50 else None}
@@ -358,14 +382,16 @@ def wrk(url: str, duration: int, connections: int, headers: dict[str, str] | Non
 def load_rounds(targets, args: argparse.Namespace) -> dict[str, dict]:
     """Run every target once per round, compared pairs back to back, and keep each
     target's best round: on a shared machine other load only ever lowers a rate."""
-    samples: dict[str, list[dict]] = {name: [] for name, _, _ in targets}
+    samples: dict[str, list[dict]] = {name: [] for name, _, _, _ in targets}
     for _ in range(args.rounds):
-        for name, url, headers in targets:
-            samples[name].append(wrk(url, args.duration, args.connections, headers))
+        for name, url, headers, servers in targets:
+            samples[name].append(wrk(url, args.duration, args.connections, headers, servers))
     load = {}
     for name, runs in samples.items():
         best = max(runs, key=lambda run: run["requests_per_s"])
         load[name] = {**best, "rounds_requests_per_s": [run["requests_per_s"] for run in runs],
+                      "server_cpu_us_per_request": statistics.median(
+                          run["server_cpu_us_per_request"] for run in runs),
                       "non_2xx": sum(run["non_2xx"] for run in runs)}
     return load
 
@@ -382,39 +408,40 @@ def same_bytes(urls: list[str], headers: dict | None = None) -> bytes:
 def run(args: argparse.Namespace, workdir: Path) -> dict:
     with ExitStack() as stack:
         data = synthetic_setting(workdir / "catalog")
-        base, env = start_service(stack, workdir)
+        base, env, service = start_service(stack, workdir)
         token = create_token(base, env["EXPAUDIT_ADMIN_TOKEN"])
         lat = latency(base, token, data, args.submissions)
 
         site = workdir / "store" / "leaderboard"
-        static = start_nginx_static(stack, workdir, site)
-        s3_endpoint = start_seaweed(stack, workdir)
+        static, static_nginx = start_nginx_static(stack, workdir, site)
+        s3_endpoint, weed = start_seaweed(stack, workdir)
         upload_site(s3_endpoint, site)
-        front = start_front_door(stack, workdir, s3_endpoint)
+        front, front_nginx = start_front_door(stack, workdir, s3_endpoint)
         path = f"settings/{SETTING_ID}.json"
         body = same_bytes([f"{static}/{path}", f"{base}/leaderboard/{path}", f"{front}/{path}"])
-        bare = start_bare(stack, workdir)
+        bare, bare_gunicorn = start_bare(stack, workdir)
         auth = {"Authorization": f"Bearer {token}"}
         status_path = f"api/v1/submissions/{lat['last_submission']}"
         time.sleep(2)  # let the worker and the servers settle before the load runs
 
-        targets = (
-            ("nginx_static", f"{static}/{path}", None),
-            ("front_door", f"{front}/{path}", None),
-            ("gunicorn_static_route", f"{base}/leaderboard/{path}", None),
-            ("status_endpoint", f"{base}/{status_path}", auth),
-            ("bare_flask", f"{bare}/{status_path}", None),
+        targets = (  # name, URL, headers, the servers whose CPU time the request costs
+            ("nginx_static", f"{static}/{path}", None, (static_nginx,)),
+            ("front_door", f"{front}/{path}", None, (front_nginx, weed)),
+            ("gunicorn_static_route", f"{base}/leaderboard/{path}", None, (service["web"],)),
+            ("status_endpoint", f"{base}/{status_path}", auth, (service["web"], service["redis"])),
+            ("bare_flask", f"{bare}/{status_path}", None, (bare_gunicorn,)),
         )
         load = load_rounds(targets, args)
     rate = {name: result["requests_per_s"] for name, result in load.items()}
+    cost = {name: result["server_cpu_us_per_request"] for name, result in load.items()}
+    pairs = {"front_door_vs_nginx": ("front_door", "nginx_static"),
+             "gunicorn_static_route_vs_nginx": ("gunicorn_static_route", "nginx_static"),
+             "status_vs_bare_flask": ("status_endpoint", "bare_flask")}
     return {
         "leaderboard_json_bytes": len(body),
         "load": load,
-        "ratios": {
-            "front_door_vs_nginx": rate["front_door"] / rate["nginx_static"],
-            "gunicorn_static_route_vs_nginx": rate["gunicorn_static_route"] / rate["nginx_static"],
-            "status_vs_bare_flask": rate["status_endpoint"] / rate["bare_flask"],
-        },
+        "ratios": {key: rate[a] / rate[b] for key, (a, b) in pairs.items()},
+        "cpu_efficiency_ratios": {key: cost[b] / cost[a] for key, (a, b) in pairs.items()},
         "latency": lat,
         "settings": {"duration_s": args.duration, "rounds": args.rounds,
                      "connections": args.connections,
@@ -433,11 +460,17 @@ def report(result: dict) -> str:
         flag = f"  NON-2XX {item['non_2xx']}" if item["non_2xx"] else ""
         rounds = ", ".join(f"{r:.0f}" for r in item["rounds_requests_per_s"])
         lines.append(f"  {name:24s} {item['requests_per_s']:10.0f} req/s  p50 "
-                     f"{item['latency_p50']:>8s}  (rounds: {rounds}){flag}")
+                     f"{item['latency_p50']:>8s}  server CPU {item['server_cpu_us_per_request']:7.0f} us/req"
+                     f"  (rounds: {rounds}){flag}")
+    cpu = result["cpu_efficiency_ratios"]
     lines += [
-        f"front door (nginx cache over S3) / nginx static:   {ratios['front_door_vs_nginx']:.1%}  (target >= 90%)",
-        f"gunicorn static route / nginx static:              {ratios['gunicorn_static_route_vs_nginx']:.1%}",
-        f"status endpoint / bare Flask route:                {ratios['status_vs_bare_flask']:.1%}  (target >= 50%)",
+        "ratio (req/s; in brackets the same ratio of server CPU time per request):",
+        f"  front door (nginx cache over S3) / nginx static: {ratios['front_door_vs_nginx']:6.1%}  "
+        f"[{cpu['front_door_vs_nginx']:6.1%}]  (target >= 90%)",
+        f"  gunicorn static route / nginx static:            {ratios['gunicorn_static_route_vs_nginx']:6.1%}  "
+        f"[{cpu['gunicorn_static_route_vs_nginx']:6.1%}]",
+        f"  status endpoint / bare Flask route:              {ratios['status_vs_bare_flask']:6.1%}  "
+        f"[{cpu['status_vs_bare_flask']:6.1%}]  (target >= 50%)",
         f"submission to published, K=50, n={lat['n']}: p50 {lat['p50_s']:.2f} s, p95 {lat['p95_s']:.2f} s, "
         f"max {lat['max_s']:.2f} s (target p50 <= 3 s); warm-up incl. reference rules {lat['warmup_s']:.1f} s",
     ]

@@ -18,6 +18,7 @@ SUBCOMMAND_MODULES = (
     "benchmark_data.cli",
     "service.cli",
     "runner.cli",
+    "runner.sandbox.cli",
 )
 
 

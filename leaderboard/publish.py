@@ -15,8 +15,8 @@ Layout of the returned mapping (keys are paths relative to the site root)::
     reports/<submission_id>.html, .json      the full audit report of one row
 
 The function is pure: the same entries and settings give the same bytes, in
-whatever order they are passed (rows are sorted, JSON keys are sorted and no
-clock is read).
+whatever order the entries are passed (rows are sorted, JSON keys are sorted
+and no clock is read); the index lists settings in the order given.
 """
 
 from __future__ import annotations
@@ -444,7 +444,7 @@ def _setting_files(info: SettingInfo, rows: list[LeaderboardEntry]) -> dict[str,
 def _index_files(settings: Sequence[SettingInfo],
                  groups: dict[str, list[LeaderboardEntry]]) -> dict[str, bytes]:
     summaries = []
-    for info in sorted(settings, key=lambda s: s.setting_id):
+    for info in settings:  # the caller's order: the registry's publication order
         rows = groups[info.setting_id]
         summaries.append({
             **asdict(info),
@@ -477,7 +477,8 @@ def build_leaderboard(entries: Sequence[LeaderboardEntry],
     Returns:
         A mapping from a relative path (``index.html``,
         ``settings/<id>.json``, ``reports/<id>.html``, ...) to the file's
-        bytes. The same inputs give the same bytes regardless of order.
+        bytes. The same inputs give the same bytes, in whatever order the
+        entries come; settings are listed in the order given.
 
     Raises:
         ValueError: an entry names an unknown setting, an id is used twice, or

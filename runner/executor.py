@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
@@ -80,9 +79,7 @@ _WORKER: dict = {}
 
 
 def _init_worker(world: ReplayWorld) -> None:
-    os.environ["OMP_NUM_THREADS"] = "1"
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    os.environ["MKL_NUM_THREADS"] = "1"
+    """Worker start: one simulator per process (the Pool's initializer)."""
     from runner.stack_sim import StackSim
 
     _WORKER["sim"] = StackSim()

@@ -61,6 +61,24 @@ def osc_torques(jac_p, jac_r, mass, bias, q, qd, q0, pos, rot, goal_pos, goal_ro
     return tau + null.T @ posture
 
 
+@njit(cache=True)
+def osc_control(jac_p_full, jac_r_full, mass_full, qfrc_bias, qpos, qvel, q0, site_pos, site_mat,
+                goal_pos, goal_rot, lo, hi, ctrl):
+    """One substep of arm control, written into `ctrl[:n]` (n = len(q0)), clipped to [lo, hi].
+
+    Takes MuJoCo's full arrays (Jacobians (3, nv), inertia (nv, nv), qfrc_bias,
+    qpos, qvel, the site's position (3,) and flattened rotation (9,)) and slices
+    the arm dofs here, so one compiled call replaces the Python glue.
+    """
+    n = q0.shape[0]
+    tau = osc_torques(np.ascontiguousarray(jac_p_full[:, :n]), np.ascontiguousarray(jac_r_full[:, :n]),
+                      np.ascontiguousarray(mass_full[:n, :n]), qfrc_bias[:n].copy(), qpos[:n].copy(),
+                      qvel[:n].copy(), q0, site_pos.copy(), site_mat.copy().reshape(3, 3),
+                      goal_pos, goal_rot)
+    for k in range(n):
+        ctrl[k] = min(max(tau[k], lo[k]), hi[k])
+
+
 def yaw_down_rotation(yaw: float) -> np.ndarray:
     """Gripper pointing down (robosuite's Panda home orientation) turned by `yaw` about world z."""
     c, s = np.cos(yaw), np.sin(yaw)

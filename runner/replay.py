@@ -3,14 +3,18 @@
 Retargeting (per control step, by the phase the recording stored):
 grasp steps are shifted by cube A's displacement (query minus base scene),
 place steps by cube B's, transport steps by a blend that moves linearly from
-A's shift to B's; the approach from home blends from no shift to A's. The yaw
-is turned by the change of A's grasp yaw. Replay never looks at the camera or
-the obstacle: it is executed once per physical state and seed.
+A's shift to B's; the approach from home blends from no shift to A's. Only
+positions are retargeted: the gripper's orientation is replayed as recorded,
+so a query cube turned away from the base scene's cube is grasped off-axis
+(one of the ways an experience fits some scenes better than others). Replay
+never looks at the camera or the obstacle: it is executed once per physical
+state and seed.
 
-Execution noise (the seed's meaning): a constant end-effector offset drawn
-once per episode (N(0, 4 mm) in x and y), an independent per-step jitter
-(N(0, 1.5 mm) per axis) and a delay of the gripper commands of 0-2 control
-steps. The generator is seeded by (seed, experience id, state id), so the same
+Execution noise (the seed's meaning): two constant end-effector offsets,
+N(0, 8 mm) in x and y, one for the grasp side of the path and one for the
+transport and place side (so a grasp error is not cancelled at placement), an
+independent per-step jitter (N(0, 2 mm) per axis) and a delay of the gripper
+commands of 0-2 control steps. The generator is seeded by (seed, experience id, state id), so the same
 cell always gives the same outcome and different seeds give independent noise.
 """
 
@@ -23,15 +27,13 @@ import numpy as np
 
 from runner.osc import yaw_down_rotation
 from runner.scenes import StackLayout
-from runner.stack_expert import PHASE_GRASP, PHASE_PLACE, PHASE_TRANSPORT, grasp_yaw
+from runner.stack_expert import HOME_EE, PHASE_GRASP, PHASE_PLACE, PHASE_TRANSPORT
 
-EPISODE_OFFSET_STD = 0.010
+EPISODE_OFFSET_STD = 0.008
 """Std of the per-episode constant end-effector offset in x and y (m)."""
 STEP_JITTER_STD = 0.002
 """Std of the per-step target jitter, each axis (m)."""
 MAX_GRIP_DELAY = 2
-import os
-RETARGET_YAW = os.environ.get("RY","1")=="1"
 """Largest delay of the gripper commands (control steps)."""
 
 
@@ -65,7 +67,7 @@ def retarget(path: np.ndarray, base: StackLayout, query: StackLayout) -> np.ndar
     approach = np.arange(len(path)) < first_close
     # the approach from home: shift grows while the end-effector moves towards A
     if first_close > 0:
-        start = path[0, :2] - (path[1, :2] - path[0, :2]) if len(path) > 1 else path[0, :2]
+        start = HOME_EE[:2]
         total = np.linalg.norm(path[first_close - 1, :2] - start) + 1e-9
         progress = np.linalg.norm(path[:first_close, :2] - start, axis=1) / total
         weight[:first_close] = np.clip(progress, 0.0, 1.0)
@@ -77,8 +79,6 @@ def retarget(path: np.ndarray, base: StackLayout, query: StackLayout) -> np.ndar
         t = (np.arange(transport.size) + 1) / transport.size
         out[transport, :2] += np.outer(1 - t, shift_a) + np.outer(t, shift_b)
     out[phase == PHASE_PLACE, :2] += shift_b
-    if RETARGET_YAW:
-        out[:, 3] += grasp_yaw(query.cube_a[2]) - grasp_yaw(base.cube_a[2])
     return out
 
 

@@ -10,12 +10,11 @@ Success is robosuite's own `Stack._check_success` on the same data.
 from __future__ import annotations
 
 import hashlib
-import os
 
 import mujoco
 import numpy as np
 
-from runner.osc import osc_torques
+from runner.osc import osc_control
 from runner.scenes import CUBE_A_HALF, CUBE_B_HALF, OBSTACLE_PARKED, TABLE_TOP_Z, StackLayout
 
 CONTROL_FREQ = 20
@@ -57,7 +56,6 @@ class StackSim:
     """One Stack simulator. Not thread-safe; one per worker process."""
 
     def __init__(self) -> None:
-        os.environ.setdefault("OMP_NUM_THREADS", "1")
         self.env = _make_env()
         self.env.reset()
         self.model = self.env.sim.model._model
@@ -74,6 +72,8 @@ class StackSim:
         self._jac_p = np.zeros((3, m.nv))
         self._jac_r = np.zeros((3, m.nv))
         self._mass = np.zeros((m.nv, m.nv))
+        self._ctrl_lo = m.actuator_ctrlrange[:ARM_DOFS, 0].copy()
+        self._ctrl_hi = m.actuator_ctrlrange[:ARM_DOFS, 1].copy()
         self.grip_cmd = -1.0
 
     # ---- state -------------------------------------------------------------------------
@@ -151,18 +151,14 @@ class StackSim:
                                                                 GRIPPER_SPEED), -1.0, 1.0))
         opening = 0.5 * (1.0 - self.grip_cmd)
         d.ctrl[ARM_DOFS:ARM_DOFS + 2] = GRIPPER_OPEN * opening
-        lo = m.actuator_ctrlrange[:ARM_DOFS, 0]
-        hi = m.actuator_ctrlrange[:ARM_DOFS, 1]
-        n = ARM_DOFS
+        lo, hi = self._ctrl_lo, self._ctrl_hi
+        jac_p, jac_r, mass, site, home = self._jac_p, self._jac_r, self._mass, self.site, self.home_q
+        goal_pos = np.ascontiguousarray(goal_pos, dtype=np.float64)
+        goal_rot = np.ascontiguousarray(goal_rot, dtype=np.float64)
         for _ in range(self.substeps):
             mujoco.mj_step1(m, d)
-            mujoco.mj_jacSite(m, d, self._jac_p, self._jac_r, self.site)
-            mujoco.mj_fullM(m, self._mass, d.qM)
-            tau = osc_torques(np.ascontiguousarray(self._jac_p[:, :n]),
-                              np.ascontiguousarray(self._jac_r[:, :n]),
-                              np.ascontiguousarray(self._mass[:n, :n]),
-                              d.qfrc_bias[:n].copy(), d.qpos[:n].copy(), d.qvel[:n].copy(),
-                              self.home_q, d.site_xpos[self.site].copy(),
-                              d.site_xmat[self.site].reshape(3, 3).copy(), goal_pos, goal_rot)
-            d.ctrl[:n] = np.minimum(np.maximum(tau, lo), hi)
+            mujoco.mj_jacSite(m, d, jac_p, jac_r, site)
+            mujoco.mj_fullM(m, mass, d.qM)
+            osc_control(jac_p, jac_r, mass, d.qfrc_bias, d.qpos, d.qvel, home, d.site_xpos[site],
+                        d.site_xmat[site], goal_pos, goal_rot, lo, hi, d.ctrl)
             mujoco.mj_step2(m, d)

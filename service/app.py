@@ -26,7 +26,7 @@ from service.context import Services
 from service.errors import ServiceError
 from service.metrics import Metrics
 from service.settings import ServiceSettings, from_env
-from service.storage import ObjectNotFound, ObjectStore, StoreUnavailable, open_store
+from service.storage import InvalidKey, ObjectNotFound, ObjectStore, StoreUnavailable, open_store
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +102,11 @@ def _register_error_handlers(app: Flask) -> None:
     def missing_object(exc: ObjectNotFound):
         return _error(404, "not_found", "not found")
 
+    @app.errorhandler(InvalidKey)
+    def invalid_key(exc: InvalidKey):
+        return _error(404, "not_found", "not found: the id or path has characters no object can have",
+                      "path")
+
     @app.errorhandler(StoreUnavailable)
     def store_down(exc: StoreUnavailable):
         log.warning("object store unavailable: %s", exc)
@@ -114,8 +119,8 @@ def _register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):
-        code = {413: "too_large", 404: "not_found", 405: "method_not_allowed"}.get(
-            exc.code, "bad_request")
+        code = {413: "too_large", 404: "not_found", 405: "method_not_allowed",
+                500: "internal_error"}.get(exc.code, "bad_request")
         field = "body" if exc.code == 413 else None
         response, status = _error(exc.code or 400, code, exc.description or exc.name, field)
         if exc.code == 405 and getattr(exc, "valid_methods", None):

@@ -59,9 +59,10 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
                            "or set EXPAUDIT_REDIS_URL")
     directory.mkdir(parents=True, exist_ok=True)
     port = _free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir",
-                             str(directory), "--appendonly", "yes", "--save", ""],
-                            stdout=open(directory / "redis.log", "ab"), stderr=subprocess.STDOUT)
+    with open(directory / "redis.log", "ab") as log_file:
+        proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir",
+                                 str(directory), "--appendonly", "yes", "--save", ""],
+                                stdout=log_file, stderr=subprocess.STDOUT)
     _wait_for_port("127.0.0.1", port, proc)
     return proc, f"redis://127.0.0.1:{port}/0"
 

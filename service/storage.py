@@ -45,12 +45,16 @@ class StoreUnavailable(StoreError):
     """The store could not be reached or failed on its side (retry later)."""
 
 
+class InvalidKey(ValueError):
+    """A key that is not a safe relative path (e.g. built from a malformed id)."""
+
+
 def check_key(key: str) -> str:
     """Return `key` if it is a safe relative object key, else raise ValueError."""
     if not isinstance(key, str) or not _KEY_PATTERN.match(key) or any(
         part in (".", "..") for part in key.split("/")
     ):
-        raise ValueError(f"invalid object key {key!r}: use a relative path of "
+        raise InvalidKey(f"invalid object key {key!r}: use a relative path of "
                          "letters, digits and ._=- separated by '/'")
     return key
 

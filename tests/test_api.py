@@ -351,3 +351,19 @@ def test_docs_page_is_self_contained(client):
     page = client.get("/api/v1/docs").get_data(as_text=True)
     assert "/api/v1/submissions" in page and "Needs a bearer token" in page
     assert "<script" not in page and "src=" not in page and "<link" not in page
+
+
+@pytest.mark.parametrize("sid", ["%C2%84", "sub-..", "sub-20260101000000-zzzzzzzzzzzz"])
+def test_malformed_submission_ids_are_404_not_500(client, token, sid):
+    _error(client.get(f"/api/v1/submissions/{sid}", headers=bearer(token)), 404, "not_found",
+           "submission_id")
+
+
+def test_unexpected_errors_are_json_500(store, redis_conn, catalog):  # noqa: F811
+    class BrokenCatalog(type(catalog)):
+        def list_settings(self):
+            raise RuntimeError("catalog file corrupt")
+
+    app = make_app(store, redis_conn, BrokenCatalog({}))
+    response = app.test_client().get("/api/v1/settings")
+    assert response.status_code == 500 and response.json["error"]["code"] == "internal_error"

@@ -170,6 +170,33 @@ def test_dockerfile_contract():
     assert packages - {"tests"} <= copied
 
 
+@pytest.mark.slow
+def test_the_installed_package_carries_its_data_files(tmp_path):
+    """The image installs the project with `pip install .`: the frozen benchmark
+    data and the leaderboard templates must be inside that install, not only in
+    the source tree."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    for package in ("expaudit", "leaderboard", "benchmark_data", "service", "runner"):
+        shutil.copytree(ROOT / package, source / package,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                            "-q", "-w", str(tmp_path / "wheel"), str(source)],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    import zipfile
+
+    (wheel,) = (tmp_path / "wheel").glob("*.whl")
+    shipped = set(zipfile.ZipFile(wheel).namelist())
+    wanted = {p.relative_to(source).as_posix()
+              for folder in ("benchmark_data/frozen", "leaderboard/templates")
+              for p in (source / folder).rglob("*") if p.is_file()}
+    assert wanted, "no data files found"
+    assert sorted(wanted - shipped) == []
+
+
 def test_dockerignore_keeps_the_build_context_small():
     ignored = set((ROOT / ".dockerignore").read_text().split())
     assert {".git", ".venv", "tests", "var"} <= ignored

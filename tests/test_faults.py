@@ -34,8 +34,8 @@ def servers(tmp_path):
 
 @pytest.fixture()
 def setting():
-    # K=20 on 200 scenes with many resamples: an audit takes about a second,
-    # long enough to kill the worker while one runs.
+    # K=20 on 200 scenes; with 20,000 resamples an audit takes about half a
+    # second, long enough to kill the worker while one runs.
     return synthetic_setting("fault-k20", k=20, n_states=40, draws=5, seeds=3)
 
 
@@ -86,9 +86,17 @@ def _check_none_lost_or_duplicated(stack, auth, sids, statuses) -> None:
     assert sorted(row_ids) == sorted(f"{sid}.fault-k20" for sid in sids)
 
 
+def _check_no_secret_in_logs(stack, auth) -> None:
+    requests.get(f"{stack.url}/api/v1/submissions", headers=bearer("wrong-token"), timeout=10)
+    logs = stack.logs()
+    assert "warn" in logs.lower() or "INFO" in logs  # the processes did log
+    for secret in (auth["Authorization"].split()[1], ADMIN_TOKEN, "expaudit-test-secret"):
+        assert secret not in logs
+
+
 def test_worker_killed_mid_audit(tmp_path, servers, setting):
     summary, data = setting
-    stack = _stack(tmp_path, servers, setting, EXPAUDIT_N_SHUFFLES="40000", EXPAUDIT_N_BOOTSTRAP="40000")
+    stack = _stack(tmp_path, servers, setting, EXPAUDIT_N_SHUFFLES="20000", EXPAUDIT_N_BOOTSTRAP="20000")
     try:
         auth = _token(stack)
         worker = stack.start_worker()
@@ -115,8 +123,7 @@ def test_worker_killed_mid_audit(tmp_path, servers, setting):
         assert not conn.exists(f"expaudit:lease:{victim}"), "the dead worker's lease did not lapse"
         reconciled = stack.run_cli("reconcile")
         assert reconciled.returncode == 0, reconciled.stderr
-        from rq.job import Job
-        assert victim in reconciled.stdout, Job.fetch(f"audit-{victim}", connection=conn).get_status()
+        assert f"re-enqueued: 1 ({victim})" in reconciled.stdout, reconciled.stdout
         stack.start_worker()
         statuses = _wait_final(stack, auth, sids)
         _check_none_lost_or_duplicated(stack, auth, sids, statuses)
@@ -141,6 +148,7 @@ def test_redis_restarted_empty(tmp_path, servers, setting):
         stack.redis.start()
         statuses = _wait_final(stack, auth, sids)
         _check_none_lost_or_duplicated(stack, auth, sids, statuses)
+        _check_no_secret_in_logs(stack, auth)
     finally:
         stack.stop()
 
@@ -163,22 +171,6 @@ def test_s3_unavailable_for_a_while(tmp_path, servers, setting):
         seaweed.start()
         statuses = _wait_final(stack, auth, sids)
         _check_none_lost_or_duplicated(stack, auth, sids, statuses)
-    finally:
-        stack.stop()
-
-
-def test_no_secret_in_process_logs(tmp_path, servers, setting):
-    summary, data = setting
-    stack = _stack(tmp_path, servers, setting)
-    try:
-        auth = _token(stack)
-        stack.start_worker()
-        sid = _submit(stack, auth, data, 1).json()["id"]
-        _wait_final(stack, auth, [sid])
-        requests.get(f"{stack.url}/api/v1/submissions", headers=bearer("wrong-token"), timeout=10)
-        logs = stack.logs()
-        token = auth["Authorization"].split()[1]
-        assert token not in logs and ADMIN_TOKEN not in logs
-        assert "S3_SECRET" not in logs
+        _check_no_secret_in_logs(stack, auth)
     finally:
         stack.stop()

@@ -277,9 +277,16 @@ def test_index_lists_settings_with_completeness_and_leader(site):
 def test_same_entries_give_same_bytes_in_any_order(entries, settings, site):
     shuffled = list(entries)
     random.Random(3).shuffle(shuffled)
-    again = build_leaderboard(shuffled, list(reversed(settings)))
+    again = build_leaderboard(shuffled, settings)
     assert list(again) == list(site)
     assert again == site
+
+
+def test_index_keeps_the_settings_order(entries, settings, site):
+    listed = [s["setting_id"] for s in json.loads(site["index.json"])["settings"]]
+    assert listed == [s.setting_id for s in settings]
+    flipped = json.loads(build_leaderboard(entries, settings[::-1])["index.json"])["settings"]
+    assert [s["setting_id"] for s in flipped] == listed[::-1]
 
 
 def test_unknown_setting_is_rejected(entries, settings):

@@ -11,6 +11,8 @@ import json
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -18,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner.sandbox import defaults
+from runner.sandbox import defaults, nsinit
 from runner.sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError
 from runner.sandbox.demo import demo_input
 from runner.sandbox.execute import run_selector
@@ -308,3 +310,16 @@ def test_spec_that_cannot_run_raises(sandbox, demo, tmp_path):
     spec = RunSpec(image=str(EXAMPLES / "raw32"), input_dir=input_dir, output_dir=full)
     with pytest.raises(SandboxConfigError, match="field 'output_dir'.*must be an existing empty"):
         sandbox.run(spec)
+
+
+def test_kill_all_refuses_unless_pid_one_of_its_namespace():
+    """The guard that keeps `kill(-1)` inside the sandbox, tried where a failure is harmless:
+    as PID 2 of a throwaway PID namespace."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import nsinit\n"
+            "try:\n    nsinit._kill_all()\nexcept nsinit.SetupError as exc:\n    print(exc)\n")
+    done = subprocess.run(["unshare", "--pid", "--fork", "--kill-child", "--", "sh", "-c",
+                           f'"{sys.executable}" -I -S -c "$0" "$1"; true', code,
+                           str(Path(nsinit.__file__).parent)],
+                          capture_output=True, text=True, timeout=30)
+    assert done.stdout == ("refusing to kill all processes: not PID 1 of a new PID "
+                           "namespace\n"), done.stderr

@@ -5,6 +5,7 @@
 - `local`: runs a selector directory in Linux namespaces (no engine needed);
 - `docker_backend`: runs a container image through a Docker engine (production);
 - `execute.run_selector`: run, then validate the scores (the job boundary);
+- `frozen_input`: a frozen setting's /input tree;
 - `defaults`: every limit, with its reason; `demo`: a synthetic /input tree;
 - `cli`: `expaudit selector run|demo-input`.
 

@@ -157,9 +157,16 @@ def create_submission():
     return _accepted(sid)
 
 
+_SUBMISSION_ID = re.compile(r"^sub-[0-9]{14}-[0-9a-f]{12}$")
+
+
+def _exists(svc: Services, sid: str) -> bool:
+    return bool(_SUBMISSION_ID.match(sid)) and svc.repo.exists(sid)
+
+
 def _visible(svc: Services, sid: str) -> None:
     """404 unless the submission exists and the caller may see it (owner, admin, or public)."""
-    if not svc.repo.exists(sid):
+    if not _exists(svc, sid):
         raise NotFound(f"no submission '{sid}'", field="submission_id")
     if svc.repo.is_public(sid):
         current_token(required=False)
@@ -232,7 +239,7 @@ def get_report(submission_id: str):
 def publish_submission(submission_id: str):
     svc = services()
     token = current_token(required=True)
-    if not svc.repo.exists(submission_id) or not (
+    if not _exists(svc, submission_id) or not (
             token.admin or svc.repo.manifest(submission_id).owner == token.token_id):
         raise NotFound(f"no submission '{submission_id}'", field="submission_id")
     status = svc.repo.status(submission_id)

@@ -1,0 +1,68 @@
+"""Query sets on disk: `query_sets/<id>/scenes.parquet` (and `images.tar` of agent-view PNGs).
+
+One row per scene (state x appearance draw) with the AUDIT_SPEC metadata,
+the layout, the object positions and the simulator state hash shared by all
+draws of a state.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from benchmark_data.paths import query_set_dir
+
+N_DRAWS = 5
+"""Appearance draws per state (draw 0 is the nominal appearance)."""
+
+
+def scene_id(state_id: str, draw: int) -> str:
+    return f"{state_id}-d{draw}"
+
+
+def stack_scene_rows(query_set: str, sim) -> list[dict]:
+    """Metadata rows of a Stack query set; `sim` computes each state's hash."""
+    from runner.scenes import query_states
+
+    rows = []
+    for state in query_states(query_set):
+        sim.restore(state.layout)
+        digest = sim.state_hash()
+        lay = state.layout
+        obstacle = lay.obstacle
+        for draw in range(N_DRAWS):
+            rows.append({
+                "scene_id": scene_id(state.state_id, draw), "state_id": state.state_id,
+                "layout_level": state.layout_level, "appearance_draw": draw,
+                "query_set": query_set, "task": "stack", "layout": json.dumps(lay.to_dict()),
+                "cube_a_x": lay.cube_a[0], "cube_a_y": lay.cube_a[1], "cube_a_yaw": lay.cube_a[2],
+                "cube_b_x": lay.cube_b[0], "cube_b_y": lay.cube_b[1], "cube_b_yaw": lay.cube_b[2],
+                "has_obstacle": obstacle is not None,
+                "obstacle_x": obstacle[0] if obstacle else float("nan"),
+                "obstacle_y": obstacle[1] if obstacle else float("nan"),
+                "obstacle_top": 0.8 + 2 * obstacle[4] if obstacle else float("nan"),
+                "state_hash": digest,
+            })
+    return rows
+
+
+def write_scenes(query_set: str, rows: list[dict], root=None) -> Path:
+    out = query_set_dir(query_set, root)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "scenes.parquet"
+    pd.DataFrame(rows).to_parquet(path, index=False, compression="zstd")
+    return path
+
+
+class QuerySetNotFoundError(FileNotFoundError):
+    """The frozen files of a query set are missing."""
+
+
+def read_scenes(query_set: str, root=None) -> pd.DataFrame:
+    path = query_set_dir(query_set, root) / "scenes.parquet"
+    if not path.exists():
+        raise QuerySetNotFoundError(f"query set {query_set!r}: {path} does not exist "
+                                    f"(build it with `expaudit data generate`)")
+    return pd.read_parquet(path)

@@ -1,0 +1,114 @@
+#!/usr/bin/env python
+"""Render docs/findings.md from stored audit reports; with --compute, compute the reports first.
+
+    scripts/make_findings.py                     # render from build/reference_reports
+    scripts/make_findings.py --compute           # audit every rule on every complete setting, then render
+
+--compute runs every reference rule (outcome-based, structural and
+embedding) on every setting whose transfer matrix is complete
+(`benchmark_data.frozen.load_transfer`), through `run_audit` with the
+audit's default seed and counts, and rewrites the report directory; settings
+that are incomplete, sealed or not built are recorded with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from leaderboard import defaults  # noqa: E402
+from leaderboard.findings import (SettingInfo, compute_findings, compute_rule_reports,  # noqa: E402
+                                  load_store, write_missing, write_own_base)
+from leaderboard.findings_report import render_findings  # noqa: E402
+from leaderboard.reference_scores import image_rule_scores, structural_rule_scores  # noqa: E402
+
+
+def _info(setting) -> SettingInfo:
+    return SettingInfo(setting.id, setting.task, setting.mechanism.value, setting.k, setting.query_set)
+
+
+def _status(setting, root) -> tuple[object | None, str | None]:
+    """(complete TransferData, None) or (None, why the setting is not measured)."""
+    from benchmark_data import frozen
+
+    if setting.sealed:
+        return None, "sealed query set: its outcomes are never published"
+    try:
+        data = frozen.load_transfer(setting.id, root)
+    except FileNotFoundError as exc:
+        return None, f"not built in this release: {exc}"
+    if data.is_complete:
+        return data, None
+    done = data.outcomes.size - data.n_missing
+    if done == 0 and setting.mechanism.value != "replay":
+        return None, "image policies are not trained in this release: no cell executed"
+    return None, f"matrix incomplete: {done} of {data.outcomes.size} cells executed"
+
+
+def compute(directory: Path, root, cache_dir: Path, args) -> None:
+    """Rewrite the report directory from the frozen data."""
+    from benchmark_data import frozen
+    from benchmark_data.registry import SETTINGS
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*__*.json"):
+        stale.unlink()
+    missing, libraries = [], set()
+    for setting in SETTINGS.values():
+        if args.settings and setting.id not in args.settings:
+            continue
+        data, reason = _status(setting, root)
+        if data is None:
+            missing.append((_info(setting), reason))
+            print(f"{setting.id}: skipped ({reason})")
+            continue
+        start = time.time()
+        extra = structural_rule_scores(setting, data, root)
+        extra.update(image_rule_scores(setting, data, root, cache_dir))
+        compute_rule_reports(directory, _info(setting), data, extra, n_shuffles=args.n_shuffles,
+                             n_bootstrap=args.n_bootstrap, seed=args.seed)
+        libraries.add(setting.library_id)
+        skipped = {rule: why for rule, why in extra.items() if isinstance(why, str)}
+        print(f"{setting.id}: {5 + len(extra) - len(skipped)} rules audited, "
+              f"{len(skipped)} not computed, {time.time() - start:.1f} s")
+    write_missing(directory, missing)
+    write_own_base(directory, {lib: frozen.own_base_success(lib, root) for lib in sorted(libraries)})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reports", type=Path, default=REPO / "build" / "reference_reports",
+                        help="report directory (read, and rewritten with --compute)")
+    parser.add_argument("--output", type=Path, default=REPO / "docs" / "findings.md")
+    parser.add_argument("--compute", action="store_true", help="audit every complete setting first")
+    parser.add_argument("--root", default=None, help="frozen data root (default: the package's)")
+    parser.add_argument("--embedding-cache", type=Path, default=REPO / "build" / "embedding_cache")
+    parser.add_argument("--settings", nargs="*", help="only these setting ids (with --compute)")
+    parser.add_argument("--n-shuffles", type=int, default=defaults.N_SHUFFLES)
+    parser.add_argument("--n-bootstrap", type=int, default=defaults.N_BOOTSTRAP)
+    parser.add_argument("--seed", type=int, default=defaults.SEED)
+    args = parser.parse_args(argv)
+    if args.compute:
+        compute(args.reports, args.root, args.embedding_cache, args)
+    try:
+        findings = compute_findings(load_store(args.reports))
+    except ValueError as exc:
+        print(f"make_findings: {exc}", file=sys.stderr)
+        return 2
+    source = args.reports.relative_to(REPO) if args.reports.is_relative_to(REPO) else args.reports
+    args.output.write_text(render_findings(findings, str(source)))
+    print(f"wrote {args.output} ({len(findings.library)} settings, "
+          f"{len(findings.audited_cases)} audited rule cases, {len(findings.missing_settings)} "
+          f"settings not measured)")
+    print(json.dumps({"settings": [r.setting.setting_id for r in findings.library]}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""raw32 in-process scores equal the example container selector's, bit for bit."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from leaderboard.embeddings import embedding_scores
+from leaderboard.embeddings.raw32 import Raw32Encoder
+from runner.sandbox.demo import demo_input
+from runner.sandbox.protocol import read_output
+
+SELECTOR = Path(__file__).resolve().parents[1] / "examples" / "selectors" / "raw32"
+
+
+def _rgb(path: Path) -> np.ndarray:
+    with Image.open(path) as image:
+        return np.asarray(image.convert("RGB"))
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("raw32") / "input"
+    setting = demo_input(directory, n_experiences=4, n_scenes=8)
+    query = [_rgb(directory / "scenes" / s / "image.png") for s in setting.scene_ids]
+    base = [_rgb(directory / "library" / e / "base.png") for e in setting.experience_ids]
+    return directory, setting, embedding_scores(Raw32Encoder(), query, base)
+
+
+def test_in_process_scores_pick_the_demo_answer(demo):
+    _, setting, scores = demo
+    assert scores.shape == (4, 8)
+    assert list(np.argmax(scores, axis=0)) == [j % 4 for j in range(8)]
+
+
+def test_selector_script_gives_identical_scores(demo, tmp_path):
+    directory, setting, scores = demo
+    env = dict(os.environ, EXPAUDIT_INPUT=str(directory), EXPAUDIT_OUTPUT=str(tmp_path))
+    subprocess.run([sys.executable, str(SELECTOR / "selector.py")], env=env, check=True)
+    container = read_output(tmp_path, setting.experience_ids, setting.scene_ids)
+    assert np.array_equal(container.scores, scores)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None
+                    or shutil.which("setpriv") is None,
+                    reason="the local sandbox needs root, unshare and setpriv")
+def test_selector_in_local_sandbox_gives_identical_scores(demo, tmp_path):
+    from runner.sandbox.base import RunSpec, RunStatus
+    from runner.sandbox.execute import run_selector
+    from runner.sandbox.local import LocalSandbox
+
+    directory, setting, scores = demo
+    spec = RunSpec(image=str(SELECTOR), input_dir=directory, output_dir=tmp_path)
+    run = run_selector(LocalSandbox(), spec, setting.experience_ids, setting.scene_ids)
+    assert run.result.status is RunStatus.OK, run.result.reason
+    assert np.array_equal(run.scores.scores, scores)
