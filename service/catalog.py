@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import hashlib
+import logging
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -17,6 +18,16 @@ from pathlib import Path
 import numpy as np
 
 from leaderboard.matrix import MISSING, TransferData
+
+log = logging.getLogger(__name__)
+
+
+class DataUnavailable(LookupError):
+    """The setting exists but its frozen data has not been built on this installation."""
+
+    def __init__(self, setting_id: str, detail: str) -> None:
+        self.setting_id = setting_id
+        super().__init__(f"the data of setting '{setting_id}' is not available here: {detail}")
 
 
 class UnknownSetting(KeyError):
@@ -128,9 +139,15 @@ class StaticCatalog(Catalog):
 
 
 class BenchmarkCatalog(Catalog):
-    """The benchmark's own settings (`benchmark_data.registry`) and frozen data."""
+    """The benchmark's own settings (`benchmark_data.registry`) and frozen data.
 
-    ARCHIVE_KINDS = ("images", "library")
+    Settings whose query set or library has not been generated on this
+    installation are listed with zero cells done; loading their data raises
+    `DataUnavailable`.
+    """
+
+    N_SCENES = 200
+    """40 states x 5 appearance draws per query set (BENCHMARK.md)."""
 
     def list_settings(self) -> list[SettingSummary]:
         from benchmark_data.registry import SETTINGS
@@ -142,28 +159,37 @@ class BenchmarkCatalog(Catalog):
 
     def load_transfer(self, setting_id: str) -> TransferData:
         self.get_setting(setting_id)
-        return _load_frozen(setting_id)
+        try:
+            return _load_frozen(setting_id)
+        except FileNotFoundError as exc:
+            log.info("setting %s: frozen data missing (%s)", setting_id, exc)
+            raise DataUnavailable(setting_id, "its frozen data has not been generated "
+                                  "(`expaudit data generate`)") from None
 
     def completeness(self, setting_id: str) -> Completeness:
         from benchmark_data import frozen
+        from benchmark_data.registry import N_SEEDS
 
-        self.get_setting(setting_id)
-        result = frozen.completeness(setting_id)
-        if isinstance(result, Completeness):
-            return result
-        if isinstance(result, dict):
-            return Completeness(int(result["cells_done"]), int(result["cells_total"]))
-        return Completeness(int(result.cells_done), int(result.cells_total))
+        summary = self.get_setting(setting_id)
+        try:
+            done, total = frozen.completeness(setting_id)
+        except FileNotFoundError:
+            return Completeness(0, summary.k * self.N_SCENES * N_SEEDS)
+        return Completeness(int(done), int(total))
 
     def archive_path(self, setting_id: str, kind: str) -> Path | None:
-        from benchmark_data import frozen
+        from benchmark_data.paths import library_dir, query_set_dir
+        from benchmark_data.registry import get_setting
 
         self.get_setting(setting_id)
-        finder = getattr(frozen, "archive_path", None)
-        if finder is None or kind not in self.ARCHIVE_KINDS:
+        setting = get_setting(setting_id)
+        if kind == "images":
+            path = query_set_dir(setting.query_set) / "images.tar"
+        elif kind == "library":
+            path = library_dir(setting.library_id) / "demos.hdf5"
+        else:
             return None
-        path = finder(setting_id, kind)
-        return None if path is None else Path(path)
+        return path if path.is_file() else None
 
 
 def open_catalog(settings) -> Catalog:

@@ -104,7 +104,7 @@ def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
         log.info("leaderboard published: %d files", n_files)
         env = {**os.environ, **to_env(settings)}
         web = subprocess.Popen([sys.executable, "-m", "gunicorn", "--workers", str(web_workers),
-                                "--bind", f"{host}:{port}", "--access-logfile", "-",
+                                "--bind", f"{host}:{port}", "--access-logfile", "-", "--no-control-socket",
                                 "service.app:create_app()"], env=env)
         children.append(web)
         children.append(subprocess.Popen([sys.executable, "-m", "expaudit", "worker"], env=env))

@@ -396,7 +396,8 @@ class ServiceStack:
     def start_web(self, workers: int = 2) -> ProcessServer:
         self.web = ProcessServer(
             [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind",
-             f"127.0.0.1:{self.port}", "--graceful-timeout", "2", "service.app:create_app()"],
+             f"127.0.0.1:{self.port}", "--graceful-timeout", "2", "--no-control-socket",
+             "service.app:create_app()"],
             self.directory / "gunicorn.log", env=self.env(), cwd=REPO_ROOT).start()
         wait_for_port(self.port, 30, self.web.proc, self.web.log)
         return self.web

@@ -84,3 +84,23 @@ def test_open_marker_follows_the_state(tmp_path):
     assert repo.open_ids() == ["sub-1"]
     repo.write_status("sub-1", Status(state=State.PUBLISHED))
     assert repo.open_ids() == []
+
+
+def test_benchmark_catalog_lists_every_registry_setting():
+    from benchmark_data.registry import SETTINGS
+    from service.catalog import BenchmarkCatalog, DataUnavailable
+
+    catalog = BenchmarkCatalog()
+    summaries = catalog.list_settings()
+    assert [s.id for s in summaries] == list(SETTINGS)
+    for summary in summaries:
+        done = catalog.completeness(summary.id)
+        assert done.cells_total == summary.k * 200 * 5 and 0 <= done.cells_done <= done.cells_total
+        try:
+            data = catalog.load_transfer(summary.id)
+        except DataUnavailable as exc:
+            assert summary.id in str(exc)
+        else:
+            assert data.outcomes.shape == (summary.k, 200, 5)
+    with pytest.raises(UnknownSetting, match="no-such-setting"):
+        catalog.completeness("no-such-setting")

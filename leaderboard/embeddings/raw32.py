@@ -15,8 +15,6 @@ import hashlib
 from typing import Sequence
 
 import numpy as np
-import PIL
-from PIL import Image
 
 from leaderboard.embeddings.base import check_images
 
@@ -26,11 +24,14 @@ PREPROCESSING = "raw32: RGB, Pillow resize (32, 32) BILINEAR, uint8 values"
 
 def resize32(image: np.ndarray) -> np.ndarray:
     """(32, 32, 3) uint8 pixels of an (H, W, 3) uint8 image (Pillow bilinear)."""
+    from PIL import Image
+
     return np.asarray(Image.fromarray(image).convert("RGB").resize(SIZE, Image.BILINEAR))
 
 
 class Raw32Encoder:
     """Weight-free encoder; its content hash covers the preprocessing and Pillow's version.
+    Pillow is imported on first use (the core install may lack it).
 
     A different Pillow release may resample differently, so cached vectors
     are keyed by it too.
@@ -40,6 +41,8 @@ class Raw32Encoder:
     metric = "l2"
 
     def __init__(self) -> None:
+        import PIL
+
         text = f"{PREPROCESSING}; pillow {PIL.__version__}".encode()
         self.content_hash = "sha256:" + hashlib.sha256(text).hexdigest()
 

@@ -101,6 +101,8 @@ def load_encoder(name: str, *, weights_path: str | Path | None = None,
     if name not in ENCODER_NAMES:
         raise ValueError(f"encoder name must be one of {ENCODER_NAMES}, got {name!r}")
     if name == "raw32":
+        if importlib.util.find_spec("PIL") is None:
+            return NotComputed(name, "Pillow is not installed: install the embed extra")
         return Raw32Encoder()
     if name == "policy_encoder":
         return NotComputed(name, POLICY_ENCODER_REASON)

@@ -90,7 +90,8 @@ def download_archive(setting_id: str, kind: str):
     path = svc.catalog.archive_path(setting_id, kind)
     if path is None:
         raise NotFound(f"the frozen data of '{setting_id}' has no {kind} archive", field="kind")
-    key = f"archives/{setting_id}/{path.name}"
+    stat = path.stat()
+    key = f"archives/{setting_id}/{kind}/{stat.st_size}-{int(stat.st_mtime)}/{path.name}"
     if not svc.store.exists(key):
         svc.store.put_if_absent(key, path.read_bytes(), "application/octet-stream")
     url = svc.store.url_for(key)

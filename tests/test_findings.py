@@ -1,0 +1,154 @@
+"""Findings on synthetic reports: each of the four results, the store, and the rendered page."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from leaderboard.findings import (SettingInfo, compute_findings, compute_rule_reports, load_store,
+                                  write_missing, write_own_base, write_rule_report)
+from leaderboard.findings_report import compare_range, render_findings, spearman
+from leaderboard.matrix import SceneTable, TransferData
+
+REPO = Path(__file__).resolve().parents[1]
+FAST = {"n_shuffles": 200, "n_bootstrap": 100, "seed": 0}
+SETTING = SettingInfo("stack-replay-k10-a", "stack", "replay", 10, "stack-orig")
+POLICY = SettingInfo("stack-policy-k3-orig", "stack", "policy", 3, "stack-orig")
+
+
+def _replay_data(k: int = 10, seed: int = 1) -> TransferData:
+    """40 states x 5 draws; outcomes per state repeated over draws (camera-blind)."""
+    rng = np.random.default_rng(seed)
+    quality = np.linspace(0.2, 0.8, k)
+    per_state = (rng.random((k, 40, 5)) < quality[:, None, None]).astype(np.int8)
+    outcomes = np.repeat(per_state, 5, axis=1)
+    states = np.repeat([f"st{j:02d}" for j in range(40)], 5).astype(object)
+    scenes = SceneTable(tuple(f"q{j:03d}" for j in range(200)), states,
+                        np.repeat(np.arange(4), 50), np.tile(np.arange(5), 40))
+    return TransferData(tuple(f"e{i}" for i in range(k)), scenes, outcomes)
+
+
+def _rules(data: TransferData) -> dict:
+    """A good and a bad assignment of the same two experiences, and a not-computed rule."""
+    y = data.success_matrix()
+    best, other = (int(i) for i in np.argsort(-y.mean(axis=1))[:2])
+    best_works = y[best] >= y[other]
+    scenes = np.arange(y.shape[1])
+    good, bad = np.zeros_like(y), np.zeros_like(y)
+    good[np.where(best_works, best, other), scenes] = 1.0    # best where it works
+    bad[np.where(best_works, other, best), scenes] = 1.0     # best exactly where it does not
+    return {"raw32": good, "mobilenet_v2": bad, "resnet18": "weights missing: set EXPAUDIT_RESNET18_WEIGHTS"}
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("reports")
+    data = _replay_data()
+    compute_rule_reports(directory, SETTING, data, _rules(data), **FAST)
+    write_missing(directory, [(POLICY, "image policies are not trained in this release")])
+    write_own_base(directory, {"stack-stream": {f"e{i}": 0.9 for i in range(10)}})
+    return directory, data
+
+
+def test_store_round_trip_and_not_computed(store_dir):
+    directory, _ = store_dir
+    store = load_store(directory)
+    rules = {s.rule for s in store.reports}
+    assert {"random", "oracle", "best_fixed", "recency", "track_record", "raw32", "mobilenet_v2",
+            "resnet18"} == rules
+    resnet = store.get(SETTING.setting_id, "resnet18")
+    assert not resnet.computed and "EXPAUDIT_RESNET18_WEIGHTS" in resnet.reason
+    assert store.missing[0][0] == POLICY
+
+
+def test_result1_library_numbers_match_the_matrix(store_dir):
+    directory, data = store_dir
+    findings = compute_findings(load_store(directory))
+    (row,) = findings.library
+    y = data.success_matrix()
+    random, oracle, fixed = y.mean(), y.max(axis=0).mean(), y.mean(axis=1).max()
+    assert row.success_random == pytest.approx(random, abs=1e-6)
+    assert row.headroom == pytest.approx(oracle - fixed, abs=1e-6)
+    assert row.best_fixed_advantage == pytest.approx((fixed - random) / (oracle - random), abs=1e-6)
+    assert row.paper == (0.45, 0.82, 0.55, 0.150, 0.20)
+    assert row.track_record_advantage is not None
+
+
+def test_result2_and_3_see_the_good_and_the_bad_assignment(store_dir):
+    directory, _ = store_dir
+    findings = compute_findings(load_store(directory))
+    cases = {c.rule: c for c in findings.visual_cases}
+    assert set(cases) == {"raw32", "mobilenet_v2"}
+    assert cases["raw32"].gap > 0 > cases["mobilenet_v2"].gap
+    assert cases["raw32"].gap_direction == "above" and cases["mobilenet_v2"].gap_direction == "below"
+    assert findings.gaps.by_mechanism == {"replay": {"above": 1, "below": 1}}
+    assert findings.gaps.cases_with_gap == 2 and findings.gaps.inside_envelope == 0
+    conc = findings.concentration
+    assert len(conc.large_k_cases) == 2
+    ratios = [c.concentration_ratio for c in conc.large_k_cases]
+    assert conc.ratio_range == (min(ratios), max(ratios))
+    assert conc.sign_cases == sum(c.sign_match is not None for c in findings.audited_cases)
+
+
+def test_result4_counts_within_below_pooled(store_dir):
+    directory, _ = store_dir
+    auroc = compute_findings(load_store(directory)).auroc
+    assert len(auroc.cases) == 2
+    assert auroc.within_lower == sum(c.within_query_auroc < c.pooled_auroc for c in auroc.cases)
+    assert auroc.within_range_k50 is None     # no K = 50 setting in the store
+
+
+def test_rendered_page_states_paper_figures_and_gaps(store_dir):
+    directory, _ = store_dir
+    page = render_findings(compute_findings(load_store(directory)), "reports")
+    for expected in ("paper Table I", "0.30-0.58", "69 of 91", "62 of 65", "stack-policy-k3-orig",
+                     "image policies are not trained in this release", "EXPAUDIT_RESNET18_WEIGHTS",
+                     "<svg", "Spearman rho", "Replay 1 above, 1 below"):
+        assert expected in page, expected
+    assert page.count("<svg") == 3
+
+
+def test_make_findings_script_renders_from_a_directory(store_dir, tmp_path):
+    directory, _ = store_dir
+    output = tmp_path / "findings.md"
+    run = subprocess.run([sys.executable, str(REPO / "scripts" / "make_findings.py"), "--reports",
+                          str(directory), "--output", str(output)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert output.read_text().startswith("# Findings")
+    missing = subprocess.run([sys.executable, str(REPO / "scripts" / "make_findings.py"), "--reports",
+                              str(tmp_path / "none"), "--output", str(output)],
+                             capture_output=True, text=True)
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_store_errors_name_the_file(tmp_path):
+    (tmp_path / "s__r.json").write_text("{not json")
+    with pytest.raises(ValueError, match=r"s__r\.json: not valid JSON \(line 1\)"):
+        load_store(tmp_path)
+    (tmp_path / "s__r.json").write_text(json.dumps({"status": "done"}))
+    with pytest.raises(ValueError, match=r"s__r\.json: field 'status' must be .* got 'done'"):
+        load_store(tmp_path)
+    with pytest.raises(ValueError, match="report directory .* does not exist"):
+        load_store(tmp_path / "absent")
+    with pytest.raises(ValueError, match="stack-replay-k10-a/raw32: give exactly one of report and reason"):
+        write_rule_report(tmp_path, SETTING, "raw32", None, None)
+
+
+def test_compare_range_words():
+    assert compare_range((0.35, 0.5), (0.30, 0.58)).startswith("inside")
+    assert compare_range((0.6, 0.7), (0.30, 0.58)).startswith("entirely above")
+    assert compare_range((0.1, 0.2), (0.30, 0.58)).startswith("entirely below")
+    assert compare_range((0.2, 0.4), (0.30, 0.58)).startswith("overlaps")
+    assert compare_range(None, (0.30, 0.58)).startswith("cannot be compared")
+
+
+def test_spearman():
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman([1, 2], [1, 2]) is None
+    assert spearman([1, 1, 1], [1, 2, 3]) is None
