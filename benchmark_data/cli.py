@@ -37,6 +37,49 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify(args: argparse.Namespace) -> int:
+    from benchmark_data.verify import verify_sample
+
+    report = verify_sample(args.sample, seed=args.seed, workers=args.workers, root=args.root)
+    for m in report.mismatches:
+        print(f"MISMATCH {'/'.join(map(str, m.key))} draw {m.draw}: {m.field} stored "
+              f"{m.stored!r}, re-run {m.rerun!r}")
+    print(f"verified {report.n_checked} cells across renders and from scratch: "
+          f"{len(report.mismatches)} difference(s)")
+    return 0 if report.ok else 1
+
+
+def _export(args: argparse.Namespace) -> int:
+    from benchmark_data.export import export_setting
+
+    result = export_setting(args.setting, args.directory, root=args.root)
+    print(f"wrote {result.directory}/experiences.csv, scenes.csv, outcomes.csv "
+          f"({result.n_outcomes} outcomes, {result.n_missing} cells missing)")
+    return 0
+
+
+def _manifest(args: argparse.Namespace) -> int:
+    from benchmark_data.export import write_manifest
+
+    path = write_manifest(args.root)
+    print(f"wrote {path}")
+    return 0
+
+
+def _images(args: argparse.Namespace) -> int:
+    from benchmark_data.images import write_base_images, write_query_images
+    from benchmark_data.registry import LIBRARY_IDS
+    from runner.appearance import SceneRenderer
+    from runner.stack_sim import StackSim
+
+    sim = StackSim()
+    renderer = SceneRenderer(sim)
+    for query_set in args.query_sets:
+        _log(f"wrote {write_query_images(query_set, sim, renderer, args.root)}")
+    _log(f"wrote {write_base_images(LIBRARY_IDS['stack'], sim, renderer, args.root)}")
+    return 0
+
+
 def register(subparsers) -> None:
     """Add `data generate|verify|export|manifest` to the `expaudit` command."""
     data = subparsers.add_parser("data", help="generate, verify and export the frozen benchmark data")
@@ -49,3 +92,25 @@ def register(subparsers) -> None:
     gen.add_argument("--limit", type=int, default=None, help="run at most this many planned cells")
     gen.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     gen.set_defaults(handler=_generate)
+
+    ver = sub.add_parser("verify", help="re-execute random stored cells across renders and from scratch")
+    ver.add_argument("--sample", type=int, default=200, help="cells to re-execute (default 200)")
+    ver.add_argument("--seed", type=int, default=0, help="seed of the sample choice")
+    ver.add_argument("--workers", type=int, default=1, help="simulator processes (default 1)")
+    ver.add_argument("--root", default=None, help="frozen data root (default: the package's)")
+    ver.set_defaults(handler=_verify)
+
+    exp = sub.add_parser("export", help="write a setting as experiences.csv, scenes.csv, outcomes.csv")
+    exp.add_argument("setting", help="setting id")
+    exp.add_argument("directory", help="output directory (created if needed)")
+    exp.add_argument("--root", default=None, help="frozen data root (default: the package's)")
+    exp.set_defaults(handler=_export)
+
+    man = sub.add_parser("manifest", help="rebuild manifest.json (content hashes, completeness)")
+    man.add_argument("--root", default=None, help="frozen data root (default: the package's)")
+    man.set_defaults(handler=_manifest)
+
+    img = sub.add_parser("images", help="render the query-set and base-scene PNGs (needs OpenGL)")
+    img.add_argument("query_sets", nargs="*", default=["stack-orig", "stack-fresh", "stack-hidden"])
+    img.add_argument("--root", default=None, help="frozen data root (default: the package's)")
+    img.set_defaults(handler=_images)

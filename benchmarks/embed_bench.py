@@ -49,7 +49,7 @@ def bench_images(n: int, query_set: str) -> tuple[list[np.ndarray], str]:
             print(f"embed_bench: {query_set}/{QUERY_TAR} is not readable yet ({exc}); using random images")
     rng = np.random.default_rng(0)
     return ([rng.integers(0, 256, (128, 128, 3), dtype=np.uint8) for _ in range(n)],
-            f"{n} random 128x128 images ({query_set} has no {QUERY_TAR})")
+            f"{n} seeded random 128x128 images (no readable {query_set}/{QUERY_TAR})")
 
 
 def measure(encoder, images: list[np.ndarray]) -> dict:

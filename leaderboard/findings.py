@@ -1,9 +1,8 @@
 """The paper's four headline results, re-measured from stored audit reports.
 
-Input is a directory of report files written by `write_rule_report`, one per
-(setting, rule) (`<setting_id>__<rule>.json`), plus `_missing.json` (settings
-whose matrix is not complete, with the reason) and `_own_base.json` (own-base
-success per library). Everything here is a pure function of those dicts;
+Input is a `ReportStore` (`leaderboard.findings_store`: one stored audit
+report per (setting, rule), the settings not measured and own-base
+success). Everything here is a pure function of those report dicts;
 `leaderboard.findings_report` draws the figures and writes the page.
 
 The four results (paper: "Beyond End-Task Success"):
@@ -17,11 +16,9 @@ The four results (paper: "Beyond End-Task Success"):
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
+
+from leaderboard.findings_store import ReportStore, SettingInfo, StoredReport
 
 VISUAL_RULES = ("raw32", "mobilenet_v2", "efficientnet_lite0", "resnet18", "dinov2", "clip",
                 "policy_encoder")
@@ -57,127 +54,6 @@ PAPER = {
     "pooled_k50": (0.71, 0.76),
 }
 """The paper's headline figures each result is shown beside."""
-
-REPORT_SUFFIX = ".json"
-MISSING_FILE = "_missing.json"
-OWN_BASE_FILE = "_own_base.json"
-
-
-# ---------------------------------------------------------------- the store
-
-
-@dataclass(frozen=True)
-class SettingInfo:
-    """What the findings need to know about a setting."""
-
-    setting_id: str
-    task: str
-    mechanism: str
-    k: int
-    query_set: str
-
-
-@dataclass(frozen=True)
-class StoredReport:
-    """One (setting, rule): the audit report dict, or None with the reason it was not computed."""
-
-    setting: SettingInfo
-    rule: str
-    report: dict | None
-    reason: str | None
-
-    @property
-    def computed(self) -> bool:
-        return self.report is not None
-
-
-@dataclass(frozen=True)
-class ReportStore:
-    """Everything read from a report directory."""
-
-    reports: tuple[StoredReport, ...]
-    missing: tuple[tuple[SettingInfo, str], ...]
-    own_base: dict
-
-    def settings(self) -> list[SettingInfo]:
-        seen: dict[str, SettingInfo] = {}
-        for stored in self.reports:
-            seen.setdefault(stored.setting.setting_id, stored.setting)
-        return list(seen.values())
-
-    def get(self, setting_id: str, rule: str) -> StoredReport | None:
-        for stored in self.reports:
-            if stored.setting.setting_id == setting_id and stored.rule == rule:
-                return stored
-        return None
-
-
-def _write_json(path: Path, payload) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(handle, "w") as stream:
-        json.dump(payload, stream, sort_keys=True, indent=1)
-    os.replace(temp, path)
-
-
-def write_rule_report(directory: str | Path, setting: SettingInfo, rule: str,
-                      report: dict | None, reason: str | None = None) -> Path:
-    """Store one rule's report (or why it was not computed) as `<setting>__<rule>.json`."""
-    if (report is None) == (reason is None):
-        raise ValueError(f"{setting.setting_id}/{rule}: give exactly one of report and reason")
-    path = Path(directory) / f"{setting.setting_id}__{rule}{REPORT_SUFFIX}"
-    _write_json(path, {"setting": asdict(setting), "rule": rule,
-                       "status": "computed" if report is not None else "not_computed",
-                       "reason": reason, "report": report})
-    return path
-
-
-def write_missing(directory: str | Path, missing: list[tuple[SettingInfo, str]]) -> None:
-    """Store the settings that have no complete matrix, each with the reason."""
-    _write_json(Path(directory) / MISSING_FILE,
-                [{"setting": asdict(s), "reason": reason} for s, reason in missing])
-
-
-def write_own_base(directory: str | Path, own_base: dict) -> None:
-    """Store own-base success: {library_id: {experience_id: success}}."""
-    _write_json(Path(directory) / OWN_BASE_FILE, own_base)
-
-
-def _read(path: Path):
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
-
-
-def _setting(payload: dict, path: Path) -> SettingInfo:
-    try:
-        return SettingInfo(**payload["setting"])
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: field 'setting' is missing or malformed: {exc}") from exc
-
-
-def load_store(directory: str | Path) -> ReportStore:
-    """Read every report file of a directory (raises ValueError naming a bad file)."""
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise ValueError(f"report directory {directory} does not exist")
-    reports = []
-    for path in sorted(directory.glob(f"*__*{REPORT_SUFFIX}")):
-        payload = _read(path)
-        status = payload.get("status")
-        if status not in ("computed", "not_computed"):
-            raise ValueError(f"{path}: field 'status' must be 'computed' or 'not_computed', "
-                             f"got {status!r}")
-        reports.append(StoredReport(_setting(payload, path), payload.get("rule", ""),
-                                    payload.get("report"), payload.get("reason")))
-    missing_path = directory / MISSING_FILE
-    missing = tuple((_setting(item, missing_path), item["reason"])
-                    for item in (_read(missing_path) if missing_path.exists() else []))
-    own_path = directory / OWN_BASE_FILE
-    own_base = _read(own_path) if own_path.exists() else {}
-    return ReportStore(tuple(reports), missing, own_base)
-
 
 # ---------------------------------------------------------------- result 1: best-fixed
 
@@ -277,7 +153,7 @@ def rule_cases(store: ReportStore, rules: tuple[str, ...] = AUDITED_RULES) -> li
 
 @dataclass(frozen=True)
 class ConcentrationFinding:
-    """Result 2: concentration of the audited rules at K >= 10, and the sign match."""
+    """Result 2: concentration of the visual rules at K >= 10, and the sign match."""
 
     large_k_cases: tuple[RuleCase, ...]
     ratio_range: tuple[float, float] | None
@@ -288,8 +164,12 @@ class ConcentrationFinding:
 
 
 def concentration_finding(cases: list[RuleCase], min_k: int = 10) -> ConcentrationFinding:
-    """Concentration ratios at K >= `min_k` and the sign match over every case with A."""
-    large = tuple(c for c in cases if c.setting.k >= min_k)
+    """Concentration ratios of the visual rules at K >= `min_k`; sign match over every audited case.
+
+    As in the paper, the concentration claim is about the visual rules and
+    the sign match counts the visual and structural rules together.
+    """
+    large = tuple(c for c in cases if c.setting.k >= min_k and c.rule in VISUAL_RULES)
     ratios = [c.concentration_ratio for c in large]
     low, high = PAPER["concentration_ratio"]
     signed = [c for c in cases if c.sign_match is not None]
@@ -419,32 +299,3 @@ def compute_findings(store: ReportStore) -> Findings:
         missing_settings=store.missing,
         own_base=store.own_base,
         cross_scene=cross_scene_success(store))
-
-
-# ---------------------------------------------------------------- computing the reports
-
-
-def compute_rule_reports(directory: str | Path, setting: SettingInfo, data, extra: dict,
-                         *, n_shuffles: int, n_bootstrap: int, seed: int) -> list[Path]:
-    """Audit every reference rule of one complete setting and store the reports.
-
-    The outcome-based rules (random, oracle, best_fixed, recency,
-    track_record) go through `leaderboard.baselines.audit_baselines`, the
-    path of the published baseline rows; every rule in `extra` maps to a
-    (K, Q) score matrix, audited with `run_audit`, or to a string: the
-    reason it is not computed.
-    """
-    from leaderboard.audit import run_audit
-    from leaderboard.baselines import audit_baselines
-
-    written = []
-    kwargs = {"n_shuffles": n_shuffles, "n_bootstrap": n_bootstrap, "seed": seed}
-    for rule, report in audit_baselines(data, **kwargs).items():
-        written.append(write_rule_report(directory, setting, rule, report))
-    for rule, value in extra.items():
-        if isinstance(value, str):
-            written.append(write_rule_report(directory, setting, rule, None, value))
-            continue
-        report = run_audit(data, value, selection_only=False, **kwargs).to_dict()
-        written.append(write_rule_report(directory, setting, rule, report))
-    return written

@@ -23,10 +23,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from leaderboard import defaults  # noqa: E402
-from leaderboard.findings import (SettingInfo, compute_findings, compute_rule_reports,  # noqa: E402
-                                  load_store, write_missing, write_own_base)
-from leaderboard.findings_report import render_findings  # noqa: E402
 from leaderboard.embeddings.setting_scores import image_rule_scores  # noqa: E402
+from leaderboard.findings import compute_findings  # noqa: E402
+from leaderboard.findings_report import render_findings  # noqa: E402
+from leaderboard.findings_store import (SettingInfo, compute_rule_reports, load_store,  # noqa: E402
+                                        write_missing, write_own_base)
 from leaderboard.structural import structural_rule_scores  # noqa: E402
 
 
@@ -42,14 +43,17 @@ def _status(setting, root) -> tuple[object | None, str | None]:
         return None, "sealed query set: its outcomes are never published"
     try:
         data = frozen.load_transfer(setting.id, root)
-    except FileNotFoundError as exc:
-        return None, "not built in this release: " + str(exc).replace(f"{REPO}/", "")
+    except frozen.QuerySetNotFoundError:
+        return None, f"not built in this release: query set '{setting.query_set}' is not in the frozen data"
+    except frozen.LibraryNotFoundError:
+        return None, f"not built in this release: library '{setting.library_id}' is not in the frozen data"
     if data.is_complete:
         return data, None
     done = data.outcomes.size - data.n_missing
     if done == 0 and setting.mechanism.value != "replay":
         return None, "image policies are not trained in this release: no cell executed"
-    return None, f"matrix incomplete: {done} of {data.outcomes.size} cells executed"
+    return None, (f"matrix incomplete: {done} of {data.outcomes.size} outcomes "
+                  "(K x Q x S) stored")
 
 
 def compute(directory: Path, root, cache_dir: Path, args) -> None:
@@ -58,8 +62,8 @@ def compute(directory: Path, root, cache_dir: Path, args) -> None:
     from benchmark_data.registry import SETTINGS
 
     directory.mkdir(parents=True, exist_ok=True)
-    for stale in directory.glob("*__*.json"):
-        stale.unlink()
+    for stale in [*directory.glob("*__*.json"), directory / "_missing.json", directory / "_own_base.json"]:
+        stale.unlink(missing_ok=True)
     missing, libraries = [], set()
     for setting in SETTINGS.values():
         if args.settings and setting.id not in args.settings:

@@ -63,30 +63,40 @@ class TokenRegistry:
         """Issue a token; returns (the secret, shown once; its info)."""
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         digest = hash_token(token)
-        info = TokenInfo(token_id=f"tok-{digest[:16]}", name=name, admin=admin, created_at=utc_now())
+        info = TokenInfo(token_id=self.token_id_for(digest), name=name, admin=admin, created_at=utc_now())
         self.store.put_bytes(f"tokens/{digest}.json", json.dumps(info.to_dict()).encode(),
                              "application/json")
         return token, info
 
+    def token_id_for(self, digest: str) -> str:
+        """The public id of the token with this SHA-256 (no lookup needed)."""
+        if self._admin_hash is not None and hmac.compare_digest(digest, self._admin_hash):
+            return ADMIN_ID
+        return f"tok-{digest[:16]}"
+
     def authenticate(self, token: str) -> TokenInfo:
         """The token's info; raises Unauthorized for unknown or revoked tokens."""
         digest = hash_token(token)
-        if self._admin_hash is not None and hmac.compare_digest(digest, self._admin_hash):
+        return self.verify(digest, None if self.token_id_for(digest) == ADMIN_ID else self._cached(digest))
+
+    def verify(self, digest: str, cached: bytes | None) -> TokenInfo:
+        """The info of the token with hash `digest`, from the cache entry `cached` or the store."""
+        if self.token_id_for(digest) == ADMIN_ID:
             return TokenInfo(token_id=ADMIN_ID, name="admin", admin=True, created_at="")
-        info = self._cached(digest) or self._stored(digest)
+        info = TokenInfo(**json.loads(cached)) if cached is not None else self._stored(digest)
         if info is None or info.revoked:
             raise Unauthorized("unknown or revoked token", field="Authorization")
         return info
 
-    def _cached(self, digest: str) -> TokenInfo | None:
+    def _cached(self, digest: str) -> bytes | None:
+        """The raw cache entry of a token hash, or None (also when Redis is down)."""
         if self.redis is None:
             return None
         try:
-            raw = self.redis.get(f"expaudit:token:{digest}")
+            return self.redis.get(f"expaudit:token:{digest}")
         except redis_lib.RedisError as exc:
             log.warning("token cache unavailable (%s); reading the store", type(exc).__name__)
             return None
-        return None if raw is None else TokenInfo(**json.loads(raw))
 
     def _stored(self, digest: str) -> TokenInfo | None:
         try:
@@ -137,26 +147,57 @@ class RateLimiter:
         self.per_window = per_minute * window_s // 60
         self.window_s = window_s
 
+    def queue(self, pipe, token_id: str) -> None:
+        """Add this request's count to `pipe` (the first result of the two is the count)."""
+        key = f"expaudit:rate:{token_id}:{int(time.time() // self.window_s)}"
+        pipe.incr(key)
+        pipe.expire(key, self.window_s + 1)
+
+    def check(self, count: int | None) -> None:
+        """Raise TooManyRequests when `count` (None: not counted) is past the limit."""
+        if count is None or count <= self.per_window:
+            return
+        retry_after = self.window_s - int(time.time()) % self.window_s
+        raise TooManyRequests(
+            f"rate limit of {self.per_window} requests per {self.window_s} s exceeded; "
+            f"retry in {retry_after} s", field="Authorization", extra={"retry_after": retry_after})
+
     def hit(self, token_id: str) -> None:
         """Count one request; raises TooManyRequests past the limit."""
         if self.redis is None:
             return
-        window = int(time.time() // self.window_s)
-        key = f"expaudit:rate:{token_id}:{window}"
         try:
-            pipe = self.redis.pipeline()
-            pipe.incr(key)
-            pipe.expire(key, self.window_s + 1)
+            pipe = self.redis.pipeline(transaction=False)
+            self.queue(pipe, token_id)
             count = pipe.execute()[0]
         except redis_lib.RedisError as exc:
             log.warning("rate limiter unavailable (%s); request allowed", type(exc).__name__)
             return
-        if count > self.per_window:
-            retry_after = self.window_s - int(time.time()) % self.window_s
-            raise TooManyRequests(
-                f"rate limit of {self.per_window} requests per {self.window_s} s exceeded; "
-                f"retry in {retry_after} s", field="Authorization",
-                extra={"retry_after": retry_after})
+        self.check(count)
+
+
+def authenticate_request(registry: TokenRegistry, limiter: RateLimiter, token: str) -> TokenInfo:
+    """Verify `token` and count the request against its rate limit.
+
+    The token cache lookup and the rate counter share one Redis round trip
+    (a token's id is derived from its hash, so the counter key is known
+    before the lookup). Without Redis, the token is verified from the store
+    and the request is not counted.
+    """
+    digest = hash_token(token)
+    token_id = registry.token_id_for(digest)
+    cached, count = None, None
+    if registry.redis is not None and limiter.redis is not None:
+        try:
+            pipe = registry.redis.pipeline(transaction=False)
+            pipe.get(f"expaudit:token:{digest}")
+            limiter.queue(pipe, token_id)
+            cached, count, _ = pipe.execute()
+        except redis_lib.RedisError as exc:
+            log.warning("token cache and rate limiter unavailable (%s)", type(exc).__name__)
+    info = registry.verify(digest, cached)
+    limiter.check(count)
+    return info
 
 
 class ActiveSubmissions:

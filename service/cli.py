@@ -97,8 +97,13 @@ def _configure_logging() -> None:
 def _serve(args) -> int:
     from service.embedded import serve
 
+    def ready(url: str, token_note: str) -> None:
+        print(f"expaudit is serving at {url}/  (API docs: {url}/api/v1/docs; {token_note})",
+              flush=True)
+
     _configure_logging()
-    return serve(_settings(args), host=args.host, port=args.port, web_workers=args.workers)
+    return serve(_settings(args), host=args.host, port=args.port, web_workers=args.workers,
+                 on_ready=ready)
 
 
 def _worker(args) -> int:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import redis as redis_lib
 from flask import current_app, g, request
 
-from service.auth import ActiveSubmissions, RateLimiter, TokenInfo, TokenRegistry
+from service.auth import (ActiveSubmissions, RateLimiter, TokenInfo, TokenRegistry,
+                          authenticate_request)
 from service.catalog import Catalog
 from service.errors import Forbidden, Unauthorized
 from service.metrics import Metrics
 from service.publishing import AuditOptions
-from service.records import SubmissionRepo
+from service.records import RecordCache, SubmissionRepo
 from service.settings import ServiceSettings
 from service.storage import ObjectStore
 
@@ -29,10 +30,11 @@ class Services:
     limiter: RateLimiter
     active: ActiveSubmissions
     metrics: Metrics
+    records: RecordCache = field(default_factory=RecordCache)
 
     @property
     def repo(self) -> SubmissionRepo:
-        return SubmissionRepo(self.store)
+        return SubmissionRepo(self.store, self.records)
 
     @property
     def audit_options(self) -> AuditOptions:
@@ -64,8 +66,7 @@ def current_token(required: bool = True) -> TokenInfo | None:
         g.token = None
         return None
     svc = services()
-    info = svc.tokens.authenticate(token)
-    svc.limiter.hit(info.token_id)
+    info = authenticate_request(svc.tokens, svc.limiter, token)
     g.token = info
     return info
 

@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -88,8 +89,13 @@ def publish_initial(settings: ServiceSettings) -> int:
 
 
 def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
-          var_dir: Path = Path("var")) -> int:
-    """Run Redis (if needed), gunicorn and one worker until interrupted."""
+          on_ready: Callable[[str, str], None], var_dir: Path = Path("var")) -> int:
+    """Run Redis (if needed), gunicorn and one worker until interrupted.
+
+    Args:
+        on_ready: called with (URL, where the admin token is) once the web
+            process accepts connections.
+    """
     children: list[subprocess.Popen] = []
     try:
         if not settings.redis_url:
@@ -109,9 +115,7 @@ def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
         children.append(web)
         children.append(subprocess.Popen([sys.executable, "-m", "expaudit", "worker"], env=env))
         _wait_for_port(host, port, web)
-        url = f"http://{host}:{port}"
-        print(f"expaudit is serving at {url}/  (API docs: {url}/api/v1/docs; {token_note})",
-              flush=True)
+        on_ready(f"http://{host}:{port}", token_note)
         return _supervise(children)
     finally:
         _stop(children)

@@ -10,6 +10,7 @@ frozen data.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import mimetypes
@@ -23,6 +24,10 @@ log = logging.getLogger(__name__)
 
 LEADERBOARD_PREFIX = "leaderboard/"
 """Key prefix of the published site in the object store."""
+
+PUBLISHED_MANIFEST_KEY = "state/leaderboard-published.json"
+"""SHA-256 of every file of the published site: a rebuild writes only the files
+that changed, so publishing one submission does not rewrite every report."""
 
 DIRTY_KEY = "state/leaderboard-dirty"
 """Present while a rebuild is owed (an owner made a submission public); the
@@ -127,9 +132,32 @@ def setting_infos(catalog: Catalog) -> list:
     return infos
 
 
+def write_site(store: ObjectStore, files: dict[str, bytes]) -> int:
+    """Write the changed files of the site, delete vanished ones; returns files written.
+
+    The files go first and the manifest last, so a rebuild that dies half-way
+    is completed by the next one.
+    """
+    try:
+        previous = json.loads(store.get_bytes(PUBLISHED_MANIFEST_KEY))
+    except ObjectNotFound:
+        previous = {}
+    digests = {path: hashlib.sha256(data).hexdigest() for path, data in files.items()}
+    written = 0
+    for path, data in files.items():
+        if previous.get(path) != digests[path]:
+            store.put_bytes(LEADERBOARD_PREFIX + path, data, content_type(path))
+            written += 1
+    for path in sorted(set(previous) - set(files)):
+        store.delete(LEADERBOARD_PREFIX + path)
+    store.put_bytes(PUBLISHED_MANIFEST_KEY, json.dumps(digests, sort_keys=True).encode(),
+                    "application/json")
+    return written
+
+
 def rebuild_leaderboard(store: ObjectStore, catalog: Catalog, options: AuditOptions,
                         include: str | None = None) -> int:
-    """Render the site from the stored reports and write it; returns the number of files.
+    """Render the site from the stored reports and write what changed; returns the file count.
 
     Args:
         include: a submission whose reports are written but whose state is
@@ -141,7 +169,6 @@ def rebuild_leaderboard(store: ObjectStore, catalog: Catalog, options: AuditOpti
     repo = SubmissionRepo(store)
     entries = submission_entries(repo, include) + baseline_entries(store, catalog, options)
     files = build_leaderboard(entries, setting_infos(catalog))
-    for path, data in files.items():
-        store.put_bytes(LEADERBOARD_PREFIX + path, data, content_type(path))
-    log.info("leaderboard rebuilt: %d files, %d rows", len(files), len(entries))
+    written = write_site(store, files)
+    log.info("leaderboard rebuilt: %d files (%d changed), %d rows", len(files), written, len(entries))
     return len(files)

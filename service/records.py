@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from enum import Enum
@@ -147,11 +148,41 @@ def _dump(document: dict) -> bytes:
     return json.dumps(document, sort_keys=True, indent=1).encode("utf-8")
 
 
-class SubmissionRepo:
-    """Read and write submission records in an `ObjectStore`."""
+class RecordCache:
+    """Per-process memory of facts that never change once true.
 
-    def __init__(self, store: ObjectStore) -> None:
+    Manifests are immutable and a submission, once public, stays public, so
+    both can be remembered without ever being stale; this spares the status
+    endpoint two of its three store reads. Bounded (least recently used out).
+    """
+
+    def __init__(self, max_items: int = 10_000) -> None:
+        self.max_items = max_items
+        self.manifests: OrderedDict[str, Manifest] = OrderedDict()
+        self.public: set[str] = set()
+
+    def remember(self, manifest: Manifest) -> None:
+        self.manifests[manifest.submission_id] = manifest
+        self.manifests.move_to_end(manifest.submission_id)
+        while len(self.manifests) > self.max_items:
+            self.manifests.popitem(last=False)
+
+    def mark_public(self, sid: str) -> None:
+        if len(self.public) >= self.max_items:
+            self.public.clear()
+        self.public.add(sid)
+
+
+class SubmissionRepo:
+    """Read and write submission records in an `ObjectStore`.
+
+    Args:
+        cache: an optional `RecordCache` shared by the requests of one process.
+    """
+
+    def __init__(self, store: ObjectStore, cache: RecordCache | None = None) -> None:
         self.store = store
+        self.cache = cache
 
     # ---------------------------------------------------------------- keys
     @staticmethod
@@ -199,7 +230,12 @@ class SubmissionRepo:
 
     # ------------------------------------------------------------- reading
     def manifest(self, sid: str) -> Manifest:
-        return Manifest.from_dict(json.loads(self.store.get_bytes(self.manifest_key(sid))))
+        if self.cache is not None and sid in self.cache.manifests:
+            return self.cache.manifests[sid]
+        manifest = Manifest.from_dict(json.loads(self.store.get_bytes(self.manifest_key(sid))))
+        if self.cache is not None:
+            self.cache.remember(manifest)
+        return manifest
 
     def status(self, sid: str) -> Status:
         return Status.from_dict(json.loads(self.store.get_bytes(self.status_key(sid))))
@@ -208,7 +244,12 @@ class SubmissionRepo:
         return self.store.exists(self.manifest_key(sid))
 
     def is_public(self, sid: str) -> bool:
-        return self.store.exists(self.public_key(sid))
+        if self.cache is not None and sid in self.cache.public:
+            return True
+        public = self.store.exists(self.public_key(sid))
+        if public and self.cache is not None:
+            self.cache.mark_public(sid)
+        return public
 
     def report(self, sid: str, setting_id: str) -> dict:
         return json.loads(self.store.get_bytes(self.report_key(sid, setting_id)))

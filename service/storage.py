@@ -107,9 +107,14 @@ class LocalStore(ObjectStore):
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        self._root_str = str(self.root)
 
     def _path(self, key: str) -> Path:
         return self.root.joinpath(*check_key(key).split("/"))
+
+    def _os_path(self, key: str) -> str:
+        """`_path` as a string, for the hot read paths (no pathlib objects)."""
+        return os.path.join(self._root_str, check_key(key))
 
     def _temp_copy(self, path: Path, data: bytes) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -145,12 +150,13 @@ class LocalStore(ObjectStore):
 
     def get_bytes(self, key: str) -> bytes:
         try:
-            return self._path(key).read_bytes()
+            with open(self._os_path(key), "rb") as handle:
+                return handle.read()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise ObjectNotFound(key) from None
 
     def exists(self, key: str) -> bool:
-        return self._path(key).is_file()
+        return os.path.isfile(self._os_path(key))
 
     def list_keys(self, prefix: str = "") -> list[str]:
         keys = []

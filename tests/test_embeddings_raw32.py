@@ -61,3 +61,29 @@ def test_selector_in_local_sandbox_gives_identical_scores(demo, tmp_path):
     run = run_selector(LocalSandbox(), spec, setting.experience_ids, setting.scene_ids)
     assert run.result.status is RunStatus.OK, run.result.reason
     assert np.array_equal(run.scores.scores, scores)
+
+
+def test_setting_scores_read_the_stored_image_tars(demo, tmp_path):
+    import tarfile
+    from types import SimpleNamespace
+
+    from leaderboard.embeddings.setting_scores import image_rule_scores
+    from leaderboard.matrix import SceneTable, TransferData
+
+    directory, setting, scores = demo
+    info = SimpleNamespace(id="demo", query_set="qs", library_id="lib")
+    data = TransferData(setting.experience_ids,
+                        SceneTable(setting.scene_ids, np.zeros(8, dtype=object), np.zeros(8), np.zeros(8)),
+                        np.zeros((4, 8, 1), dtype=np.int8))
+    result = image_rule_scores(info, data, tmp_path, names=("raw32", "resnet18"))
+    assert result["raw32"] == "images missing: qs/images.tar is not in the frozen data"
+    assert result["resnet18"].startswith("weights missing")
+    for folder, tar_name, ids, sub, file in (
+            ("query_sets/qs", "images.tar", setting.scene_ids, "scenes", "image.png"),
+            ("libraries/lib", "base_images.tar", setting.experience_ids, "library", "base.png")):
+        (tmp_path / folder).mkdir(parents=True)
+        with tarfile.open(tmp_path / folder / tar_name, "w") as tar:
+            for item in ids:
+                tar.add(directory / sub / item / file, arcname=f"{item}.png")
+    result = image_rule_scores(info, data, tmp_path, cache_dir=tmp_path / "cache", names=("raw32",))
+    assert np.array_equal(result["raw32"], scores)

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from leaderboard.findings import (SettingInfo, compute_findings, compute_rule_reports, load_store,
+from leaderboard.findings import compute_findings
+from leaderboard.findings_store import (SettingInfo, compute_rule_reports, load_store,
                                   write_missing, write_own_base, write_rule_report)
 from leaderboard.findings_report import compare_range, render_findings, spearman
 from leaderboard.matrix import SceneTable, TransferData
@@ -42,7 +43,7 @@ def _rules(data: TransferData) -> dict:
     good, bad = np.zeros_like(y), np.zeros_like(y)
     good[np.where(best_works, best, other), scenes] = 1.0    # best where it works
     bad[np.where(best_works, other, best), scenes] = 1.0     # best exactly where it does not
-    return {"raw32": good, "mobilenet_v2": bad, "resnet18": "weights missing: set EXPAUDIT_RESNET18_WEIGHTS"}
+    return {"raw32": good, "mobilenet_v2": bad, "object_proximity": good * 0.5, "resnet18": "weights missing: set EXPAUDIT_RESNET18_WEIGHTS"}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +61,7 @@ def test_store_round_trip_and_not_computed(store_dir):
     store = load_store(directory)
     rules = {s.rule for s in store.reports}
     assert {"random", "oracle", "best_fixed", "recency", "track_record", "raw32", "mobilenet_v2",
-            "resnet18"} == rules
+            "object_proximity", "resnet18"} == rules
     resnet = store.get(SETTING.setting_id, "resnet18")
     assert not resnet.computed and "EXPAUDIT_RESNET18_WEIGHTS" in resnet.reason
     assert store.missing[0][0] == POLICY
@@ -89,10 +90,12 @@ def test_result2_and_3_see_the_good_and_the_bad_assignment(store_dir):
     assert findings.gaps.by_mechanism == {"replay": {"above": 1, "below": 1}}
     assert findings.gaps.cases_with_gap == 2 and findings.gaps.inside_envelope == 0
     conc = findings.concentration
-    assert len(conc.large_k_cases) == 2
+    assert len(conc.large_k_cases) == 2              # visual rules only
+    assert {c.rule for c in findings.audited_cases} == {"raw32", "mobilenet_v2", "object_proximity"}
     ratios = [c.concentration_ratio for c in conc.large_k_cases]
     assert conc.ratio_range == (min(ratios), max(ratios))
-    assert conc.sign_cases == sum(c.sign_match is not None for c in findings.audited_cases)
+    assert conc.sign_cases == 3                      # visual and structural
+    assert conc.sign_match == sum(bool(c.sign_match) for c in findings.audited_cases)
 
 
 def test_result4_counts_within_below_pooled(store_dir):
@@ -152,3 +155,14 @@ def test_spearman():
     assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
     assert spearman([1, 2], [1, 2]) is None
     assert spearman([1, 1, 1], [1, 2, 3]) is None
+
+
+def test_a_setting_both_missing_and_measured_is_rejected(store_dir, tmp_path):
+    import shutil
+
+    directory, _ = store_dir
+    copy = tmp_path / "copy"
+    shutil.copytree(directory, copy)
+    write_missing(copy, [(SETTING, "matrix incomplete")])
+    with pytest.raises(ValueError, match=r"settings \['stack-replay-k10-a'\] are listed as not measured"):
+        load_store(copy)

@@ -183,3 +183,13 @@ def test_jobs_need_an_installed_context():
 
 def test_worker_queue_order_puts_publish_first(redis_conn):  # noqa: F811
     assert [q.name for q in queues(redis_conn)] == [defaults.PUBLISH_QUEUE, defaults.AUDIT_QUEUE]
+
+
+def test_site_writes_only_changed_files_and_drops_vanished_ones(store):
+    from service.publishing import LEADERBOARD_PREFIX, write_site
+
+    assert write_site(store, {"index.json": b"1", "reports/a.json": b"a"}) == 2
+    assert write_site(store, {"index.json": b"2", "reports/a.json": b"a"}) == 1
+    assert store.get_bytes(LEADERBOARD_PREFIX + "index.json") == b"2"
+    assert write_site(store, {"index.json": b"2"}) == 0
+    assert not store.exists(LEADERBOARD_PREFIX + "reports/a.json")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 
+import jsonschema_rs
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, settings
@@ -63,6 +64,11 @@ def test_api_conforms_to_its_openapi_document(case, base_url):
 
 def test_openapi_document_is_valid(service_app):
     loaded = schemathesis.openapi.from_dict(openapi_document())
+    loaded.validate()  # against the OpenAPI 3.0 meta-schema
+    broken = openapi_document()
+    broken["paths"]["/healthz"]["get"]["responses"]["200"] = {"content": {}}  # no description
+    with pytest.raises(jsonschema_rs.ValidationError, match="is not valid under any of the schemas"):
+        schemathesis.openapi.from_dict(broken).validate()
     operations = [op for op in loaded.get_all_operations()]
     assert len(operations) >= 15
     served = service_app.test_client().get("/api/v1/openapi.json")

@@ -104,3 +104,20 @@ def test_benchmark_catalog_lists_every_registry_setting():
             assert data.outcomes.shape == (summary.k, 200, 5)
     with pytest.raises(UnknownSetting, match="no-such-setting"):
         catalog.completeness("no-such-setting")
+
+
+def test_record_cache_remembers_only_what_cannot_change(tmp_path):
+    from service.records import Manifest, RecordCache
+
+    store = LocalStore(tmp_path)
+    cache = RecordCache(max_items=2)
+    repo = SubmissionRepo(store, cache)
+    for n in range(3):
+        repo.create(Manifest(submission_id=f"sub-{n}", owner="o", owner_name="o", name="n",
+                             settings=("s",), input_key="k", input_sha256="h", input_format="csv",
+                             filename="f.csv", selection_only=False, created_at="t"))
+        repo.manifest(f"sub-{n}")
+    assert list(cache.manifests) == ["sub-1", "sub-2"]  # least recently used dropped
+    assert repo.is_public("sub-1") is False and "sub-1" not in cache.public
+    repo.make_public("sub-1")
+    assert repo.is_public("sub-1") is True and "sub-1" in cache.public

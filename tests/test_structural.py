@@ -100,3 +100,64 @@ def test_stack_retargeted_paths_follow_the_query_cubes():
                      [0.0, 0.07, 0.9, 0.0, 1.0, PHASE_PLACE]])
     moved = stack_retargeted_paths([(base, path)], [query])[0][0]
     np.testing.assert_allclose(moved, [[0.05, -0.07, 0.9], [0.0, 0.12, 0.9]])
+
+
+def _frozen_root(tmp_path):
+    """A tiny frozen root: 2 experiences of stream 'stack-stream', 2 states x 2 draws."""
+    import json
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from leaderboard.matrix import SceneTable, TransferData
+
+    lib = tmp_path / "libraries" / "stack-stream"
+    lib.mkdir(parents=True)
+    path = np.array([[0.0, -0.07, 0.9, 0.0, 1.0, 1], [0.0, 0.07, 0.9, 0.0, 1.0, 3]])
+    bases = [{"cube_a": [0.0, -0.07, 0.0], "cube_b": [0.0, 0.07, 0.0], "obstacle": None},
+             {"cube_a": [0.1, -0.07, 0.0], "cube_b": [0.1, 0.07, 0.0], "obstacle": None}]
+    pd.DataFrame({"experience_id": ["x-e0", "x-e1"], "base_layout": [json.dumps(b) for b in bases],
+                  "path": [path.reshape(-1).tolist()] * 2, "path_len": [2, 2]}).to_parquet(
+        lib / "experiences.parquet")
+    states = [{"cube_a": [0.0, -0.07, 0.0], "cube_b": [0.0, 0.07, 0.0], "obstacle": None},
+              {"cube_a": [0.0, -0.07, 0.0], "cube_b": [0.0, 0.07, 0.0],
+               "obstacle": [0.0, 0.0, 0.01, 0.01, 0.05]}]
+    rows = [{"scene_id": f"s{j}-d{d}", "state_id": f"s{j}", "layout_level": 3 * j, "appearance_draw": d,
+             "layout": json.dumps(states[j])} for j in range(2) for d in range(2)]
+    qs = tmp_path / "query_sets" / "qs"
+    qs.mkdir(parents=True)
+    pd.DataFrame(rows).to_parquet(qs / "scenes.parquet")
+    setting = SimpleNamespace(id="x", task="stack", query_set="qs", library_id="stack-stream")
+    scenes = SceneTable(tuple(r["scene_id"] for r in rows), np.array([r["state_id"] for r in rows], dtype=object),
+                        np.array([r["layout_level"] for r in rows]), np.array([r["appearance_draw"] for r in rows]))
+    data = TransferData(("x-e0", "x-e1"), scenes, np.ones((2, 4, 1), dtype=np.int8))
+    return setting, data
+
+
+def test_structural_rule_scores_from_frozen_tables(tmp_path):
+    pytest.importorskip("numba")
+    from leaderboard.structural import structural_rule_scores
+
+    setting, data = _frozen_root(tmp_path)
+    scores = structural_rule_scores(setting, data, tmp_path)
+    np.testing.assert_allclose(scores["object_proximity"][:, 0], [0.0, -0.2])
+    clearance = scores["path_clearance"]
+    assert (clearance[:, :2] == NO_OBSTACLE_CLEARANCE).all()        # state s0: no obstacle
+    assert clearance[0, 2] == clearance[0, 3]                      # draws of a state share it
+    # both paths are retargeted onto the query cubes; their points (y = -0.07 and 0.07,
+    # at the obstacle's top height) are 0.06 from its faces at y = -0.01 and 0.01
+    np.testing.assert_allclose(clearance[:, 2], [0.06, 0.06], atol=1e-12)
+    door = structural_rule_scores(type(setting)(id="d", task="door"), data, tmp_path)
+    assert "door task's layouts" in door["path_clearance"]
+
+
+def test_structural_rule_scores_reject_a_different_scene_order(tmp_path):
+    pytest.importorskip("numba")
+    from dataclasses import replace
+
+    from leaderboard.structural import structural_rule_scores
+
+    setting, data = _frozen_root(tmp_path)
+    reordered = replace(data, scenes=replace(data.scenes, scene_ids=data.scenes.scene_ids[::-1]))
+    with pytest.raises(ValueError, match="scene order of qs/scenes.parquet differs"):
+        structural_rule_scores(setting, reordered, tmp_path)

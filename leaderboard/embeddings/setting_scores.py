@@ -50,7 +50,7 @@ def setting_images(setting, data, root=None) -> tuple[list, list] | str:
         return (read_tar_images(query_tar, data.scenes.scene_ids),
                 read_tar_images(base_tar, data.experience_ids))
     except (tarfile.ReadError, KeyError) as exc:
-        return f"images missing: {exc}"
+        return f"images missing: {exc.args[0] if exc.args else exc}"
 
 
 def image_rule_scores(setting, data, root=None, cache_dir: Path | None = None,

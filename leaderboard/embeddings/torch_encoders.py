@@ -86,8 +86,9 @@ def load_state_dict_into(module: torch.nn.Module, path: Path, name: str) -> torc
     try:
         module.load_state_dict(state, strict=True)
     except RuntimeError as exc:
+        detail = " ".join(part.strip() for part in str(exc).splitlines()[:2])
         raise ValueError(f"{name} weights {path}: not a torchvision-layout {name} state dict: "
-                         f"{str(exc).splitlines()[0]} {str(exc).splitlines()[1:2]}") from exc
+                         f"{detail}") from exc
     return module.eval()
 
 

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 import redis as redis_lib
-from flask import Blueprint, Response, jsonify, request, url_for
+from flask import Blueprint, Response, jsonify, request
 
-from service import jobs
+from service import defaults, jobs
 from service.context import Services, current_token, services
 from service.errors import Conflict, NotFound, TooManyRequests, ValidationFailed
 from service.publishing import DIRTY_KEY
 from service.records import Manifest, State, new_submission_id, utc_now
+from service.storage import ObjectNotFound
 from service.uploads import detect_format, read_frame, requested_settings, validate_upload
 
 log = logging.getLogger(__name__)
@@ -160,39 +161,40 @@ def create_submission():
 _SUBMISSION_ID = re.compile(r"^sub-[0-9]{14}-[0-9a-f]{12}$")
 
 
-def _exists(svc: Services, sid: str) -> bool:
-    return bool(_SUBMISSION_ID.match(sid)) and svc.repo.exists(sid)
-
-
-def _visible(svc: Services, sid: str) -> None:
-    """404 unless the submission exists and the caller may see it (owner, admin, or public)."""
-    if not _exists(svc, sid):
+def _visible(svc: Services, sid: str) -> tuple[Manifest, bool]:
+    """The manifest and public flag of a submission the caller may see (owner, admin, or
+    anyone once public); 404 otherwise, so private submissions do not leak their existence."""
+    if not _SUBMISSION_ID.match(sid):
         raise NotFound(f"no submission '{sid}'", field="submission_id")
-    if svc.repo.is_public(sid):
-        current_token(required=False)
-        return
+    try:
+        manifest = svc.repo.manifest(sid)
+    except ObjectNotFound:
+        raise NotFound(f"no submission '{sid}'", field="submission_id") from None
+    public = svc.repo.is_public(sid)
     token = current_token(required=False)
-    if token is None or not (token.admin or svc.repo.manifest(sid).owner == token.token_id):
+    if not public and (token is None or not (token.admin or manifest.owner == token.token_id)):
         raise NotFound(f"no submission '{sid}'", field="submission_id")
+    return manifest, public
 
 
-def _status_document(svc: Services, sid: str) -> dict:
-    manifest, status = svc.repo.manifest(sid), svc.repo.status(sid)
-    reports = {s: {"json": url_for("submissions.get_report", submission_id=sid, setting=s),
-                   "html": url_for("submissions.get_report", submission_id=sid, setting=s,
-                                   format="html")}
+def _status_document(svc: Services, sid: str, manifest: Manifest | None = None,
+                     public: bool | None = None) -> dict:
+    manifest = manifest or svc.repo.manifest(sid)
+    public = svc.repo.is_public(sid) if public is None else public
+    status = svc.repo.status(sid)
+    base = f"{request.script_root}{defaults.API_PREFIX}/submissions/{sid}"
+    reports = {s: {"json": f"{base}/report?setting={s}", "html": f"{base}/report?setting={s}&format=html"}
                for s in status.reports}
     return {"id": sid, **status.to_dict(), "name": manifest.name, "settings": list(manifest.settings),
-            "created_at": manifest.created_at, "public": svc.repo.is_public(sid),
-            "selection_only": manifest.selection_only, "report_urls": reports,
-            "status_url": url_for("submissions.get_submission", submission_id=sid)}
+            "created_at": manifest.created_at, "public": public,
+            "selection_only": manifest.selection_only, "report_urls": reports, "status_url": base}
 
 
 @api.get("/submissions/<submission_id>")
 def get_submission(submission_id: str):
     svc = services()
-    _visible(svc, submission_id)
-    return jsonify(_status_document(svc, submission_id))
+    manifest, public = _visible(svc, submission_id)
+    return jsonify(_status_document(svc, submission_id, manifest, public))
 
 
 @api.get("/submissions")
@@ -213,8 +215,8 @@ def list_submissions():
 @api.get("/submissions/<submission_id>/report")
 def get_report(submission_id: str):
     svc = services()
-    _visible(svc, submission_id)
-    manifest, status = svc.repo.manifest(submission_id), svc.repo.status(submission_id)
+    manifest, _public = _visible(svc, submission_id)
+    status = svc.repo.status(submission_id)
     setting = request.args.get("setting")
     if setting is None:
         if len(manifest.settings) != 1:
@@ -239,8 +241,8 @@ def get_report(submission_id: str):
 def publish_submission(submission_id: str):
     svc = services()
     token = current_token(required=True)
-    if not _exists(svc, submission_id) or not (
-            token.admin or svc.repo.manifest(submission_id).owner == token.token_id):
+    manifest, _public = _visible(svc, submission_id)
+    if not (token.admin or manifest.owner == token.token_id):
         raise NotFound(f"no submission '{submission_id}'", field="submission_id")
     status = svc.repo.status(submission_id)
     if status.state is State.FAILED:
