@@ -2,8 +2,9 @@
 
 A token is shown once, at creation; only its SHA-256 is kept: in the object
 store (``tokens/<sha256>.json``, the system of record) and cached in Redis
-(``expaudit:token:<sha256>``) so that verifying a request costs one Redis
-read. No function here logs a token or its hash.
+(``expaudit:token:<sha256>``), and remembered by each web process for a
+few seconds, so that verifying a busy token rarely costs a Redis read. No
+function here logs a token or its hash.
 """
 
 from __future__ import annotations
@@ -54,10 +55,12 @@ class TokenRegistry:
     """Create, verify, list and revoke tokens."""
 
     def __init__(self, store: ObjectStore, redis: redis_lib.Redis | None,
-                 admin_token: str | None) -> None:
+                 admin_token: str | None, local_ttl_s: float = defaults.TOKEN_LOCAL_CACHE_S) -> None:
         self.store = store
         self.redis = redis
         self._admin_hash = hash_token(admin_token) if admin_token else None
+        self.local_ttl_s = local_ttl_s
+        self._local: dict[str, tuple[TokenInfo, float]] = {}
 
     def create(self, name: str, admin: bool = False) -> tuple[str, TokenInfo]:
         """Issue a token; returns (the secret, shown once; its info)."""
@@ -75,17 +78,24 @@ class TokenRegistry:
         return f"tok-{digest[:16]}"
 
     def authenticate(self, token: str) -> TokenInfo:
-        """The token's info; raises Unauthorized for unknown or revoked tokens."""
-        digest = hash_token(token)
-        return self.verify(digest, None if self.token_id_for(digest) == ADMIN_ID else self._cached(digest))
+        """The token's info; raises Unauthorized for unknown or revoked tokens.
 
-    def verify(self, digest: str, cached: bytes | None) -> TokenInfo:
-        """The info of the token with hash `digest`, from the cache entry `cached` or the store."""
+        Looks in this process's memory (a few seconds), then the Redis cache
+        (minutes), then the store (the record).
+        """
+        digest = hash_token(token)
         if self.token_id_for(digest) == ADMIN_ID:
             return TokenInfo(token_id=ADMIN_ID, name="admin", admin=True, created_at="")
+        remembered = self._local.get(digest)
+        if remembered is not None and remembered[1] > time.monotonic():
+            return remembered[0]
+        cached = self._cached(digest)
         info = TokenInfo(**json.loads(cached)) if cached is not None else self._stored(digest)
         if info is None or info.revoked:
             raise Unauthorized("unknown or revoked token", field="Authorization")
+        if len(self._local) > 10_000:
+            self._local.clear()
+        self._local[digest] = (info, time.monotonic() + self.local_ttl_s)
         return info
 
     def _cached(self, digest: str) -> bytes | None:
@@ -126,15 +136,38 @@ class TokenRegistry:
                 raise Conflict(f"token '{token_id}' is already revoked", field="token_id")
             revoked = TokenInfo(**{**info.to_dict(), "revoked": True})
             self.store.put_bytes(key, json.dumps(revoked.to_dict()).encode(), "application/json")
+            digest = key[len("tokens/"):-len(".json")]
+            self._local.pop(digest, None)
             if self.redis is not None:
-                digest = key[len("tokens/"):-len(".json")]
                 self.redis.delete(f"expaudit:token:{digest}")
             return revoked
         raise NotFound(f"no token with id '{token_id}'", field="token_id")
 
 
+@dataclass
+class _Window:
+    """This process's view of one token's current rate-limit window."""
+
+    index: int
+    known: int = 0
+    """The shared count in Redis at the last flush (all processes)."""
+    pending: int = 0
+    """Requests counted here and not yet added to Redis."""
+    flushed_at: float = float("-inf")
+    unavailable: bool = False
+    """The last flush failed: requests pass until Redis answers again."""
+
+
 class RateLimiter:
-    """Fixed-window request counter per token in Redis.
+    """Fixed-window request counter per token, shared through Redis in small batches.
+
+    Each process counts requests locally and adds them to the shared Redis
+    counter (INCRBY) every `flush_every` requests or `flush_interval_s`
+    seconds, whichever comes first, and always on a token's first request in
+    a window. A request is refused when the shared count plus the local
+    unflushed count passes the limit; with P web processes the limit can be
+    overshot by at most P x `flush_every` requests, and a busy token costs
+    one Redis round trip per batch instead of one per request.
 
     When Redis is unreachable the limiter lets requests through (and logs):
     Redis is a cache here, and refusing every request because a counter is
@@ -142,61 +175,60 @@ class RateLimiter:
     """
 
     def __init__(self, redis: redis_lib.Redis | None, per_minute: int,
-                 window_s: int = defaults.RATE_LIMIT_WINDOW_S) -> None:
+                 window_s: int = defaults.RATE_LIMIT_WINDOW_S,
+                 flush_every: int = defaults.RATE_LIMIT_FLUSH_REQUESTS,
+                 flush_interval_s: float = defaults.RATE_LIMIT_FLUSH_INTERVAL_S) -> None:
         self.redis = redis
         self.per_window = per_minute * window_s // 60
         self.window_s = window_s
-
-    def queue(self, pipe, token_id: str) -> None:
-        """Add this request's count to `pipe` (the first result of the two is the count)."""
-        key = f"expaudit:rate:{token_id}:{int(time.time() // self.window_s)}"
-        pipe.incr(key)
-        pipe.expire(key, self.window_s + 1)
-
-    def check(self, count: int | None) -> None:
-        """Raise TooManyRequests when `count` (None: not counted) is past the limit."""
-        if count is None or count <= self.per_window:
-            return
-        retry_after = self.window_s - int(time.time()) % self.window_s
-        raise TooManyRequests(
-            f"rate limit of {self.per_window} requests per {self.window_s} s exceeded; "
-            f"retry in {retry_after} s", field="Authorization", extra={"retry_after": retry_after})
+        self.flush_every = flush_every
+        self.flush_interval_s = flush_interval_s
+        self._windows: dict[str, _Window] = {}
 
     def hit(self, token_id: str) -> None:
         """Count one request; raises TooManyRequests past the limit."""
         if self.redis is None:
             return
+        now = time.time()
+        index = int(now // self.window_s)
+        window = self._windows.get(token_id)
+        if window is None or window.index != index:
+            if len(self._windows) > 10_000:
+                self._windows.clear()
+            window = self._windows[token_id] = _Window(index)
+        window.pending += 1
+        if window.pending >= self.flush_every or now - window.flushed_at >= self.flush_interval_s:
+            self._flush(token_id, window, now)
+        if not window.unavailable and window.known + window.pending > self.per_window:
+            retry_after = self.window_s - int(now) % self.window_s
+            raise TooManyRequests(
+                f"rate limit of {self.per_window} requests per {self.window_s} s exceeded; "
+                f"retry in {retry_after} s", field="Authorization",
+                extra={"retry_after": retry_after})
+
+    def _flush(self, token_id: str, window: _Window, now: float) -> None:
+        key = f"expaudit:rate:{token_id}:{window.index}"
         try:
             pipe = self.redis.pipeline(transaction=False)
-            self.queue(pipe, token_id)
-            count = pipe.execute()[0]
+            pipe.incrby(key, window.pending)
+            pipe.expire(key, self.window_s + 1)
+            window.known = int(pipe.execute()[0])
+            window.pending, window.unavailable = 0, False
         except redis_lib.RedisError as exc:
-            log.warning("rate limiter unavailable (%s); request allowed", type(exc).__name__)
-            return
-        self.check(count)
+            log.warning("rate limiter unavailable (%s); requests allowed", type(exc).__name__)
+            window.known, window.pending, window.unavailable = 0, 0, True
+        window.flushed_at = now
 
 
 def authenticate_request(registry: TokenRegistry, limiter: RateLimiter, token: str) -> TokenInfo:
     """Verify `token` and count the request against its rate limit.
 
-    The token cache lookup and the rate counter share one Redis round trip
-    (a token's id is derived from its hash, so the counter key is known
-    before the lookup). Without Redis, the token is verified from the store
-    and the request is not counted.
+    A busy token usually needs no Redis round trip at all: its info is
+    remembered by this process for a few seconds and its requests are
+    counted in batches.
     """
-    digest = hash_token(token)
-    token_id = registry.token_id_for(digest)
-    cached, count = None, None
-    if registry.redis is not None and limiter.redis is not None:
-        try:
-            pipe = registry.redis.pipeline(transaction=False)
-            pipe.get(f"expaudit:token:{digest}")
-            limiter.queue(pipe, token_id)
-            cached, count, _ = pipe.execute()
-        except redis_lib.RedisError as exc:
-            log.warning("token cache and rate limiter unavailable (%s)", type(exc).__name__)
-    info = registry.verify(digest, cached)
-    limiter.check(count)
+    info = registry.authenticate(token)
+    limiter.hit(info.token_id)
     return info
 
 

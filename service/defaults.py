@@ -36,6 +36,18 @@ MAX_ACTIVE_SUBMISSIONS = 4
 """Submissions one token may have queued or running at once (overridable):
 one user cannot fill the queue ahead of everyone else."""
 
+RATE_LIMIT_FLUSH_REQUESTS = 10
+"""A web process adds its count of a token's requests to the shared Redis
+counter at least every this many requests (bounding the overshoot)."""
+
+RATE_LIMIT_FLUSH_INTERVAL_S = 0.5
+"""... and at least this often, so a slow trickle is counted promptly."""
+
+TOKEN_LOCAL_CACHE_S = 5.0
+"""A web process remembers a verified token this long without asking Redis;
+a revoked token is refused by every process within it (at once by the process
+that revoked it)."""
+
 TOKEN_CACHE_TTL_S = 300
 """How long a verified token hash stays cached in Redis before the object
 store (the system of record) is read again; a revocation is seen within it."""

@@ -304,10 +304,16 @@ def reconcile(store: ObjectStore, redis: redis_lib.Redis) -> ReconcileResult:
     enqueued = []
     for sid in open_ids:
         try:
-            manifest, status = repo.manifest(sid), repo.status(sid)
+            manifest = repo.manifest(sid)
         except ObjectNotFound:
-            log.warning("open submission %s has no manifest or status; skipped", sid)
+            log.warning("open marker of %s has no manifest (creation never finished); removed", sid)
+            store.delete(f"open/{sid}")
             continue
+        try:
+            status = repo.status(sid)
+        except ObjectNotFound:
+            status = Status(state=State.QUEUED)
+            repo.write_status(sid, status)
         if status.state.is_final:
             repo.write_status(sid, status)  # clears the stale open marker
             continue

@@ -115,7 +115,8 @@ _RATE = _err("Rate limit or concurrency cap reached (see Retry-After)")
 _NOTFOUND = _err("Not found (or not visible to this caller)")
 
 
-def _paths() -> dict:
+def _settings_paths() -> dict:
+    """Settings and their downloads."""
     return {
         "/api/v1/settings": {"get": {
             "summary": "List the settings with their matrix completeness", "tags": ["settings"],
@@ -167,6 +168,12 @@ def _paths() -> dict:
             "responses": {"200": {"description": "The archive", "content": {
                 "application/octet-stream": {"schema": _BINARY}}},
                 "302": {"description": "Redirect to a presigned URL"}, "404": _NOTFOUND}}},
+    }
+
+
+def _submission_paths() -> dict:
+    """Submissions: create, list, status, report, publish."""
+    return {
         "/api/v1/submissions": {
             "post": {
                 "summary": "Submit a scores file (CSV, Parquet or JSON) for one or many settings",
@@ -240,6 +247,12 @@ def _paths() -> dict:
             "responses": {"200": _json({"$ref": "#/components/schemas/SubmissionStatus"}, "Now public"),
                           "401": _UNAUTH, "404": _NOTFOUND,
                           "409": _err("The submission failed"), "429": _RATE}}},
+    }
+
+
+def _leaderboard_paths() -> dict:
+    """The published leaderboard."""
+    return {
         "/api/v1/leaderboard": {"get": {
             "summary": "The published leaderboard index (every setting and its leader)",
             "tags": ["leaderboard"],
@@ -250,6 +263,12 @@ def _paths() -> dict:
             "parameters": [_SETTING],
             "responses": {"200": _json({"$ref": "#/components/schemas/Leaderboard"}, "Rows"),
                           "404": _NOTFOUND}}},
+    }
+
+
+def _token_paths() -> dict:
+    """Token management (admin)."""
+    return {
         "/api/v1/tokens": {
             "post": {
                 "summary": "Create a token (admin); the secret is in the response only",
@@ -272,6 +291,12 @@ def _paths() -> dict:
             "responses": {"200": _json({"$ref": "#/components/schemas/Token"}, "Revoked"),
                           "401": _UNAUTH, "403": _err("Not the admin token"), "404": _NOTFOUND,
                           "409": _err("Already revoked"), "429": _RATE}}},
+    }
+
+
+def _ops_paths() -> dict:
+    """Health and metrics (outside /api/v1)."""
+    return {
         "/healthz": {"get": {
             "summary": "Liveness and dependencies (store, Redis)", "tags": ["operations"],
             "responses": {
@@ -285,6 +310,11 @@ def _paths() -> dict:
             "responses": {"200": {"description": "Text exposition format",
                                   "content": {"text/plain": {"schema": {"type": "string"}}}}}}},
     }
+
+
+def _paths() -> dict:
+    return {**_settings_paths(), **_submission_paths(), **_leaderboard_paths(), **_token_paths(),
+            **_ops_paths()}
 
 
 def openapi_document() -> dict:

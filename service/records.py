@@ -205,6 +205,9 @@ class SubmissionRepo:
     def create(self, manifest: Manifest) -> Status:
         """Record a new submission (manifest, queued status, indexes)."""
         sid = manifest.submission_id
+        # The open marker goes first: whatever a crash leaves behind, the
+        # reconciler finds it (and finishes or discards the half-made record).
+        self.store.put_bytes(f"open/{sid}", b"")
         if not self.store.put_if_absent(self.manifest_key(sid), _dump(manifest.to_dict()),
                                         "application/json"):
             raise FileExistsError(f"submission {sid} already exists")

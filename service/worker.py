@@ -26,13 +26,25 @@ log = logging.getLogger(__name__)
 
 
 class ServiceWorker(Worker):
-    """An RQ worker that remembers a shutdown request, so the loop ends with it."""
+    """An RQ worker that remembers a shutdown request, so the loop ends with it, and gives
+    each forked work horse connections of its own.
+
+    The horse is a fork of the worker: sharing the parent's pooled HTTP
+    connections to the object store would let a horse killed mid-response
+    leave a half-read socket behind for the parent.
+    """
 
     shutdown_requested = False
+    settings: ServiceSettings | None = None
 
     def handle_warm_shutdown_request(self):
         type(self).shutdown_requested = True
         super().handle_warm_shutdown_request()
+
+    def main_work_horse(self, job, queue):
+        if self.settings is not None:
+            install_context(build_context(self.settings))
+        return super().main_work_horse(job, queue)
 
 
 def connect_redis(url: str) -> redis_lib.Redis:
@@ -66,6 +78,7 @@ def run_worker(settings: ServiceSettings, *, burst: bool = False,
                 log.info("reconciler re-enqueued %d of %d open submissions", len(result.enqueued),
                          result.open)
             worker = ServiceWorker(queues(context.redis), connection=context.redis)
+            worker.settings = settings
             started = time.monotonic()
             worker.work(burst=burst, max_idle_time=None if burst else idle_s, with_scheduler=not burst,
                         logging_level="INFO")

@@ -367,3 +367,19 @@ def test_unexpected_errors_are_json_500(store, redis_conn, catalog):  # noqa: F8
     app = make_app(store, redis_conn, BrokenCatalog({}))
     response = app.test_client().get("/api/v1/settings")
     assert response.status_code == 500 and response.json["error"]["code"] == "internal_error"
+
+
+def test_archive_download_where_the_data_has_one(store, redis_conn, tmp_path):  # noqa: F811
+    from service.catalog import StaticCatalog
+    from tests.servers import synthetic_setting
+
+    summary, data = synthetic_setting("arch-k3", k=3)
+    archive = tmp_path / "images.tar"
+    archive.write_bytes(b"tar bytes")
+    catalog = StaticCatalog({summary: data}, archives={("arch-k3", "images"): archive})
+    client = make_app(store, redis_conn, catalog).test_client()
+    response = client.get("/api/v1/settings/arch-k3/archives/images")
+    assert response.status_code == 200 and response.data == b"tar bytes"
+    assert "images.tar" in response.headers["Content-Disposition"]
+    _error(client.get("/api/v1/settings/arch-k3/archives/library"), 404, "not_found", "kind")
+    _error(client.get("/api/v1/settings/arch-k3/archives/videos"), 404, "not_found", "kind")

@@ -173,3 +173,41 @@ def test_settings_repr_and_redacted_hide_secrets():
     settings = ServiceSettings(admin_token="adm-secret", s3_secret_key="s3-secret")
     assert "adm-secret" not in repr(settings) and "s3-secret" not in repr(settings)
     assert settings.redacted()["admin_token"] == "***"
+
+
+def test_rate_limit_is_shared_between_processes(redis_conn):  # noqa: F811
+    # Two limiters stand for two web processes sharing one Redis counter.
+    first = RateLimiter(redis_conn, per_minute=6, flush_every=2)
+    second = RateLimiter(redis_conn, per_minute=6, flush_every=2)
+    for _ in range(3):
+        first.hit("t")
+        second.hit("t")
+    with pytest.raises(TooManyRequests, match="rate limit of 6 requests per 60 s exceeded"):
+        for _ in range(2 * 2 + 1):  # at most flush_every unflushed requests per process
+            first.hit("t")
+            second.hit("t")
+
+
+def test_rate_limiter_without_redis_lets_requests_through():
+    import redis
+
+    from tests.servers import free_port
+
+    limiter = RateLimiter(redis.Redis(port=free_port(), socket_connect_timeout=0.2), per_minute=1)
+    for _ in range(5):
+        limiter.hit("t")
+
+
+def test_revocation_reaches_other_processes_within_the_local_cache_time(store, redis_conn):  # noqa: F811
+    import time
+
+    web_a = TokenRegistry(store, redis_conn, admin_token=None, local_ttl_s=0.3)
+    web_b = TokenRegistry(store, redis_conn, admin_token=None, local_ttl_s=0.3)
+    token, info = web_a.create("lab")
+    assert web_b.authenticate(token) == info
+    web_a.revoke(info.token_id)
+    with pytest.raises(Unauthorized, match="unknown or revoked token"):
+        web_a.authenticate(token)  # the revoking process refuses at once
+    time.sleep(0.35)
+    with pytest.raises(Unauthorized, match="unknown or revoked token"):
+        web_b.authenticate(token)

@@ -193,3 +193,13 @@ def test_site_writes_only_changed_files_and_drops_vanished_ones(store):
     assert store.get_bytes(LEADERBOARD_PREFIX + "index.json") == b"2"
     assert write_site(store, {"index.json": b"2"}) == 0
     assert not store.exists(LEADERBOARD_PREFIX + "reports/a.json")
+
+
+def test_reconciler_finishes_or_discards_half_made_records(store, redis_conn, catalog):  # noqa: F811
+    sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
+    store.delete(SubmissionRepo.status_key(sid))  # crashed between manifest and status
+    store.put_bytes("open/sub-20260101000000-000000000000", b"")  # crashed before the manifest
+    result = jobs.reconcile(store, redis_conn)
+    assert result.enqueued == (sid,)
+    assert SubmissionRepo(store).status(sid).state is State.QUEUED
+    assert SubmissionRepo(store).open_ids() == [sid]

@@ -121,3 +121,38 @@ def test_record_cache_remembers_only_what_cannot_change(tmp_path):
     assert repo.is_public("sub-1") is False and "sub-1" not in cache.public
     repo.make_public("sub-1")
     assert repo.is_public("sub-1") is True and "sub-1" in cache.public
+
+
+def test_app_and_worker_need_a_redis_url(tmp_path):
+    from service.app import create_app
+    from service.worker import build_context
+
+    settings = ServiceSettings(store=str(tmp_path))
+    with pytest.raises(ValueError, match="no Redis: set EXPAUDIT_REDIS_URL or pass redis="):
+        create_app(settings=settings, store=LocalStore(tmp_path))
+    with pytest.raises(ValueError, match="no Redis: set EXPAUDIT_REDIS_URL"):
+        build_context(settings)
+
+
+def test_serve_says_what_to_install_without_redis_server(tmp_path, monkeypatch):
+    from service.embedded import start_redis
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(RuntimeError, match="install redis-server or set EXPAUDIT_REDIS_URL"):
+        start_redis(tmp_path / "redis")
+
+
+def test_admin_token_file_is_created_once_and_private(tmp_path):
+    from service.embedded import admin_token_file
+
+    path = tmp_path / "var" / "admin-token"
+    token = admin_token_file(path)
+    assert admin_token_file(path) == token and len(token) > 40
+    assert oct(path.stat().st_mode)[-3:] == "600"
+
+
+def test_api_error_names_status_code_and_field():
+    from service.client import ApiError
+
+    error = ApiError(422, "invalid", "format must be one of ['csv']", "format")
+    assert str(error) == "HTTP 422 invalid: format must be one of ['csv'] (field 'format')"

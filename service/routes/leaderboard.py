@@ -6,7 +6,7 @@ computed per request and Redis is not touched.
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify, redirect
+from flask import Blueprint, Response, redirect
 
 from service.context import services
 from service.errors import NotFound

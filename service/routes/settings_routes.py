@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify, redirect, request, send_file
+from flask import Blueprint, Response, jsonify, redirect, request
 
 from service import downloads
 from service.catalog import fingerprint
@@ -97,4 +97,6 @@ def download_archive(setting_id: str, kind: str):
     url = svc.store.url_for(key)
     if url is not None:
         return redirect(url, code=302)
-    return send_file(path, as_attachment=True, download_name=path.name)
+    response = Response(svc.store.get_bytes(key), mimetype="application/octet-stream")
+    response.headers["Content-Disposition"] = f'attachment; filename="{path.name}"'
+    return response

@@ -145,7 +145,10 @@ def create_submission():
                         input_format=fmt, filename=upload.filename,
                         selection_only=all(v.selection_only for v in validated),
                         created_at=utc_now())
-    svc.repo.create(manifest)
+    try:
+        svc.repo.create(manifest)
+    except FileExistsError:  # a concurrent request with the same Idempotency-Key won
+        return _accepted(sid, replayed=True)
     if public:
         svc.repo.make_public(sid)
     svc.metrics.submissions.labels("accepted").inc()

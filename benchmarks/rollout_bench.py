@@ -1,0 +1,131 @@
+"""Replay episodes per second per core: the executor, robosuite's stock env.step loop, raw mj_step.
+
+All three run the same Replay episodes (same recorded paths, same query
+layouts, same execution noise), one process, one after the other:
+
+- executor: `runner.executor.run_cell` (lean OSC loop, what generated the data);
+- stock: robosuite's `env.step` with the OSC_POSE delta action that moves
+  towards the same target each control step (observables on, hard_reset=False);
+- raw: `mujoco.mj_step` for the same number of substeps from the same initial
+  state, with no controller at all (the upper bound of any loop).
+
+Usage: python benchmarks/rollout_bench.py [--episodes N]
+Targets: executor >= 4x stock and >= 50% of raw.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def _episodes(n: int):
+    from benchmark_data.generate import build_world
+    from runner.executor import Cell
+    from runner.scenes import query_states
+
+    states = query_states("stack-orig")
+    cells = [Cell("replay", "stack-orig", f"stack-e{i % 5:03d}", states[(7 * i) % 40].state_id, i % 5)
+             for i in range(n)]
+    return cells, build_world(cells)
+
+
+def _noisy_path(world, cell):
+    from runner.replay import apply_noise, noise_for, retarget
+
+    base, path = world.experiences[cell.experience_id]
+    moved = retarget(path, base, world.states[cell.state_id])
+    return apply_noise(moved, noise_for(cell.seed, cell.experience_id, cell.state_id, len(moved)))
+
+
+def bench_executor(cells, world) -> tuple[float, int]:
+    from runner.executor import run_cell
+    from runner.stack_sim import StackSim
+
+    sim = StackSim()
+    run_cell(sim, world, cells[0])  # compile and warm up
+    start = time.perf_counter()
+    wins = sum(run_cell(sim, world, c).success for c in cells)
+    return time.perf_counter() - start, wins
+
+
+def _stock_episode(sim, path) -> bool:
+    from runner.osc import yaw_down_rotation
+    from runner.recording import DELTA_POS_SCALE, DELTA_ROT_SCALE, _rotvec
+
+    env = sim.env
+    for row in path:
+        pos, rot = sim.ee_pos(), sim.ee_rot()
+        dpos = np.clip((row[:3] - pos) / DELTA_POS_SCALE, -1, 1)
+        drot = np.clip(_rotvec(yaw_down_rotation(float(row[3])) @ rot.T) / DELTA_ROT_SCALE, -1, 1)
+        env.step(np.concatenate([dpos, drot, [row[4]]]))
+    return bool(env._check_success())
+
+
+def _stock_reset(sim, layout) -> None:
+    """robosuite reset (hard_reset=False), then the query layout and fresh controller goals."""
+    env = sim.env
+    env.reset()
+    sim.restore(layout)
+    env.sim.forward()
+    for controller in env.robots[0].part_controllers.values():
+        controller.update(force=True)
+        controller.reset_goal()
+
+
+def bench_stock(cells, world) -> tuple[float, int]:
+    from runner.stack_sim import StackSim
+
+    sim = StackSim()  # robosuite's env; the episode runs through env.step
+    _stock_reset(sim, world.states[cells[0].state_id])
+    _stock_episode(sim, _noisy_path(world, cells[0]))  # numba warm-up, untimed
+    wins, elapsed = 0, 0.0
+    for cell in cells:
+        path = _noisy_path(world, cell)
+        _stock_reset(sim, world.states[cell.state_id])
+        start = time.perf_counter()
+        wins += _stock_episode(sim, path)
+        elapsed += time.perf_counter() - start
+    return elapsed, wins
+
+
+def bench_raw(cells, world) -> tuple[float, int]:
+    import mujoco
+
+    from runner.stack_sim import StackSim
+
+    sim = StackSim()
+    m, d = sim.model, sim.data
+    elapsed = 0.0
+    for cell in cells:
+        n_steps = len(_noisy_path(world, cell)) * sim.substeps
+        sim.restore(world.states[cell.state_id])
+        start = time.perf_counter()
+        for _ in range(n_steps):
+            mujoco.mj_step(m, d)
+        elapsed += time.perf_counter() - start
+    return elapsed, 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=10, help="episodes per loop (default 10)")
+    args = parser.parse_args(argv)
+    cells, world = _episodes(args.episodes)
+    n = len(cells)
+    results = {}
+    for name, fn in (("executor", bench_executor), ("stock env.step", bench_stock), ("raw mj_step", bench_raw)):
+        seconds, wins = fn(cells, world)
+        results[name] = n / seconds
+        extra = f", success {wins}/{n}" if name != "raw mj_step" else ""
+        print(f"{name:15s} {n / seconds:7.2f} episodes/s/core{extra}")
+    ex = results["executor"]
+    print(f"executor / stock = {ex / results['stock env.step']:.2f}x (target >= 4x)")
+    print(f"executor / raw   = {100 * ex / results['raw mj_step']:.0f}% (target >= 50%)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
