@@ -30,10 +30,10 @@ def load_cells(mechanism: str, query_set: str, root=None) -> pd.DataFrame:
     journal = cells_journal(mechanism, query_set, root)
     if journal.exists():
         frames.append(_read_journal_frame(journal))
+    frames = [f for f in frames if len(f)]
     if not frames:
         return pd.DataFrame(columns=list(CELL_COLUMNS))
-    frame = pd.concat([f for f in frames if len(f)], ignore_index=True) if any(
-        len(f) for f in frames) else frames[0]
+    frame = pd.concat(frames, ignore_index=True)
     return frame.drop_duplicates(list(KEY_COLUMNS), keep="first").reset_index(drop=True)
 
 

@@ -67,16 +67,41 @@ def _manifest(args: argparse.Namespace) -> int:
 
 
 def _images(args: argparse.Namespace) -> int:
-    from benchmark_data.images import write_base_images, write_query_images
-    from benchmark_data.registry import LIBRARY_IDS
-    from runner.appearance import SceneRenderer
-    from runner.stack_sim import StackSim
+    import os
 
-    sim = StackSim()
-    renderer = SceneRenderer(sim)
-    for query_set in args.query_sets:
-        _log(f"wrote {write_query_images(query_set, sim, renderer, args.root)}")
-    _log(f"wrote {write_base_images(LIBRARY_IDS['stack'], sim, renderer, args.root)}")
+    # MuJoCo picks its OpenGL backend at import; EGL renders without a display.
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    from benchmark_data.images import write_base_images, write_query_images
+    from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
+    from runner.appearance import SceneRenderer
+
+    for task in ("stack", "door"):
+        sets = [q for q in args.query_sets if QUERY_SETS.get(q) == task]
+        if not sets:
+            continue
+        if task == "stack":
+            from runner.stack_sim import StackSim as Sim
+        else:
+            from runner.door_sim import DoorSim as Sim
+        sim = Sim()
+        renderer = SceneRenderer(sim, task=task)
+        for query_set in sets:
+            _log(f"wrote {write_query_images(query_set, sim, renderer, args.root)}")
+        if task == "stack":
+            _log(f"wrote {write_base_images(LIBRARY_IDS['stack'], sim, renderer, args.root)}")
+        renderer.close()
+    return 0
+
+
+def _door(args: argparse.Namespace) -> int:
+    from benchmark_data.library import build_door_library
+    from benchmark_data.query_sets import door_scene_rows, write_scenes
+    from runner.door_sim import DoorSim
+
+    sim = DoorSim()
+    for query_set in ("door-orig", "door-fresh"):
+        _log(f"wrote {write_scenes(query_set, door_scene_rows(query_set, sim), args.root)}")
+    _log(f"wrote {build_door_library(sim, args.root)}")
     return 0
 
 
@@ -111,6 +136,11 @@ def register(subparsers) -> None:
     man.set_defaults(handler=_manifest)
 
     img = sub.add_parser("images", help="render the query-set and base-scene PNGs (needs OpenGL)")
-    img.add_argument("query_sets", nargs="*", default=["stack-orig", "stack-fresh", "stack-hidden"])
+    img.add_argument("query_sets", nargs="*",
+                     default=["stack-orig", "stack-fresh", "stack-hidden", "door-orig", "door-fresh"])
     img.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     img.set_defaults(handler=_images)
+
+    door = sub.add_parser("door", help="write the Door query sets' scene tables and the Door library")
+    door.add_argument("--root", default=None, help="frozen data root (default: the package's)")
+    door.set_defaults(handler=_door)

@@ -87,7 +87,10 @@ def plan_all() -> list:
 
     orig = [s.state_id for s in query_states("stack-orig")]
     fresh = [s.state_id for s in query_states("stack-fresh")]
-    ids = lambda r: [experience_id("stack", i) for i in r]  # noqa: E731
+
+    def ids(indices: range) -> list[str]:
+        return [experience_id("stack", i) for i in indices]
+
     return (_replay_cells("stack-orig", ids(range(0, 10)), orig) + _base_cells(ids(range(0, 10)))
             + _replay_cells("stack-fresh", ids(range(0, 3)), fresh)
             + _replay_cells("stack-orig", ids(range(50, 60)), orig) + _base_cells(ids(range(50, 60)))
@@ -131,7 +134,10 @@ def run_cells(cells: list, *, workers: int = 2, root=None, log: Callable = lambd
     from runner.executor import execute
 
     world = build_world(todo, root)
-    journal_for = lambda c: cells_journal(c.mechanism, c.query_set, root)  # noqa: E731
+
+    def journal_for(cell):
+        return cells_journal(cell.mechanism, cell.query_set, root)
+
     start = time.time()
     n = 0
     try:

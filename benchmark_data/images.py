@@ -27,16 +27,18 @@ def _add_png(tar: tarfile.TarFile, name: str, png: bytes) -> None:
 
 
 def write_query_images(query_set: str, sim, renderer, root=None) -> Path:
-    """Render every scene (state x draw) of a Stack query set into `images.tar`."""
+    """Render every scene (state x draw) of a query set into `images.tar` (sim of the set's task)."""
     from benchmark_data.query_sets import read_scenes
     from runner.appearance import encode_png, sample_draw
+    from runner.door_scenes import DoorLayout
     from runner.scenes import StackLayout
 
     scenes = read_scenes(query_set, root)
     path = query_set_dir(query_set, root) / QUERY_TAR
     with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
         for row in scenes.itertuples():
-            sim.restore(StackLayout.from_dict(json.loads(row.layout)))
+            layout_cls = DoorLayout if row.task == "door" else StackLayout
+            sim.restore(layout_cls.from_dict(json.loads(row.layout)))
             image = renderer.render(sample_draw(row.state_id, int(row.appearance_draw)))
             _add_png(tar, f"{row.scene_id}.png", encode_png(image))
     return path

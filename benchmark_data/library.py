@@ -19,8 +19,8 @@ import pandas as pd
 from benchmark_data.paths import library_dir
 from benchmark_data.registry import LIBRARY_IDS, experience_id
 
-STREAM_LENGTH = {"stack": 60}
-"""Accepted recordings per stream: K=50 plus the disjoint K=10-b draw."""
+STREAM_LENGTH = {"stack": 60, "door": 10}
+"""Accepted recordings per stream: Stack K=50 plus the disjoint K=10-b draw; Door K=3 with spares."""
 
 
 def build_stack_stream(sim, n_accepted: int = STREAM_LENGTH["stack"]):
@@ -89,6 +89,53 @@ def _write_demos(path: Path, accepted) -> None:
             obs.create_dataset("object", data=rec.obs_cube_pos, **kw)
             total += len(rec.actions)
         data.attrs["total"] = total
+
+
+def build_door_library(sim, root=None, n_accepted: int = STREAM_LENGTH["door"]) -> Path:
+    """Record the Door stream until `n_accepted` are accepted; write its library files."""
+    import h5py
+
+    from runner.door_expert import record_door
+
+    out = library_dir(LIBRARY_IDS["door"], root)
+    out.mkdir(parents=True, exist_ok=True)
+    accepted, rows, index = [], [], 0
+    while len(accepted) < n_accepted:
+        rec = record_door(sim, index)
+        eid = experience_id("door", len(accepted)) if rec["accepted"] else ""
+        rows.append({"stream_index": index, "accepted": rec["accepted"], "experience_id": eid,
+                     "reject_reason": "" if rec["accepted"] else "fails at home"})
+        if rec["accepted"]:
+            accepted.append((eid, rec))
+        index += 1
+    pd.DataFrame(rows).to_parquet(out / "stream.parquet", index=False)
+    pd.DataFrame([{"experience_id": eid, "stream_index": r["stream_index"], "task": "door",
+                   "base_layout": json.dumps(r["layout"].to_dict()), "style": json.dumps(r["style"].to_dict()),
+                   "door_x": r["layout"].door[0], "door_y": r["layout"].door[1],
+                   "door_yaw": r["layout"].door[2], "hinge": r["layout"].hinge,
+                   "path_len": len(r["path"]), "path": r["path"].reshape(-1).tolist()}
+                  for eid, r in accepted]).to_parquet(out / "experiences.parquet", index=False,
+                                                      compression="zstd")
+    kw = {"compression": "gzip", "compression_opts": 6}
+    with h5py.File(out / "demos.hdf5", "w") as f:
+        data = f.create_group("data")
+        data.attrs["env_args"] = json.dumps({"env_name": "Door", "type": 1, "env_kwargs": {
+            "robots": ["Panda"], "controller": "OSC_POSE", "control_freq": 20, "use_latch": True,
+            "initialization_noise": None, "hard_reset": False}})
+        for n, (eid, r) in enumerate(accepted):
+            g = data.create_group(f"demo_{n}")
+            g.attrs.update(experience_id=eid, num_samples=len(r["actions"]),
+                           base_layout=json.dumps(r["layout"].to_dict()),
+                           style=json.dumps(r["style"].to_dict()))
+            g.create_dataset("actions", data=r["actions"].astype(np.float32), **kw)
+            g.create_dataset("states", data=r["states"], **kw)
+            g.create_dataset("ee_target_path", data=r["path"], **kw)
+            obs = g.create_group("obs")
+            for key, name in (("pos", "robot0_eef_pos"), ("quat", "robot0_eef_quat"),
+                              ("grip", "robot0_gripper_qpos"), ("door", "object")):
+                obs.create_dataset(name, data=r[key], **kw)
+        data.attrs["total"] = sum(len(r["actions"]) for _, r in accepted)
+    return out
 
 
 class LibraryNotFoundError(FileNotFoundError):

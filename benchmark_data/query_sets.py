@@ -48,6 +48,35 @@ def stack_scene_rows(query_set: str, sim) -> list[dict]:
     return rows
 
 
+def door_scene_rows(query_set: str, sim) -> list[dict]:
+    """Metadata rows of a Door query set; `sim` (a DoorSim) computes each state's hash."""
+    from runner.door_scenes import door_query_states
+
+    rows = []
+    for state in door_query_states(query_set):
+        sim.restore(state.layout)
+        digest = sim.state_hash()
+        geometry = sim.geometry()
+        lay = state.layout
+        obstacle = lay.obstacle
+        for draw in range(N_DRAWS):
+            rows.append({
+                "scene_id": scene_id(state.state_id, draw), "state_id": state.state_id,
+                "layout_level": state.layout_level, "appearance_draw": draw,
+                "query_set": query_set, "task": "door", "layout": json.dumps(lay.to_dict()),
+                "door_x": lay.door[0], "door_y": lay.door[1], "door_yaw": lay.door[2],
+                "hinge": lay.hinge, "latch": lay.latch,
+                "handle_x": float(geometry["handle"][0]), "handle_y": float(geometry["handle"][1]),
+                "handle_z": float(geometry["handle"][2]),
+                "has_obstacle": obstacle is not None,
+                "obstacle_x": obstacle[0] if obstacle else float("nan"),
+                "obstacle_y": obstacle[1] if obstacle else float("nan"),
+                "obstacle_top": 0.8 + 2 * obstacle[4] if obstacle else float("nan"),
+                "state_hash": digest,
+            })
+    return rows
+
+
 def write_scenes(query_set: str, rows: list[dict], root=None) -> Path:
     out = query_set_dir(query_set, root)
     out.mkdir(parents=True, exist_ok=True)

@@ -61,7 +61,7 @@ BUCKET = "expaudit"
 S3_KEY, S3_SECRET = "bench-key", "bench-secret-0123456789"
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 WRK = shutil.which("wrk") or "/usr/bin/wrk"
-GUNICORN_FLAGS = ["--workers", "2", "--worker-class", "sync", "--access-logfile", "-"]
+GUNICORN_FLAGS = ["--workers", "2", "--worker-class", "sync", "--access-logfile", "-", "--no-control-socket"]
 """The gunicorn settings of `expaudit serve`, used for the service and the bare app alike."""
 POLL_S = 0.05
 """Status polling interval of the latency measurement (bounds its resolution)."""

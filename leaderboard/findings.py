@@ -129,7 +129,7 @@ class RuleCase:
 
 
 def rule_cases(store: ReportStore, rules: tuple[str, ...] = AUDITED_RULES) -> list[RuleCase]:
-    """The computed reports of `rules`, in setting then rule order."""
+    """The computed reports of `rules`, in publication order of the settings, then rule order."""
     cases = []
     for stored in store.reports:
         if stored.rule not in rules or not stored.computed:
@@ -148,7 +148,7 @@ def rule_cases(store: ReportStore, rules: tuple[str, ...] = AUDITED_RULES) -> li
             layout_gap=gap.get("layout", {}).get("gap"),
             pooled_auroc=rank["pooled_auroc"], within_query_auroc=rank["within_query_auroc"],
             within_query_eligible_share=rank["within_query_eligible_share"]))
-    return cases
+    return sorted(cases, key=lambda c: (c.setting.order, c.setting.setting_id, rules.index(c.rule)))
 
 
 @dataclass(frozen=True)
@@ -227,12 +227,30 @@ def gap_finding(cases: list[RuleCase]) -> GapFinding:
 
 @dataclass(frozen=True)
 class AurocFinding:
-    """Result 4: pooled against within-query AUROC."""
+    """Result 4: pooled against within-query AUROC; `groups` as in the paper's Table IV."""
 
     cases: tuple[RuleCase, ...]
     within_lower: int
     pooled_range_k50: tuple[float, float] | None
     within_range_k50: tuple[float, float] | None
+    groups: tuple[tuple[str, tuple | None, tuple | None, int], ...]
+
+
+PAPER_TABLE_IV = (
+    ("Stack Replay, K=3", "replay", 3, None, None),
+    ("Stack Replay, K=10", "replay", 10, (0.70, 0.80), (0.35, 0.71)),
+    ("Stack Replay, K=50", "replay", 50, (0.71, 0.76), (0.45, 0.52)),
+    ("Image policy, K=3", "policy", 3, (0.68, 0.94), (0.26, 0.77)),
+)
+"""Paper Table IV: (group, mechanism, K, pooled range, within-query range); None: no paper row."""
+
+
+def _group_of(case: RuleCase) -> str | None:
+    mechanism = "policy" if case.setting.mechanism in ("policy", "policy_dr") else case.setting.mechanism
+    for name, group_mechanism, k, _, _ in PAPER_TABLE_IV:
+        if group_mechanism == mechanism and k == case.setting.k:
+            return name
+    return None
 
 
 def _range(values: list[float]) -> tuple[float, float] | None:
@@ -243,10 +261,15 @@ def auroc_finding(cases: list[RuleCase], k_large: int = 50) -> AurocFinding:
     """Cases with both AUROCs defined; ranges at K = `k_large`."""
     both = tuple(c for c in cases if c.pooled_auroc is not None and c.within_query_auroc is not None)
     at_k = [c for c in both if c.setting.k == k_large]
+    groups = []
+    for name, *_ in PAPER_TABLE_IV:
+        members = [c for c in both if _group_of(c) == name]
+        groups.append((name, _range([c.pooled_auroc for c in members]),
+                       _range([c.within_query_auroc for c in members]), len(members)))
     return AurocFinding(
         cases=both, within_lower=sum(c.within_query_auroc < c.pooled_auroc for c in both),
         pooled_range_k50=_range([c.pooled_auroc for c in at_k]),
-        within_range_k50=_range([c.within_query_auroc for c in at_k]))
+        within_range_k50=_range([c.within_query_auroc for c in at_k]), groups=tuple(groups))
 
 
 # ---------------------------------------------------------------- everything

@@ -12,7 +12,8 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from leaderboard.findings import (AUDITED_RULES, PAPER, Findings, RuleCase, larger_on_appearance)
+from leaderboard.findings import (AUDITED_RULES, PAPER, PAPER_TABLE_IV, Findings, RuleCase,
+                                  larger_on_appearance)
 from leaderboard.findings_figures import gap_vs_share, k_panel, own_base_vs_cross
 
 K_PANEL_SETTINGS = {3: "stack-replay-k3-orig", 10: "stack-replay-k10-a", 50: "stack-replay-k50"}
@@ -58,6 +59,15 @@ def _fmt_range(r: tuple[float, float] | None, digits: int = 2) -> str:
     if f"{r[0]:.{digits}f}" == f"{r[1]:.{digits}f}":
         return f"{r[0]:.{digits}f}"
     return f"{r[0]:.{digits}f}-{r[1]:.{digits}f}"
+
+
+def share_words(ours: int, n: int, paper: int, paper_n: int) -> str:
+    """Whether our count points the same way as the paper's (a majority either way)."""
+    if n == 0:
+        return "cannot be compared: no case here"
+    same = (ours / n > 0.5) == (paper / paper_n > 0.5)
+    return (f"{ours} of {n} ({ours / n:.0%}) against the paper's {paper} of {paper_n} "
+            f"({paper / paper_n:.0%}): " + ("same direction (agrees)" if same else "opposite direction (disagrees)"))
 
 
 def spearman(x: list[float], y: list[float]) -> float | None:
@@ -144,9 +154,8 @@ def _result2(f: Findings) -> list[str]:
             f"- Here ({len(c.large_k_cases)} visual-rule cases at K >= 10): ratio {_fmt_range(c.ratio_range)} "
             f"({ratio_text}); {c.n_above_spread} of {len(c.large_k_cases)} above {low:g}, "
             f"{c.n_in_paper_range} inside {low:g}-{high:g}.",
-            f"- Sign match here (visual and structural rules): {c.sign_match} of {c.sign_cases} cases "
-            "with A defined"
-            + (f" ({c.sign_match / c.sign_cases:.0%})." if c.sign_cases else " (none)."), ""]
+            "- Sign match here (visual and structural rules, cases with A defined): "
+            + share_words(c.sign_match, c.sign_cases, paper_m, paper_n) + ".", ""]
     return out
 
 
@@ -170,17 +179,21 @@ def _result3(f: Findings) -> list[str]:
                    for x in g.significant))
     replay = g.by_mechanism.get("replay", {"above": 0, "below": 0})
     policy_cases = sum(v["above"] + v["below"] for m, v in g.by_mechanism.items() if m != "replay")
-    out += [f"- Paper: {PAPER['replay_significant']['above']} positive and "
-            f"{PAPER['replay_significant']['below']} negative significant Replay cases; all 12 "
-            "Policy / Policy+DR cases negative; the negative gap larger on the appearance subset "
-            "in 9 of 12; 42 of 65 cases inside the envelope.",
-            f"- Here: {g.inside_envelope} of {g.cases_with_gap} visual-rule cases inside the envelope; "
-            f"Replay {replay['above']} above, {replay['below']} below; "
-            f"{policy_cases} significant image-policy cases (policy settings are not built in this "
-            "release, so the paper's one-directional policy result cannot be tested here).",
-            f"- Larger on the appearance subset: {g.appearance_larger} of {g.split_cases} significant "
-            "cases. Replay never reads the camera, so on Replay the appearance subset differs from the "
-            "layout subset only in which physical states it holds (level 0 against levels 1-3).", ""]
+    paper_replay = PAPER["replay_significant"]
+    replay_n = replay["above"] + replay["below"]
+    out += [f"- Paper: {paper_replay['above']} positive and {paper_replay['below']} negative significant "
+            "Replay cases; all 12 Policy / Policy+DR cases negative; the negative gap larger on the "
+            "appearance subset in 9 of 12; 42 of 65 cases inside the envelope.",
+            "- Here, inside the envelope: " + share_words(g.inside_envelope, g.cases_with_gap, 42, 65) + ".",
+            "- Here, positive among the significant Replay cases: "
+            + share_words(replay["above"], replay_n, paper_replay["above"],
+                          paper_replay["above"] + paper_replay["below"]) + ".",
+            f"- {policy_cases} significant image-policy cases: the policy settings are not built in this "
+            "release, so the paper's one-directional policy result (all 12 negative) is **not tested** here.",
+            f"- Larger on the appearance subset: {g.appearance_larger} of {g.split_cases} significant cases. "
+            "Not comparable with the paper's 9 of 12, which counts negative image-policy gaps: Replay never "
+            "reads the camera, so on Replay the appearance subset differs from the layout subset only in "
+            "which physical states it holds (level 0 against levels 1-3).", ""]
     out += ["Figure 1 (paper Fig. 1): gap against top-pick share; bars are the 95% envelope of "
             "the frequency-matched shuffles, red points lie outside it.", "",
             gap_vs_share(_gap_points(f.visual_cases)), ""]
@@ -193,17 +206,34 @@ def _result4(f: Findings) -> list[str]:
     out += _table(["setting", "rule", "pooled AUROC", "within-query AUROC", "eligible scenes"],
                   ([x.setting.setting_id, x.rule, _f(x.pooled_auroc), _f(x.within_query_auroc),
                     _f(x.within_query_eligible_share)] for x in a.cases))
+    out += ["Paper Table IV beside this benchmark (ranges over the visual rules):", ""]
+    paper_rows = {name: (pooled, within) for name, _, _, pooled, within in PAPER_TABLE_IV}
+    out += _table(["group", "pooled: paper", "pooled: here", "within-query: paper", "within-query: here",
+                   "cases here"],
+                  ([name, _fmt_range(paper_rows[name][0]) if paper_rows[name][0] else "(no row)",
+                    _fmt_range(pooled),
+                    _fmt_range(paper_rows[name][1]) if paper_rows[name][1] else "(no row)",
+                    _fmt_range(within), str(n)]
+                   for name, pooled, within, n in a.groups))
     out += _table(["setting", "R2 scene"], ([r.setting.setting_id, _f(r.r2_scene)] for r in f.library))
     paper_lower, paper_n = PAPER["within_lower"]
     out += [f"- Paper: within-query AUROC below pooled in {paper_lower} of {paper_n} eligible cases; "
             f"at K = 50 pooled {_fmt_range(PAPER['pooled_k50'])}, within {_fmt_range(PAPER['within_k50'])} "
             "(all but ResNet); R2 scene 0.42-0.45 (Replay K = 3), 0.52-0.57 (Replay K >= 10).",
-            f"- Here: within below pooled in {a.within_lower} of {len(a.cases)} cases"
-            + (f" ({a.within_lower / len(a.cases):.0%})" if a.cases else "")
+            "- Here, within below pooled: " + share_words(a.within_lower, len(a.cases), paper_lower, paper_n)
             + f"; at K = 50 pooled {_fmt_range(a.pooled_range_k50)}, within "
             f"{_fmt_range(a.within_range_k50)} ({compare_range(a.within_range_k50, PAPER['within_k50'])}).",
-            ""]
+            _r2_line(f), ""]
     return out
+
+
+def _r2_line(f: Findings) -> str:
+    """R2 scene of the Replay settings against the paper's ranges (K = 3 and K >= 10)."""
+    replay = [r for r in f.library if r.setting.mechanism == "replay"]
+    small = _range([r.r2_scene for r in replay if r.setting.k == 3])
+    large = _range([r.r2_scene for r in replay if r.setting.k >= 10])
+    return (f"- R2 scene here: Replay K = 3 {_fmt_range(small)} ({compare_range(small, (0.42, 0.45))}); "
+            f"Replay K >= 10 {_fmt_range(large)} ({compare_range(large, (0.52, 0.57))}).")
 
 
 def _k_panel_svg(f: Findings) -> str:
@@ -230,6 +260,15 @@ def _k_panel_svg(f: Findings) -> str:
     return k_panel(rules, ks, share, oracle_share, gap, envelope, adv, bf_adv)
 
 
+def _rho_words(rho: float | None) -> str:
+    if rho is None:
+        return "the correlation cannot be computed yet"
+    if abs(rho) < 0.3:
+        return "as in the paper, own-base success says little about transfer (agrees)"
+    return ("unlike the paper, own-base success and cross-scene success are correlated here "
+            "(disagrees)")
+
+
 def _figures(f: Findings, cross: dict[str, float]) -> list[str]:
     out = ["## Figures", "",
            "Figure 3 (paper Fig. 3): Stack Replay at K = 3, 10, 50 (settings "
@@ -242,7 +281,7 @@ def _figures(f: Findings, cross: dict[str, float]) -> list[str]:
     out += ["Figure 2 (paper Fig. 2): own-base success against mean cross-scene success "
             f"({len(shared)} experiences; paper: rho = -0.04 over 50, seven with own-base >= 0.8 and "
             f"cross-scene <= 0.45). Here: Spearman rho = {_f(rho, 2, True)}, {reliable_weak} "
-            "reliable at home and weak elsewhere (shaded).", "",
+            f"reliable at home and weak elsewhere (shaded); {_rho_words(rho)}.", "",
             own_base_vs_cross([own[e] for e in shared], [cross[e] for e in shared], shared), ""]
     return out
 

@@ -35,6 +35,8 @@ class SettingInfo:
     mechanism: str
     k: int
     query_set: str
+    order: int = 0
+    """Position in the benchmark's publication order (tables follow it)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ class ReportStore:
         seen: dict[str, SettingInfo] = {}
         for stored in self.reports:
             seen.setdefault(stored.setting.setting_id, stored.setting)
-        return list(seen.values())
+        return sorted(seen.values(), key=lambda s: (s.order, s.setting_id))
 
     def get(self, setting_id: str, rule: str) -> StoredReport | None:
         for stored in self.reports:

@@ -21,9 +21,14 @@ MAX_CAMERA_DEG = 4.0
 """Largest camera rotation of a perturbed draw, per axis (degrees)."""
 CAMERA = "agentview"
 """The camera the query images are rendered from."""
-TINTED_MATERIALS = ("table_ceramic", "floorplane", "walls_mat", "cubeA_redwood_mat", "cubeB_greenwood_mat")
+TINTED_MATERIALS = {
+    "stack": ("table_ceramic", "floorplane", "walls_mat", "cubeA_redwood_mat", "cubeB_greenwood_mat"),
+    "door": ("table_ceramic", "floorplane", "walls_mat", "Door_MatDarkWood", "Door_MatMetal"),
+}
+"""Materials whose colour a draw tints, per task (same count, so draws are task-independent)."""
 TEXTURES = ("tex-ceramic", "texplane")
 """Textures whose pixels a draw rescales (brightness and contrast)."""
+N_TINTS = 5
 
 
 @dataclass(frozen=True)
@@ -33,7 +38,7 @@ class AppearanceDraw:
     draw: int
     light_offset: tuple[float, float, float]
     light_gain: float
-    tints: tuple[tuple[float, float, float], ...]  # one RGB multiplier per TINTED_MATERIALS
+    tints: tuple[tuple[float, float, float], ...]  # one RGB multiplier per tinted material
     texture_gain: tuple[float, ...]  # contrast per TEXTURES
     texture_bias: tuple[float, ...]  # brightness shift per TEXTURES (0-255 scale)
     camera_deg: tuple[float, float]
@@ -42,14 +47,14 @@ class AppearanceDraw:
 def sample_draw(state_id: str, draw: int) -> AppearanceDraw:
     """The appearance of render `draw` (0-4) of a state; draw 0 is nominal."""
     if draw == 0:
-        return AppearanceDraw(0, (0.0, 0.0, 0.0), 1.0, tuple((1.0, 1.0, 1.0) for _ in TINTED_MATERIALS),
+        return AppearanceDraw(0, (0.0, 0.0, 0.0), 1.0, tuple((1.0, 1.0, 1.0) for _ in range(N_TINTS)),
                               tuple(1.0 for _ in TEXTURES), tuple(0.0 for _ in TEXTURES), (0.0, 0.0))
     rng = np.random.default_rng(np.random.SeedSequence([zlib.crc32(state_id.encode()), draw, 99]))
     return AppearanceDraw(
         draw=draw,
         light_offset=tuple(float(v) for v in rng.uniform(-0.8, 0.8, size=3)),
         light_gain=float(rng.uniform(0.55, 1.25)),
-        tints=tuple(tuple(float(v) for v in rng.uniform(0.55, 1.0, size=3)) for _ in TINTED_MATERIALS),
+        tints=tuple(tuple(float(v) for v in rng.uniform(0.55, 1.0, size=3)) for _ in range(N_TINTS)),
         texture_gain=tuple(float(v) for v in rng.uniform(0.6, 1.3, size=len(TEXTURES))),
         texture_bias=tuple(float(v) for v in rng.uniform(-40, 40, size=len(TEXTURES))),
         camera_deg=tuple(float(v) for v in rng.uniform(-MAX_CAMERA_DEG, MAX_CAMERA_DEG, size=2)),
@@ -59,13 +64,16 @@ def sample_draw(state_id: str, draw: int) -> AppearanceDraw:
 class Appearance:
     """Applies draws to one model, always starting from the nominal visual fields."""
 
-    def __init__(self, model: mujoco.MjModel) -> None:
+    def __init__(self, model: mujoco.MjModel, task: str = "stack") -> None:
+        if task not in TINTED_MATERIALS:
+            raise ValueError(f"task must be one of {sorted(TINTED_MATERIALS)}, got {task!r}")
         self.model = model
         m = model
+        materials = TINTED_MATERIALS[task]
         self._cam = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_CAMERA, CAMERA)
-        self._mats = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_MATERIAL, n) for n in TINTED_MATERIALS]
+        self._mats = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_MATERIAL, n) for n in materials]
         self._texs = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_TEXTURE, n) for n in TEXTURES]
-        missing = [n for n, i in zip(TINTED_MATERIALS + TEXTURES, self._mats + self._texs) if i < 0]
+        missing = [n for n, i in zip(materials + TEXTURES, self._mats + self._texs) if i < 0]
         if missing:
             raise ValueError(f"model lacks visual elements {missing}")
         self._light_pos = m.light_pos.copy()
@@ -114,9 +122,9 @@ def _rotate_quat(quat: np.ndarray, pitch_deg: float, yaw_deg: float) -> np.ndarr
 class SceneRenderer:
     """Agent-view images of a simulator under appearance draws (needs an OpenGL backend)."""
 
-    def __init__(self, sim, size: int = 128) -> None:
+    def __init__(self, sim, size: int = 128, task: str = "stack") -> None:
         self.sim = sim
-        self.appearance = Appearance(sim.model)
+        self.appearance = Appearance(sim.model, task)
         self.renderer = mujoco.Renderer(sim.model, size, size)
 
     def render(self, draw: AppearanceDraw) -> np.ndarray:

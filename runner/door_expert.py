@@ -148,3 +148,36 @@ def run_door_expert(sim, layout, style: DoorStyle) -> tuple[np.ndarray, bool]:
     path = plan_door_path(sim.geometry(), style, sim.hinge(), sim.latch())
     execute_door_path(sim, path)
     return path, sim.success()
+
+
+def record_door(sim, stream_index: int) -> dict:
+    """Draw `stream_index` of the Door stream, executed noise-free with everything recorded.
+
+    Returns a dict with layout, style, path, accepted, and per-step arrays:
+    actions (robosuite OSC_POSE delta + gripper), states (time, qpos, qvel),
+    pos, quat (end-effector), grip (finger qpos), door (hinge, latch, handle xyz).
+    """
+    import mujoco
+
+    from runner.recording import DELTA_POS_SCALE, DELTA_ROT_SCALE, _rot_to_quat, _rotvec
+
+    layout, style = door_stream_draw(stream_index)
+    sim.restore(layout)
+    path = plan_door_path(sim.geometry(), style, sim.hinge(), sim.latch())
+    cols: dict[str, list] = {k: [] for k in ("actions", "states", "pos", "quat", "grip", "door")}
+    d = sim.data
+    for row in path:
+        pos, rot = sim.ee_pos(), sim.ee_rot()
+        goal_rot = row[3:12].reshape(3, 3)
+        cols["actions"].append(np.concatenate([np.clip((row[:3] - pos) / DELTA_POS_SCALE, -1, 1),
+                                               np.clip(_rotvec(goal_rot @ rot.T) / DELTA_ROT_SCALE, -1, 1),
+                                               [row[12]]]))
+        cols["states"].append(np.concatenate([[d.time], d.qpos, d.qvel]))
+        cols["pos"].append(pos)
+        cols["quat"].append(_rot_to_quat(rot))
+        cols["grip"].append(d.qpos[7:9].copy())
+        cols["door"].append(np.concatenate([[sim.hinge(), sim.latch()], sim.geometry()["handle"]]))
+        sim.step(row[:3].copy(), goal_rot.copy(), float(row[12]))
+    mujoco.mj_forward(sim.model, d)
+    return {"stream_index": stream_index, "layout": layout, "style": style, "path": path,
+            "accepted": sim.success(), **{k: np.asarray(v) for k, v in cols.items()}}

@@ -30,6 +30,15 @@ class DataUnavailable(LookupError):
         super().__init__(f"the data of setting '{setting_id}' is not available here: {detail}")
 
 
+class SelectorsUnsupported(LookupError):
+    """The setting has no frozen scenes and library a selector could read."""
+
+    def __init__(self, setting_id: str) -> None:
+        self.setting_id = setting_id
+        super().__init__(f"setting '{setting_id}' takes scores files only: it has no frozen "
+                         "images and library to build a selector's /input from")
+
+
 class UnknownSetting(KeyError):
     """No setting with this id."""
 
@@ -114,6 +123,20 @@ class Catalog(abc.ABC):
         self.get_setting(setting_id)
         return None
 
+    def supports_selectors(self, setting_id: str) -> bool:
+        """True when a submitted selector can be run on this setting (its /input can be built)."""
+        self.get_setting(setting_id)
+        return False
+
+    def selector_input(self, setting_id: str, directory: Path):
+        """Write the setting's selector /input tree into `directory`; returns its `SettingInfo`."""
+        raise SelectorsUnsupported(setting_id)
+
+    def fillable(self, setting_id: str) -> bool:
+        """True when missing cells of this setting can be computed by the runners."""
+        self.get_setting(setting_id)
+        return False
+
 
 class StaticCatalog(Catalog):
     """Settings held in memory: `{summary: transfer data}`."""
@@ -144,10 +167,16 @@ class BenchmarkCatalog(Catalog):
     Settings whose query set or library has not been generated on this
     installation are listed with zero cells done; loading their data raises
     `DataUnavailable`.
+
+    Args:
+        root: the frozen data directory; None is the one shipped in the package.
     """
 
     N_SCENES = 200
     """40 states x 5 appearance draws per query set (BENCHMARK.md)."""
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = None if root is None else Path(root)
 
     def list_settings(self) -> list[SettingSummary]:
         from benchmark_data.registry import SETTINGS
@@ -160,22 +189,21 @@ class BenchmarkCatalog(Catalog):
     def load_transfer(self, setting_id: str) -> TransferData:
         self.get_setting(setting_id)
         try:
-            return _load_frozen(setting_id)
+            return _load_frozen(setting_id, None if self.root is None else str(self.root),
+                                _cells_signature(setting_id, self.root))
         except FileNotFoundError as exc:
             log.info("setting %s: frozen data missing (%s)", setting_id, exc)
             raise DataUnavailable(setting_id, "its frozen data has not been generated "
                                   "(`expaudit data generate`)") from None
 
     def completeness(self, setting_id: str) -> Completeness:
-        from benchmark_data import frozen
         from benchmark_data.registry import N_SEEDS
 
         summary = self.get_setting(setting_id)
         try:
-            done, total = frozen.completeness(setting_id)
-        except FileNotFoundError:
+            return completeness_of(self.load_transfer(setting_id))
+        except DataUnavailable:
             return Completeness(0, summary.k * self.N_SCENES * N_SEEDS)
-        return Completeness(int(done), int(total))
 
     def archive_path(self, setting_id: str, kind: str) -> Path | None:
         from benchmark_data.paths import library_dir, query_set_dir
@@ -184,27 +212,73 @@ class BenchmarkCatalog(Catalog):
         self.get_setting(setting_id)
         setting = get_setting(setting_id)
         if kind == "images":
-            path = query_set_dir(setting.query_set) / "images.tar"
+            path = query_set_dir(setting.query_set, self.root) / "images.tar"
         elif kind == "library":
-            path = library_dir(setting.library_id) / "demos.hdf5"
+            path = library_dir(setting.library_id, self.root) / "demos.hdf5"
         else:
             return None
         return path if path.is_file() else None
+
+    def supports_selectors(self, setting_id: str) -> bool:
+        from benchmark_data.registry import get_setting
+
+        self.get_setting(setting_id)
+        return get_setting(setting_id).task == "stack"
+
+    def selector_input(self, setting_id: str, directory: Path):
+        from service.selector_input import prepare_setting_input
+
+        self.get_setting(setting_id)
+        return prepare_setting_input(directory, setting_id, self.root)
+
+    def fillable(self, setting_id: str) -> bool:
+        from benchmark_data.registry import Mechanism, get_setting
+
+        self.get_setting(setting_id)
+        setting = get_setting(setting_id)
+        return setting.mechanism is Mechanism.REPLAY and setting.task == "stack"
 
 
 def open_catalog(settings) -> Catalog:
     """The catalog named by `settings.catalog` (a `ServiceSettings`)."""
     if settings.catalog:
         return DirectoryCatalog(settings.catalog)
-    return BenchmarkCatalog()
+    return BenchmarkCatalog(getattr(settings, "frozen_root", None))
+
+
+def _cells_signature(setting_id: str, root: Path | None) -> tuple:
+    """(size, mtime) of every file a setting's tensor is read from.
+
+    Cells are appended while the service runs (runners filling a sealed
+    matrix, a generation run in progress), so a cached tensor is reused only
+    while none of its files changed.
+    """
+    from benchmark_data.paths import cells_journal, cells_table, library_dir, query_set_dir
+    from benchmark_data.registry import get_setting
+
+    setting = get_setting(setting_id)
+    mechanism = getattr(setting.mechanism, "value", setting.mechanism)
+    paths = (cells_table(mechanism, setting.query_set, root),
+             cells_journal(mechanism, setting.query_set, root),
+             query_set_dir(setting.query_set, root) / "scenes.parquet",
+             library_dir(setting.library_id, root) / "experiences.parquet")
+    out = []
+    for path in paths:
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            out.append(None)
+            continue
+        out.append((stat.st_size, stat.st_mtime_ns))
+    return tuple(out)
 
 
 @lru_cache(maxsize=32)
-def _load_frozen(setting_id: str) -> TransferData:
-    """Frozen data is immutable for a release, so one load per process suffices."""
+def _load_frozen(setting_id: str, root: str | None, signature: tuple) -> TransferData:
+    """One load per (setting, root, state of its files): `signature` changes when cells land."""
     from benchmark_data.frozen import load_transfer
 
-    return load_transfer(setting_id)
+    return load_transfer(setting_id, root)
 
 
 SETTING_FILES = ("setting.json", "experiences.csv", "scenes.csv", "outcomes.csv")

@@ -96,3 +96,47 @@ DEFAULT_PORT = 8000
 
 GUNICORN_WORKERS = 2
 """Web processes of `expaudit serve` (one per core on a small machine)."""
+
+SANDBOX_BACKEND = "local"
+"""Where container submissions run unless configured otherwise (overridable):
+the namespace sandbox needs no engine, so `expaudit serve` runs them anywhere
+it runs as root; production runners set `docker`."""
+
+SANDBOX_BACKENDS = ("local", "docker", "none")
+"""`none` refuses container submissions (a service that only takes scores files)."""
+
+SELECTOR_WALL_SECONDS = 300
+"""Wall-clock limit of one selector run (overridable). Nearest neighbour over
+200 scenes x 50 experiences takes seconds; five minutes leave room for a model
+forward pass per image on a CPU, and stay well inside `JOB_TIMEOUT_S`."""
+
+SELECTOR_WALL_SECONDS_MAX = JOB_TIMEOUT_S - 120
+"""The audit job must outlive the selector: two minutes remain for building
+/input, reading the scores and the audit itself."""
+
+SELECTOR_ARCHIVE_MAX_FILES = 2000
+"""Entries a selector archive may hold; a selector is a few files plus weights."""
+
+SELECTOR_ARCHIVE_MAX_BYTES = 256 * 1024 * 1024
+"""Unpacked size cap of a selector archive (a gzip bomb stops here, checked from
+the headers before anything is written)."""
+
+SEALED_SUBMISSIONS_PER_DAY = 5
+"""Submissions one token may make per UTC day to sealed settings (overridable).
+Each audit report reveals aggregate success rates of the submitted choices; a
+daily cap keeps a submitter from reconstructing the hidden outcomes by probing
+with many crafted selections."""
+
+ROLLOUT_QUEUE = "rollouts"
+"""RQ queue of rollout chunks, served by `expaudit runner` (the simulator role)."""
+
+ROLLOUT_CHUNK_CELLS = 50
+"""Cells per rollout job: about half a minute of Replay on one core, small
+enough that progress moves and a dead runner loses little."""
+
+ROLLOUT_JOB_TIMEOUT_S = 1800
+"""Wall-clock limit of one rollout chunk (a simulator that hangs is stopped)."""
+
+ROLLOUT_WAIT_POLL_S = 5
+"""An audit waiting for rollouts checks its chunks again after this long
+(re-enqueued with a delay: no worker is held while waiting)."""

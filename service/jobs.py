@@ -28,8 +28,10 @@ from rq.job import Job, JobStatus
 
 from leaderboard.errors import InputError
 from service import defaults
+from service import rollout_jobs
 from service.auth import ActiveSubmissions
-from service.catalog import Catalog, UnknownSetting
+from service.catalog import Catalog, SelectorsUnsupported, UnknownSetting
+from service.container_jobs import SelectorFailed
 from service.publishing import DIRTY_KEY, AuditOptions, rebuild_leaderboard
 from service.records import Fault, State, Status, SubmissionRepo
 from service.storage import ObjectNotFound, ObjectStore, StoreError
@@ -42,8 +44,11 @@ class NotRetryable(Exception):
     """An infrastructure-side failure that a retry cannot fix (e.g. an incomplete matrix)."""
 
 
-SUBMITTER_ERRORS = (InputError, UnknownSetting)
+SUBMITTER_ERRORS = (InputError, UnknownSetting, SelectorFailed, SelectorsUnsupported)
 """Exceptions that are the submitter's fault: reported, never retried."""
+
+NOT_RETRYABLE = (NotRetryable, rollout_jobs.RolloutsStuck)
+"""Infrastructure failures a retry cannot fix."""
 
 
 @dataclass
@@ -54,6 +59,10 @@ class JobContext:
     redis: redis_lib.Redis
     catalog: Catalog
     options: AuditOptions
+    sandbox: object | None = None
+    """The `SelectorSandbox` container submissions run in (None: they cannot run here)."""
+    selector_limits: object | None = None
+    """The `runner.sandbox.base.Limits` of a selector run (None: the sandbox defaults)."""
 
     @property
     def repo(self) -> SubmissionRepo:
@@ -176,7 +185,7 @@ def _run_boundary(kind: str, sid: str, body) -> str:
         return f"{kind} {sid}: failed (submitter)"
     except Exception as exc:  # the job boundary: record every other failure, then retry or fail
         reason = f"{kind} failed: {type(exc).__name__}: {exc}"
-        retries_left = 0 if isinstance(exc, NotRetryable) or job is None else (job.retries_left or 0)
+        retries_left = 0 if isinstance(exc, NOT_RETRYABLE) or job is None else (job.retries_left or 0)
         if retries_left > 0:
             log.warning("%s %s: %s; %d retries left", kind, sid, reason, retries_left)
             _note_retry(ctx, sid, status, reason)
@@ -211,12 +220,14 @@ def _audit(ctx: JobContext, sid: str, status: Status) -> str:
 
     repo = ctx.repo
     manifest = repo.manifest(sid)
+    resumed = status.state is State.RUNNING and status.rollouts is not None
     status = status.advance(state=State.RUNNING, progress=max(status.progress, 0.05),
-                            attempts=status.attempts + 1, reason=None, fault=None)
+                            attempts=status.attempts + (0 if resumed else 1), reason=None, fault=None)
     repo.write_status(sid, status)
-    raw = ctx.store.get_bytes(manifest.input_key)
-    frame = read_frame(raw, manifest.input_format, manifest.filename)
-    validated = validate_upload(frame, list(manifest.settings), ctx.catalog, manifest.filename)
+    waiting, status = _await_rollouts(ctx, sid, manifest, status)
+    if waiting is not None:
+        return waiting
+    validated, provenance = _scores(ctx, sid, manifest)
     done = list(status.reports)
     for index, scores in enumerate(validated):
         if scores.setting_id in done:
@@ -229,12 +240,64 @@ def _audit(ctx: JobContext, sid: str, status: Status) -> str:
                                "not executed yet; the audit needs a complete matrix")
         report = run_audit(data, scores.scores, selection_only=scores.selection_only,
                            **ctx.options.kwargs()).to_dict()
+        if provenance is not None:
+            report["selector"] = provenance
         repo.write_report(sid, scores.setting_id, report, render_report_html(report))
         done.append(scores.setting_id)
         status = status.advance(reports=tuple(done))
     repo.write_status(sid, status.advance(state=State.SCORING, progress=0.9, reports=tuple(done)))
     enqueue_publish(ctx.redis, sid)
     return f"audit {sid}: {len(done)} report(s) written"
+
+
+def _scores(ctx: JobContext, sid: str, manifest) -> tuple[list, dict | None]:
+    """The validated scores of each setting, and the selector's provenance (container only)."""
+    if manifest.kind == "container":
+        from service.container_jobs import run_container
+
+        outcome = run_container(ctx, sid, manifest)
+        return [outcome.scores], outcome.provenance
+    raw = ctx.store.get_bytes(manifest.input_key)
+    frame = read_frame(raw, manifest.input_format, manifest.filename)
+    return validate_upload(frame, list(manifest.settings), ctx.catalog, manifest.filename), None
+
+
+def _await_rollouts(ctx: JobContext, sid: str, manifest,
+                    status: Status) -> tuple[str | None, Status]:
+    """Enqueue the rollouts the submission's settings still miss and leave a continuation.
+
+    Returns (None, status) when every matrix is complete (the audit goes on),
+    else (what the job did, status); the continuation runs once the next
+    pending chunk has ended.
+    """
+    plans = []
+    for setting_id in manifest.settings:
+        if setting_id in status.reports:
+            continue
+        data = ctx.catalog.load_transfer(setting_id)
+        if data.is_complete:
+            continue
+        if not ctx.catalog.fillable(setting_id):
+            raise NotRetryable(f"setting '{setting_id}' has {data.n_missing} outcome cells not "
+                               "executed yet and no runner can compute them")
+        summary = ctx.catalog.get_setting(setting_id)
+        plans.append(rollout_jobs.plan_rollouts(data, summary.mechanism, summary.query_set))
+    if not plans:
+        if status.rollouts is not None:
+            rollout_jobs.stop_waiting(ctx.redis, sid)
+            status = status.advance(rollouts={**status.rollouts, "done": status.rollouts["total"],
+                                              "chunks_pending": 0})
+            ctx.repo.write_status(sid, status)
+        return None, status
+    chunks = tuple(c for plan in plans for c in plan.pending)
+    jobs = rollout_jobs.ensure_chunks(ctx.redis, chunks)
+    progress = {"done": sum(p.done for p in plans), "total": sum(p.total for p in plans),
+                "chunks_pending": len(chunks)}
+    status = status.advance(rollouts=progress)
+    ctx.repo.write_status(sid, status)
+    rollout_jobs.wait_for(ctx.redis, sid, jobs[0], audit_job)
+    return (f"audit {sid}: waiting for {len(chunks)} rollout chunk(s), "
+            f"{progress['done']}/{progress['total']} cells done"), status
 
 
 def _publish(ctx: JobContext, sid: str, status: Status) -> str:
@@ -274,7 +337,7 @@ _PENDING = {JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
 
 def _job_pending(redis: redis_lib.Redis, job_id: str, sid: str) -> bool:
     """True while a job for `sid` is waiting in Redis or a live execution holds its lease."""
-    if Lease.held(redis, sid):
+    if Lease.held(redis, sid) or rollout_jobs.waiting_job(redis, sid) is not None:
         return True
     try:
         job = Job.fetch(job_id, connection=redis)

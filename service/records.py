@@ -8,6 +8,7 @@ Layout (keys under the store root)::
     submissions/<id>/public                   present once the owner made it public
     submissions/<id>/reports/<setting>.json   the audit report (AuditReport.to_dict())
     submissions/<id>/reports/<setting>.html   the same report as a self-contained page
+    submissions/<id>/selector/run.json        a container submission's run (logs: owner only)
     open/<id>                                 present while the submission is not final
     owners/<owner>/<id>                       index of an owner's submissions
     idempotency/<owner>/<sha256(key)>.json    Idempotency-Key -> submission id
@@ -80,6 +81,10 @@ class Manifest:
         filename: the uploaded file's name (used in error messages).
         selection_only: the scores only name one pick per scene.
         created_at: ISO 8601 UTC.
+        kind: "scores" (an uploaded scores file) or "container" (a selector the
+            service runs; `input_key` is then its archive, or empty for an image).
+        selector_backend: "local" or "docker" for a container submission.
+        selector_image: the image reference pinned by digest (Docker backend).
     """
 
     submission_id: str
@@ -93,6 +98,9 @@ class Manifest:
     filename: str
     selection_only: bool
     created_at: str
+    kind: str = "scores"
+    selector_backend: str | None = None
+    selector_image: str | None = None
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -116,6 +124,8 @@ class Status:
         attempts: how many job executions started.
         reports: setting ids whose report is written.
         updated_at: ISO 8601 UTC of this record.
+        rollouts: `{"done", "total"}` cells of the matrix while the audit waits
+            for (or has waited for) runners to compute missing cells; else None.
     """
 
     state: State
@@ -125,12 +135,13 @@ class Status:
     attempts: int = 0
     reports: tuple[str, ...] = field(default_factory=tuple)
     updated_at: str = field(default_factory=utc_now)
+    rollouts: dict | None = None
 
     def to_dict(self) -> dict:
         return {"state": self.state.value, "progress": round(float(self.progress), 4),
                 "reason": self.reason, "fault": None if self.fault is None else self.fault.value,
                 "attempts": self.attempts, "reports": list(self.reports),
-                "updated_at": self.updated_at}
+                "updated_at": self.updated_at, "rollouts": self.rollouts}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Status":
@@ -138,7 +149,8 @@ class Status:
                    reason=data.get("reason"),
                    fault=None if data.get("fault") is None else Fault(data["fault"]),
                    attempts=int(data.get("attempts", 0)), reports=tuple(data.get("reports", ())),
-                   updated_at=data.get("updated_at") or utc_now())
+                   updated_at=data.get("updated_at") or utc_now(),
+                   rollouts=data.get("rollouts"))
 
     def advance(self, **changes) -> "Status":
         return replace(self, updated_at=utc_now(), **changes)
@@ -225,6 +237,20 @@ class SubmissionRepo:
 
     def make_public(self, sid: str) -> None:
         self.store.put_bytes(self.public_key(sid), b"")
+
+    @staticmethod
+    def selector_run_key(sid: str) -> str:
+        return f"submissions/{sid}/selector/run.json"
+
+    def write_selector_run(self, sid: str, record: dict) -> None:
+        """How a container submission's selector run ended, with its log tails (owner only)."""
+        self.store.put_bytes(self.selector_run_key(sid), _dump(record), "application/json")
+
+    def selector_run(self, sid: str) -> dict | None:
+        try:
+            return json.loads(self.store.get_bytes(self.selector_run_key(sid)))
+        except ObjectNotFound:
+            return None
 
     def write_report(self, sid: str, setting_id: str, report: dict, html: str) -> None:
         self.store.put_bytes(self.report_key(sid, setting_id), _dump(report), "application/json")

@@ -16,6 +16,11 @@ EXPAUDIT_MAX_ACTIVE_SUBMISSIONS                   limits (see service.defaults)
 EXPAUDIT_PUBLIC_URL     the base URL users reach the service at (links in output)
 EXPAUDIT_N_SHUFFLES, EXPAUDIT_N_BOOTSTRAP         audit resampling counts (default 2000)
 EXPAUDIT_CATALOG        a directory of settings to serve instead of the frozen benchmark
+EXPAUDIT_FROZEN_ROOT    the frozen benchmark data directory (default: the one shipped in
+                        `benchmark_data/frozen`); runners append computed cells to it
+EXPAUDIT_SANDBOX        where container submissions run: local | docker | none
+EXPAUDIT_SELECTOR_WALL_SECONDS      wall-clock limit of one selector run
+EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY submissions to sealed settings per token per UTC day
 """
 
 from __future__ import annotations
@@ -48,6 +53,10 @@ class ServiceSettings:
             engine's defaults (AUDIT_SPEC: 2000 each). Reports record them.
         catalog: a directory of settings (`service.catalog.DirectoryCatalog`);
             None serves the benchmark's frozen settings.
+        frozen_root: the frozen benchmark directory; None is the one in the package.
+        sandbox: backend of container submissions (`SANDBOX_BACKENDS`).
+        selector_wall_seconds: wall-clock limit of one selector run.
+        sealed_submissions_per_day: submissions to sealed settings per token per UTC day.
     """
 
     store: str = defaults.LOCAL_STORE_DIR
@@ -64,6 +73,18 @@ class ServiceSettings:
     n_shuffles: int | None = None
     n_bootstrap: int | None = None
     catalog: str | None = None
+    frozen_root: str | None = None
+    sandbox: str = defaults.SANDBOX_BACKEND
+    selector_wall_seconds: int = defaults.SELECTOR_WALL_SECONDS
+    sealed_submissions_per_day: int = defaults.SEALED_SUBMISSIONS_PER_DAY
+
+    def __post_init__(self) -> None:
+        if self.sandbox not in defaults.SANDBOX_BACKENDS:
+            raise SettingsError(f"EXPAUDIT_SANDBOX must be one of {list(defaults.SANDBOX_BACKENDS)}, "
+                                f"got {self.sandbox!r}")
+        if not 1 <= self.selector_wall_seconds <= defaults.SELECTOR_WALL_SECONDS_MAX:
+            raise SettingsError("EXPAUDIT_SELECTOR_WALL_SECONDS must be between 1 and "
+                                f"{defaults.SELECTOR_WALL_SECONDS_MAX}, got {self.selector_wall_seconds}")
 
     @property
     def is_s3(self) -> bool:
@@ -126,6 +147,12 @@ def from_env(environ: Mapping[str, str] | None = None) -> ServiceSettings:
         n_shuffles=_int(env, "EXPAUDIT_N_SHUFFLES", 0) or None,
         n_bootstrap=_int(env, "EXPAUDIT_N_BOOTSTRAP", 0) or None,
         catalog=_opt(env, "EXPAUDIT_CATALOG"),
+        frozen_root=_opt(env, "EXPAUDIT_FROZEN_ROOT"),
+        sandbox=env.get("EXPAUDIT_SANDBOX") or defaults.SANDBOX_BACKEND,
+        selector_wall_seconds=_int(env, "EXPAUDIT_SELECTOR_WALL_SECONDS",
+                                   defaults.SELECTOR_WALL_SECONDS),
+        sealed_submissions_per_day=_int(env, "EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY",
+                                        defaults.SEALED_SUBMISSIONS_PER_DAY),
     )
 
 
@@ -146,6 +173,10 @@ def to_env(settings: ServiceSettings) -> dict[str, str]:
         "EXPAUDIT_N_SHUFFLES": None if settings.n_shuffles is None else str(settings.n_shuffles),
         "EXPAUDIT_N_BOOTSTRAP": None if settings.n_bootstrap is None else str(settings.n_bootstrap),
         "EXPAUDIT_CATALOG": settings.catalog,
+        "EXPAUDIT_FROZEN_ROOT": settings.frozen_root,
+        "EXPAUDIT_SANDBOX": settings.sandbox,
+        "EXPAUDIT_SELECTOR_WALL_SECONDS": str(settings.selector_wall_seconds),
+        "EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY": str(settings.sealed_submissions_per_day),
     }
     return {k: v for k, v in pairs.items() if v is not None}
 

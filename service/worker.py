@@ -54,9 +54,12 @@ def connect_redis(url: str) -> redis_lib.Redis:
 def build_context(settings: ServiceSettings) -> JobContext:
     if not settings.redis_url:
         raise ValueError("no Redis: set EXPAUDIT_REDIS_URL")
+    from service.container_jobs import make_sandbox, selector_limits
+
     return JobContext(store=open_store(settings), redis=connect_redis(settings.redis_url),
                       catalog=open_catalog(settings),
-                      options=AuditOptions(settings.n_shuffles, settings.n_bootstrap))
+                      options=AuditOptions(settings.n_shuffles, settings.n_bootstrap),
+                      sandbox=make_sandbox(settings), selector_limits=selector_limits(settings))
 
 
 def queues(redis: redis_lib.Redis) -> list[Queue]:

@@ -111,7 +111,7 @@ def test_rendered_page_states_paper_figures_and_gaps(store_dir):
     page = render_findings(compute_findings(load_store(directory)), "reports")
     for expected in ("paper Table I", "0.30-0.58", "69 of 91", "62 of 65", "stack-policy-k3-orig",
                      "image policies are not trained in this release", "EXPAUDIT_RESNET18_WEIGHTS",
-                     "<svg", "Spearman rho", "Replay 1 above, 1 below"):
+                     "<svg", "Spearman rho", "1 of 2 (50%) against the paper's 9 of 11"):
         assert expected in page, expected
     assert page.count("<svg") == 3
 

@@ -63,3 +63,15 @@ def test_door_expert_opens_the_door_deterministically(door_sim):
     assert path.shape[1] == 13
     _, again = run_door_expert(door_sim, layout, style)
     assert again and door_sim.state_hash() == final
+
+
+@pytest.mark.sim
+def test_door_recording_has_robomimic_shapes(door_sim):
+    from runner.door_expert import record_door
+
+    rec = record_door(door_sim, 0)
+    n = len(rec["path"])
+    assert rec["accepted"]
+    assert rec["actions"].shape == (n, 7) and rec["states"].shape[0] == n
+    assert rec["quat"].shape == (n, 4) and rec["door"].shape == (n, 5)
+    assert rec["door"][-1, 0] > 0.3  # the hinge angle recorded at the end is past success

@@ -11,11 +11,12 @@ from pathlib import PurePosixPath
 import redis as redis_lib
 from flask import Blueprint, Response, jsonify, request
 
-from service import defaults, jobs
+from service import container_submissions, defaults, jobs
 from service.context import Services, current_token, services
 from service.errors import Conflict, NotFound, TooManyRequests, ValidationFailed
 from service.publishing import DIRTY_KEY
 from service.records import Manifest, State, new_submission_id, utc_now
+from service.sealed import give_back_sealed_quota, sealed_settings, take_sealed_quota
 from service.storage import ObjectNotFound
 from service.uploads import detect_format, read_frame, requested_settings, validate_upload
 
@@ -89,12 +90,43 @@ def _body_hash(upload: Upload) -> str:
 
 
 def _check_complete(svc: Services, setting_ids: list[str]) -> None:
+    """Incomplete settings take submissions only when runners can fill them."""
     for setting_id in setting_ids:
         done = svc.catalog.completeness(setting_id)
-        if not done.complete:
+        if not done.complete and not svc.catalog.fillable(setting_id):
             raise Conflict(f"setting '{setting_id}' has {done.cells_total - done.cells_done} "
                            "outcome cells not executed yet; submissions open when it is complete",
                            field="setting", code="setting_incomplete")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A checked create request: what to store and the manifest fields it decides."""
+
+    data: bytes
+    filename: str
+    input_format: str
+    setting_ids: list[str]
+    selection_only: bool
+    kind: str = "scores"
+    backend: str | None = None
+    image: str | None = None
+
+
+def _prepare_scores(svc: Services, upload: Upload) -> Prepared:
+    fmt = detect_format(upload.filename, upload.content_type, upload.fields.get("format"))
+    frame = read_frame(upload.data, fmt, upload.filename)
+    validated = validate_upload(frame, requested_settings(upload.fields.get("setting")),
+                                svc.catalog, upload.filename)
+    return Prepared(upload.data, upload.filename, fmt, [v.setting_id for v in validated],
+                    all(v.selection_only for v in validated))
+
+
+def _prepare_container(svc: Services, upload: Upload) -> Prepared:
+    checked = container_submissions.check_selector(upload.data, upload.filename, upload.fields,
+                                                   svc.catalog, svc.settings.sandbox)
+    return Prepared(checked.data, checked.filename, checked.input_format, [checked.setting_id],
+                    False, kind="container", backend=checked.backend, image=checked.image)
 
 
 def _accepted(sid: str, replayed: bool = False) -> Response:
@@ -111,7 +143,12 @@ def _accepted(sid: str, replayed: bool = False) -> Response:
 def create_submission():
     svc = services()
     token = current_token(required=True)
-    upload = _read_upload()
+    container = container_submissions.is_container_request(request)
+    if container:
+        data, name, fields = container_submissions.read_selector_request(request)
+        upload = Upload(data, name, None, fields)
+    else:
+        upload = _read_upload()
     body_hash = _body_hash(upload)
     key = request.headers.get("Idempotency-Key")
     replay = _idempotent_replay(svc, token.token_id, key, body_hash)
@@ -121,17 +158,27 @@ def create_submission():
         raise TooManyRequests(f"at most {svc.settings.max_active_submissions} submissions may be "
                               "queued or running per token; wait for one to finish",
                               field="file", code="too_many_active")
-    fmt = detect_format(upload.filename, upload.content_type, upload.fields.get("format"))
-    name = _display_name(upload.fields, upload.filename)
+    name = _display_name(upload.fields, upload.filename.split("@")[0])  # image: its repository
     public = _flag(upload.fields, "public")
-    frame = read_frame(upload.data, fmt, upload.filename)
-    validated = validate_upload(frame, requested_settings(upload.fields.get("setting")),
-                                svc.catalog, upload.filename)
-    setting_ids = [v.setting_id for v in validated]
-    _check_complete(svc, setting_ids)
-    sha = hashlib.sha256(upload.data).hexdigest()
+    prepared = _prepare_container(svc, upload) if container else _prepare_scores(svc, upload)
+    _check_complete(svc, prepared.setting_ids)
+    sealed = sealed_settings(svc.catalog, prepared.setting_ids)
+    if sealed:
+        take_sealed_quota(svc.redis, token.token_id, svc.settings.sealed_submissions_per_day)
+    try:
+        return _create(svc, token, key, replay, body_hash, prepared, name, public)
+    except BaseException:
+        if sealed:
+            give_back_sealed_quota(svc.redis, token.token_id)
+        raise
+
+
+def _create(svc: Services, token, key: str | None, replay: str | None, body_hash: str,
+            prepared: Prepared, name: str, public: bool) -> Response:
+    """Store the input and the manifest, then enqueue the audit."""
+    sha = hashlib.sha256(prepared.data).hexdigest()
     input_key = f"inputs/sha256/{sha}"
-    svc.store.put_if_absent(input_key, upload.data)
+    svc.store.put_if_absent(input_key, prepared.data)
     sid = replay or new_submission_id()
     if key is not None and replay is None:
         key_hash = hashlib.sha256(key.encode()).hexdigest()
@@ -141,10 +188,11 @@ def create_submission():
                 return _accepted(winner, replayed=True)
             sid = winner
     manifest = Manifest(submission_id=sid, owner=token.token_id, owner_name=token.name, name=name,
-                        settings=tuple(setting_ids), input_key=input_key, input_sha256=sha,
-                        input_format=fmt, filename=upload.filename,
-                        selection_only=all(v.selection_only for v in validated),
-                        created_at=utc_now())
+                        settings=tuple(prepared.setting_ids), input_key=input_key,
+                        input_sha256=sha, input_format=prepared.input_format,
+                        filename=prepared.filename, selection_only=prepared.selection_only,
+                        created_at=utc_now(), kind=prepared.kind,
+                        selector_backend=prepared.backend, selector_image=prepared.image)
     try:
         svc.repo.create(manifest)
     except FileExistsError:  # a concurrent request with the same Idempotency-Key won
@@ -188,9 +236,27 @@ def _status_document(svc: Services, sid: str, manifest: Manifest | None = None,
     base = f"{request.script_root}{defaults.API_PREFIX}/submissions/{sid}"
     reports = {s: {"json": f"{base}/report?setting={s}", "html": f"{base}/report?setting={s}&format=html"}
                for s in status.reports}
-    return {"id": sid, **status.to_dict(), "name": manifest.name, "settings": list(manifest.settings),
-            "created_at": manifest.created_at, "public": public,
-            "selection_only": manifest.selection_only, "report_urls": reports, "status_url": base}
+    document = {"id": sid, **status.to_dict(), "name": manifest.name,
+                "settings": list(manifest.settings), "created_at": manifest.created_at,
+                "public": public, "selection_only": manifest.selection_only,
+                "report_urls": reports, "status_url": base, "kind": manifest.kind}
+    if manifest.kind == "container":
+        document["selector"] = _selector_summary(svc, sid, manifest, base)
+    return document
+
+
+_RUN_SUMMARY_FIELDS = ("status", "reason", "exit_code", "wall_seconds", "image_digest")
+
+
+def _selector_summary(svc: Services, sid: str, manifest: Manifest, base: str) -> dict:
+    """What ran and how it ended; the log tails are at `run_url`, for the owner only."""
+    run = svc.repo.selector_run(sid)
+    summary = {"backend": manifest.selector_backend, "image": manifest.selector_image,
+               "archive_sha256": manifest.input_sha256 if manifest.selector_backend == "local"
+               else None, "run_url": f"{base}/run", "run": None}
+    if run is not None:
+        summary["run"] = {k: run.get(k) for k in _RUN_SUMMARY_FIELDS}
+    return summary
 
 
 @api.get("/submissions/<submission_id>")
@@ -198,6 +264,26 @@ def get_submission(submission_id: str):
     svc = services()
     manifest, public = _visible(svc, submission_id)
     return jsonify(_status_document(svc, submission_id, manifest, public))
+
+
+@api.get("/submissions/<submission_id>/run")
+def get_selector_run(submission_id: str):
+    """A container submission's run with its stdout and stderr tails: owner (or admin) only."""
+    svc = services()
+    token = current_token(required=True)
+    manifest, _public = _visible(svc, submission_id)
+    if not (token.admin or manifest.owner == token.token_id):
+        raise NotFound(f"no selector run of submission '{submission_id}' for this token",
+                       field="submission_id")
+    if manifest.kind != "container":
+        raise NotFound(f"submission '{submission_id}' is a scores upload; it ran no selector",
+                       field="submission_id")
+    run = svc.repo.selector_run(submission_id)
+    if run is None:
+        state = svc.repo.status(submission_id).state.value
+        raise Conflict(f"the selector of '{submission_id}' has not run yet (state {state})",
+                       field="submission_id", code="not_ready")
+    return jsonify(run)
 
 
 @api.get("/submissions")

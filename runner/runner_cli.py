@@ -1,0 +1,65 @@
+"""`expaudit runner`: serve the `rollouts` queue (the simulator role of the service).
+
+    expaudit runner [--redis-url URL] [--frozen-root DIR] [--burst]
+
+`--redis-url` defaults to $EXPAUDIT_REDIS_URL and `--frozen-root` to
+$EXPAUDIT_FROZEN_ROOT, else the frozen data shipped in the package; computed
+cells are appended to that root's cells journals, so in a deployment it is a
+volume shared with the audit workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+
+def register(subparsers) -> None:
+    """Add `runner` to the `expaudit` parser."""
+    runner = subparsers.add_parser("runner", help="run rollout jobs (missing matrix cells)")
+    _flags(runner)
+    runner.set_defaults(handler=_runner)
+
+
+def _flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--redis-url", default=os.environ.get("EXPAUDIT_REDIS_URL") or None,
+                        help="Redis holding the queues (default $EXPAUDIT_REDIS_URL)")
+    parser.add_argument("--frozen-root", default=os.environ.get("EXPAUDIT_FROZEN_ROOT") or None,
+                        help="frozen data directory the cells are appended to "
+                             "(default $EXPAUDIT_FROZEN_ROOT, else the packaged data)")
+    parser.add_argument("--burst", action="store_true", help="exit when the queue is empty")
+
+
+def _runner(args: argparse.Namespace) -> int:
+    import redis as redis_lib
+
+    from benchmark_data.paths import root_or_default
+    from runner.runner_worker import run_runner
+
+    if not args.redis_url:
+        print("expaudit runner: no Redis: pass --redis-url or set EXPAUDIT_REDIS_URL",
+              file=sys.stderr)
+        return 2
+    root = root_or_default(args.frozen_root)
+    if not root.is_dir():
+        print(f"expaudit runner: --frozen-root '{root}' is not a directory", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    connection = redis_lib.Redis.from_url(args.redis_url, socket_connect_timeout=3,
+                                          health_check_interval=10)
+    print(f"runner: serving the rollouts queue, cells go to {root}", flush=True)
+    run_runner(connection, root, burst=args.burst)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m runner.runner_cli` runs the same command without the `expaudit` entry point."""
+    parser = argparse.ArgumentParser(prog="expaudit runner", description=__doc__.splitlines()[0])
+    _flags(parser)
+    return _runner(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,199 @@
+"""The runner: an RQ worker on the `rollouts` queue that executes matrix cells.
+
+Each job is one chunk planned by `service.rollout_jobs` (one experience, a
+block of physical states, every seed). The runner executes the chunk's cells
+that are not stored yet with the project's Replay executor
+(`runner.executor.run_cell` on a `runner.stack_sim.StackSim`) and appends
+each result, with its provenance (state hashes, code version, package
+versions, wall time), to the cells journal of the frozen root it was started
+with, exactly as the generation pipeline does. A chunk run again after a
+crash skips the cells already in the journal, so chunks are resumable.
+
+The worker does not fork per job (`SimpleWorker`): the simulator takes
+seconds to build and is kept for the life of the process. Nothing connects
+at import; `run_runner` gets its Redis connection and frozen root passed in.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis as redis_lib
+from rq import Queue, SimpleWorker
+
+from service.defaults import ROLLOUT_QUEUE
+from service.rollout_jobs import Chunk
+
+log = logging.getLogger(__name__)
+
+
+class ChunkError(ValueError):
+    """A chunk names cells this runner cannot execute (unknown experience, state or mechanism)."""
+
+
+@dataclass
+class RunnerContext:
+    """What the jobs of one runner process share: the frozen root and one simulator."""
+
+    root: Path
+    _sim: object | None = field(default=None, repr=False)
+
+    def sim(self):
+        if self._sim is None:
+            from runner.stack_sim import StackSim
+
+            self._sim = StackSim()
+        return self._sim
+
+
+_context: RunnerContext | None = None
+
+
+def install_runner(context: RunnerContext | None) -> None:
+    """Give this process's rollout jobs their frozen root (called once by `run_runner`)."""
+    global _context
+    _context = context
+
+
+def _current() -> RunnerContext:
+    if _context is None:
+        raise RuntimeError("no runner context installed: start runners with `expaudit runner`")
+    return _context
+
+
+def parse_chunk(data: dict) -> Chunk:
+    """The chunk of a rollout job's argument; names a missing field."""
+    try:
+        return Chunk.from_dict(data)
+    except KeyError as exc:
+        raise ChunkError(f"rollout chunk: field {exc.args[0]!r} is missing") from None
+
+
+def chunk_cells(chunk: Chunk) -> list:
+    from runner.executor import Cell
+
+    return [Cell(chunk.mechanism, chunk.query_set, chunk.experience_id, state, seed)
+            for state in chunk.state_ids for seed in chunk.seeds]
+
+
+def chunk_world(root: Path, chunk: Chunk):
+    """The `ReplayWorld` of one chunk: its experience's recorded path and its states' layouts."""
+    from benchmark_data.library import replay_sources
+    from benchmark_data.query_sets import read_scenes
+    from benchmark_data.registry import QUERY_SETS, LIBRARY_IDS
+    from runner.executor import ReplayWorld
+    from runner.scenes import StackLayout
+
+    if chunk.mechanism != "replay" or QUERY_SETS.get(chunk.query_set) != "stack":
+        raise ChunkError(f"rollout chunk: mechanism {chunk.mechanism!r} on query set "
+                         f"{chunk.query_set!r} is not a Stack Replay cell this runner executes")
+    sources = replay_sources(LIBRARY_IDS["stack"], root)
+    if chunk.experience_id not in sources:
+        raise ChunkError(f"rollout chunk: experience_id {chunk.experience_id!r} is not in the "
+                         f"library under {root}")
+    scenes = read_scenes(chunk.query_set, root)
+    layouts = {}
+    for row in scenes.drop_duplicates("state_id").itertuples(index=False):
+        if row.state_id in chunk.state_ids:
+            layouts[row.state_id] = StackLayout.from_dict(json.loads(row.layout))
+    absent = [s for s in chunk.state_ids if s not in layouts]
+    if absent:
+        raise ChunkError(f"rollout chunk: state_id {absent[0]!r} is not in query set "
+                         f"{chunk.query_set!r} under {root}")
+    return ReplayWorld(experiences={chunk.experience_id: sources[chunk.experience_id]},
+                       states=layouts)
+
+
+def stored_keys(root: Path, mechanism: str, query_set: str) -> set[tuple]:
+    """Keys of the cells already stored (table and journal) for (mechanism, query set)."""
+    from benchmark_data.cells import load_cells
+
+    frame = load_cells(mechanism, query_set, root)
+    return set(zip(frame.mechanism, frame.query_set, frame.experience_id, frame.state_id,
+                   frame.seed.astype(int)))
+
+
+def append_record(journal: Path, record: dict) -> None:
+    """Append one cell to a journal under an exclusive lock, one write per line.
+
+    A torn last line (a runner killed mid-write) is cut first, so the new line
+    never continues it.
+    """
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(record, sort_keys=True) + "\n").encode()
+    fd = os.open(journal, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        if size:
+            tail = os.pread(fd, min(size, 1 << 16), max(0, size - (1 << 16)))
+            if not tail.endswith(b"\n"):
+                cut = tail.rfind(b"\n")
+                os.ftruncate(fd, size - len(tail) + cut + 1 if cut >= 0 else 0)
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def run_chunk(context: RunnerContext, chunk: Chunk) -> tuple[int, int]:
+    """Execute the chunk's cells not stored yet; returns (run, already stored)."""
+    from benchmark_data.paths import cells_journal
+    from runner.executor import run_cell
+
+    world = chunk_world(context.root, chunk)
+    done = stored_keys(context.root, chunk.mechanism, chunk.query_set)
+    cells = chunk_cells(chunk)
+    todo = [c for c in cells if c.key not in done]
+    journal = cells_journal(chunk.mechanism, chunk.query_set, context.root)
+    for cell in todo:
+        result = run_cell(context.sim(), world, cell)
+        append_record(journal, result.to_record())
+    return len(todo), len(cells) - len(todo)
+
+
+def rollout_chunk_job(chunk: dict) -> str:
+    """RQ entry point (`service.rollout_jobs.ROLLOUT_FUNCTION`): run one chunk."""
+    spec = parse_chunk(chunk)
+    started = time.monotonic()
+    ran, skipped = run_chunk(_current(), spec)
+    return (f"{spec.experience_id} on {len(spec.state_ids)} states of {spec.query_set}: "
+            f"{ran} cells run, {skipped} already stored, {time.monotonic() - started:.1f} s")
+
+
+class RunnerWorker(SimpleWorker):
+    """A non-forking RQ worker that remembers a shutdown request so the loop ends with it."""
+
+    shutdown_requested = False
+
+    def handle_warm_shutdown_request(self):
+        type(self).shutdown_requested = True
+        super().handle_warm_shutdown_request()
+
+
+def run_runner(redis: redis_lib.Redis, root: Path, *, burst: bool = False) -> None:
+    """Serve the `rollouts` queue until a shutdown signal (or, with `burst`, until it is empty)."""
+    install_runner(RunnerContext(Path(root)))
+    backoff = 1.0
+    while not RunnerWorker.shutdown_requested:
+        try:
+            worker = RunnerWorker([Queue(ROLLOUT_QUEUE, connection=redis)], connection=redis)
+            started = time.monotonic()
+            worker.work(burst=burst, logging_level="INFO")
+            if burst:
+                return
+            if time.monotonic() - started < 1.0 and not RunnerWorker.shutdown_requested:
+                time.sleep(backoff)  # the worker quit at once (Redis dropped): do not spin
+                backoff = min(backoff * 2, 15.0)
+            else:
+                backoff = 1.0
+        except (redis_lib.ConnectionError, redis_lib.TimeoutError) as exc:
+            log.warning("runner waiting for Redis (%s); retry in %.0f s", type(exc).__name__, backoff)
+            time.sleep(backoff)
+            backoff = min(backoff * 2, 15.0)

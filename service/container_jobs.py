@@ -1,0 +1,117 @@
+"""The container part of an audit job: build /input, run the selector, read its scores.
+
+The sandbox is the one the worker was configured with (`JobContext.sandbox`:
+`LocalSandbox` or `DockerSandbox`, passed in, never global). What the run
+did is written to the submission (`selector/run.json`, with the size-capped
+stdout and stderr, shown to the owner only) whatever happened. A selector
+that crashes, hangs, runs out of a limit or writes an invalid scores file is
+the submitter's fault (`SelectorFailed`); a sandbox that could not be built
+is the service's (retried).
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.sandbox.base import Limits, RunResult, RunSpec, RunStatus
+from runner.sandbox.execute import run_selector
+from service.records import Manifest
+from service.selector_archive import unpack_archive
+from service.uploads import ValidatedScores
+
+log = logging.getLogger(__name__)
+
+
+class SelectorFailed(Exception):
+    """The submitted selector did not produce a valid scores file (the submitter's fault)."""
+
+
+class SandboxUnavailable(RuntimeError):
+    """This worker cannot run selectors, or the sandbox could not be built (infrastructure)."""
+
+
+@dataclass(frozen=True)
+class ContainerOutcome:
+    """The validated scores of a container submission and what to record in its report."""
+
+    scores: ValidatedScores
+    provenance: dict
+
+
+def provenance(manifest: Manifest, result: RunResult) -> dict:
+    """The report's record of what ran: backend, digest, archive hash, run status, wall time."""
+    return {"backend": manifest.selector_backend, "image": manifest.selector_image,
+            "archive_sha256": manifest.input_sha256 if manifest.selector_backend == "local" else None,
+            "image_digest": result.image_digest, "status": result.status.value,
+            "wall_seconds": round(result.wall_seconds, 3)}
+
+
+def _image(ctx, manifest: Manifest, work: Path) -> str:
+    if manifest.selector_backend == "docker":
+        return manifest.selector_image
+    data = ctx.store.get_bytes(manifest.input_key)
+    return str(unpack_archive(data, manifest.filename, work / "selector"))
+
+
+def run_container(ctx, sid: str, manifest: Manifest) -> ContainerOutcome:
+    """Run submission `sid`'s selector on its one setting and return the validated scores.
+
+    Raises `SelectorFailed` when the selector is at fault, `SandboxUnavailable`
+    when the worker is.
+    """
+    if ctx.sandbox is None:
+        raise SandboxUnavailable("this worker has no selector sandbox (EXPAUDIT_SANDBOX=none)")
+    setting_id = manifest.settings[0]
+    limits = ctx.selector_limits or Limits()
+    with tempfile.TemporaryDirectory(prefix="expaudit-run-") as tmp:
+        work = Path(tmp)
+        work.chmod(0o755)
+        info = ctx.catalog.selector_input(setting_id, work / "input")
+        image = _image(ctx, manifest, work)
+        output = work / "output"
+        output.mkdir()
+        spec = RunSpec(image=image, input_dir=work / "input", output_dir=output, limits=limits)
+        run = run_selector(ctx.sandbox, spec, info.experience_ids, info.scene_ids)
+    result = run.result
+    record = {**result.to_dict(), "setting_id": setting_id, "backend": manifest.selector_backend}
+    ctx.repo.write_selector_run(sid, record)
+    log.info("selector of %s: %s (%s)", sid, result.status.value, result.reason)
+    if result.status is RunStatus.SETUP_FAILED:
+        raise SandboxUnavailable(f"the sandbox could not run the selector: {result.reason}")
+    if run.scores is None:
+        raise SelectorFailed(f"selector {result.status.value}: {result.reason}")
+    scores = ValidatedScores(setting_id, run.scores.scores, run.scores.selection_only)
+    return ContainerOutcome(scores, provenance(manifest, result))
+
+
+def make_sandbox(settings):
+    """The sandbox named by `settings.sandbox`; None for `none` or a host that cannot run it.
+
+    The Docker client is created here, once per worker, from the usual
+    `DOCKER_HOST` environment (only runners hold the Docker socket).
+    """
+    from runner.sandbox.base import SandboxConfigError
+
+    if settings.sandbox == "none":
+        return None
+    if settings.sandbox == "docker":
+        import docker
+
+        from runner.sandbox.docker_backend import DockerSandbox
+
+        return DockerSandbox(docker.from_env())
+    from runner.sandbox.local import LocalSandbox
+
+    try:
+        return LocalSandbox()
+    except SandboxConfigError as exc:
+        log.warning("container submissions cannot run on this worker: %s", exc)
+        return None
+
+
+def selector_limits(settings) -> Limits:
+    """The limits of a selector run: the sandbox defaults with the configured wall clock."""
+    return Limits(wall_seconds=float(settings.selector_wall_seconds))

@@ -1,0 +1,203 @@
+"""Container submissions over HTTP: gunicorn, two RQ worker processes and redis-server,
+selectors run in the local namespace sandbox on a tiny frozen root cut from the real data."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from runner.sandbox.local import directory_digest
+from service.errors import ValidationFailed
+from service.selector_archive import check_archive, check_image_reference, unpack_archive
+from tests.servers import ADMIN_TOKEN, REPO_ROOT, ServiceStack, redis_server  # noqa: F401
+from tests.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
+                               real_data_available)
+
+SETTING = "stack-replay-k3-orig"
+STATES = ["stack-orig-s00", "stack-orig-s10", "stack-orig-s20", "stack-orig-s30"]
+SANDBOX_OK = os.geteuid() == 0 and shutil.which("unshare") and shutil.which("setpriv")
+
+
+def selector_archive(directory: Path, top: str | None = None) -> bytes:
+    """A .tar.gz of a selector directory (files at the top, or under folder `top`)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for path in sorted(Path(directory).rglob("*")):
+            if "__pycache__" in path.parts:
+                continue
+            name = path.relative_to(directory).as_posix()
+            tar.add(path, arcname=f"{top}/{name}" if top else name, recursive=False)
+    return buffer.getvalue()
+
+
+def _archive_of(members: dict[str, bytes], links: dict[str, str] | None = None) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for name, target in (links or {}).items():
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            tar.addfile(info)
+    return buffer.getvalue()
+
+
+# ------------------------------------------------------------------ archives
+
+
+def test_archive_with_a_top_folder_unpacks_to_the_same_selector(tmp_path):
+    source = REPO_ROOT / "examples" / "selectors" / "raw32"
+    selector = unpack_archive(selector_archive(source, top="raw32"), "raw32.tar.gz", tmp_path / "s")
+    assert (selector / "selector.py").read_bytes() == (source / "selector.py").read_bytes()
+    assert directory_digest(selector) == directory_digest(source)
+    assert oct((selector / "selector.py").stat().st_mode & 0o777) == "0o644"
+
+
+@pytest.mark.parametrize("members, links, message", [
+    ({"../evil.py": b"x", "selector.py": b""}, None, r"entry '\.\./evil\.py' leaves the archive"),
+    ({"selector.py": b""}, {"data": "/etc/passwd"}, r"entry 'data' is a link or special file"),
+    ({"main.py": b""}, None, r"has no 'selector\.py' at its top"),
+])
+def test_bad_archives_are_refused_naming_the_entry(members, links, message):
+    with pytest.raises(ValidationFailed, match=message):
+        check_archive(_archive_of(members, links), "bad.tar.gz")
+
+
+def test_a_file_that_is_not_a_tar_gz_is_refused():
+    with pytest.raises(ValidationFailed, match=r"selector archive 'x\.tar\.gz': is not a gzip"):
+        check_archive(b"scene_id,experience_id\n", "x.tar.gz")
+
+
+def test_image_references_must_be_pinned_by_digest():
+    pinned = "registry.example.org/lab/raw32@sha256:" + "a" * 64
+    assert check_image_reference(pinned) == pinned
+    with pytest.raises(ValidationFailed, match=r"image must be a reference pinned by digest.*"
+                                               r"got 'lab/raw32:latest'"):
+        check_image_reference("lab/raw32:latest")
+
+
+# -------------------------------------------------------------- end to end
+
+pytestmark_e2e = [pytest.mark.slow,
+                  pytest.mark.skipif(not SANDBOX_OK, reason="the local sandbox needs root, "
+                                     "unshare and setpriv"),
+                  pytest.mark.skipif(not real_data_available(), reason="frozen data not built")]
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory, redis_server):  # noqa: F811
+    directory = tmp_path_factory.mktemp("container")
+    root = directory / "frozen"
+    copy_library(root, experience_ids(3))
+    copy_query_set(root, "stack-orig", STATES)
+    assert copy_cells(root, "stack-orig", experience_ids(3), STATES) == 3 * len(STATES) * 5
+    stack = ServiceStack(directory, redis_server, directory / "no-catalog",
+                         extra_env={"EXPAUDIT_CATALOG": "", "EXPAUDIT_FROZEN_ROOT": str(root),
+                                    "EXPAUDIT_SELECTOR_WALL_SECONDS": "8"})
+    stack.start_web()
+    stack.start_worker()
+    stack.start_worker()
+    yield stack
+    stack.stop()
+
+
+@pytest.fixture(scope="module")
+def auth(stack):
+    created = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "container-lab"},
+                            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10)
+    assert created.status_code == 201, created.text
+    return {"Authorization": f"Bearer {created.json()['token']}"}
+
+
+def _submit(stack, auth, archive: bytes, name: str):
+    return requests.post(f"{stack.url}/api/v1/submissions", headers=auth,
+                         files={"selector": (f"{name}.tar.gz", archive, "application/gzip")},
+                         data={"setting": SETTING, "name": name, "public": "true"}, timeout=30)
+
+
+def _final(stack, auth, sid: str, timeout: float = 150.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = requests.get(f"{stack.url}/api/v1/submissions/{sid}", headers=auth,
+                              timeout=10).json()
+        if status["state"] in ("published", "failed"):
+            return status
+        time.sleep(0.3)
+    raise AssertionError(f"{sid} not final after {timeout} s:\n{stack.logs()}")
+
+
+def _marks(fn):
+    """The marks of an end-to-end test: slow, and skipped where the sandbox or data is missing."""
+    for mark in pytestmark_e2e:
+        fn = mark(fn)
+    return fn
+
+
+@_marks
+def test_raw32_container_submission_is_run_audited_and_published(stack, auth):
+    source = REPO_ROOT / "examples" / "selectors" / "raw32"
+    response = _submit(stack, auth, selector_archive(source), "raw32 container")
+    assert response.status_code == 202, response.text
+    assert response.json()["kind"] == "container"
+    sid = response.json()["id"]
+    final = _final(stack, auth, sid)
+    assert final["state"] == "published", (final, stack.logs())
+    assert final["selector"]["run"]["status"] == "ok"
+    report = requests.get(f"{stack.url}{final['report_urls'][SETTING]['json']}", headers=auth,
+                          timeout=10).json()
+    assert report["selector"]["image_digest"] == directory_digest(source)
+    assert report["selector"]["backend"] == "local"
+    assert report["inputs"]["n_scenes"] == 5 * len(STATES)
+    board = requests.get(f"{stack.url}/api/v1/leaderboard/{SETTING}", timeout=10).json()
+    assert f"{sid}.{SETTING}" in [row["submission_id"] for row in board["rows"]]
+    run = requests.get(f"{stack.url}/api/v1/submissions/{sid}/run", headers=auth, timeout=10)
+    assert run.status_code == 200 and set(run.json()) >= {"stdout_tail", "stderr_tail"}
+    anonymous = requests.get(f"{stack.url}/api/v1/submissions/{sid}/run", timeout=10)
+    assert anonymous.status_code == 401
+
+
+@_marks
+def test_endless_loop_fails_with_its_reason_while_a_normal_submission_publishes(stack, auth):
+    loop = _submit(stack, auth, selector_archive(REPO_ROOT / "tests" / "hostile_selectors" / "loop"),
+                   "endless loop")
+    normal = _submit(stack, auth,
+                     selector_archive(REPO_ROOT / "examples" / "selectors" / "object-proximity"),
+                     "object proximity")
+    assert loop.status_code == 202 and normal.status_code == 202, (loop.text, normal.text)
+    bad, good = _final(stack, auth, loop.json()["id"]), _final(stack, auth, normal.json()["id"])
+    assert good["state"] == "published", (good, stack.logs())
+    assert bad["state"] == "failed" and bad["fault"] == "submitter"
+    assert bad["reason"] == "selector timeout: killed at the wall-clock limit of 8 s"
+    run = requests.get(f"{stack.url}/api/v1/submissions/{loop.json()['id']}/run", headers=auth,
+                       timeout=10).json()
+    assert "looping" in run["stdout_tail"]
+    assert all(worker.alive for worker in stack.workers), stack.logs()
+
+
+@_marks
+def test_bad_archive_is_refused_at_upload(stack, auth):
+    response = _submit(stack, auth, _archive_of({"main.py": b"print(1)\n"}), "no entry")
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["field"] == "selector"
+    assert "has no 'selector.py' at its top" in error["message"]
+
+
+@_marks
+def test_image_reference_is_refused_by_a_local_sandbox_service(stack, auth):
+    response = requests.post(
+        f"{stack.url}/api/v1/submissions", headers=auth,
+        files={"unused": ("x", b"", "text/plain")},
+        data={"setting": SETTING, "image": "lab/raw32@sha256:" + "b" * 64}, timeout=30)
+    assert response.status_code == 422
+    assert response.json()["error"]["field"] == "image"
+    assert "runs selectors in its local sandbox" in response.json()["error"]["message"]

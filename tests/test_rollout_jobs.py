@@ -1,0 +1,218 @@
+"""Missing rollouts: chunk planning, deduplicated enqueueing on real Redis, the runner's
+journal, and (sim) a sealed setting filled on demand through the real processes."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+import requests
+from rq import Queue
+
+from leaderboard.matrix import MISSING, SceneTable, TransferData
+from runner.runner_worker import ChunkError, append_record, parse_chunk
+from service import defaults, rollout_jobs
+from service.rollout_jobs import Chunk, RolloutsStuck, ensure_chunks, plan_rollouts
+from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ProcessServer, ServiceStack,  # noqa: F401
+                           redis_conn, redis_server)
+from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
+
+
+def _data(k: int = 2, n_states: int = 3, draws: int = 2, seeds: int = 2) -> TransferData:
+    q = n_states * draws
+    scenes = SceneTable(scene_ids=tuple(f"q{j}" for j in range(q)),
+                        state_ids=np.array([f"st{j // draws}" for j in range(q)], dtype=object),
+                        layout_level=np.zeros(q, dtype=np.int64),
+                        appearance_draw=np.array([j % draws for j in range(q)], dtype=np.int64))
+    return TransferData(tuple(f"e{i}" for i in range(k)), scenes,
+                        np.ones((k, q, seeds), dtype=np.int8))
+
+
+def _with_missing(data: TransferData, cells: list[tuple[int, int, int]]) -> TransferData:
+    outcomes = data.outcomes.copy()
+    for i, q, s in cells:
+        outcomes[i, q, s] = MISSING
+    return TransferData(data.experience_ids, data.scenes, outcomes)
+
+
+# ------------------------------------------------------------------ planning
+
+
+def test_plan_counts_cells_per_physical_state_and_chunks_what_is_missing():
+    data = _with_missing(_data(), [(0, 2, 0), (0, 3, 0), (1, 4, 1)])  # states st1 (e0), st2 (e1)
+    plan = plan_rollouts(data, "replay", "qs", chunk_states=2)
+    assert (plan.done, plan.total) == (2 * 3 * 2 - 2, 2 * 3 * 2)
+    assert [(c.experience_id, c.state_ids) for c in plan.pending] == [
+        ("e0", ("st0", "st1")), ("e1", ("st2",))]
+    assert all(c.seeds == (0, 1) for c in plan.pending)
+    assert not plan.complete
+
+
+def test_chunk_ids_are_the_same_for_every_submission_that_needs_the_chunk():
+    first = plan_rollouts(_with_missing(_data(), [(0, 2, 0)]), "replay", "qs", chunk_states=2)
+    second = plan_rollouts(_with_missing(_data(), [(0, 0, 1), (0, 3, 1)]), "replay", "qs",
+                           chunk_states=2)
+    assert [c.job_id for c in first.pending] == [c.job_id for c in second.pending]
+    other_query_set = plan_rollouts(_with_missing(_data(), [(0, 2, 0)]), "replay", "qs2",
+                                    chunk_states=2)
+    assert first.pending[0].job_id != other_query_set.pending[0].job_id
+    assert Chunk.from_dict(first.pending[0].to_dict()) == first.pending[0]
+
+
+def test_a_complete_matrix_plans_nothing():
+    plan = plan_rollouts(_data(), "replay", "qs")
+    assert plan.complete and plan.pending == ()
+
+
+# ------------------------------------------------------------- enqueueing
+
+
+def test_chunks_are_enqueued_once_across_concurrent_audits(redis_conn):  # noqa: F811
+    plan = plan_rollouts(_with_missing(_data(k=3), [(0, 0, 0), (2, 5, 1)]), "replay", "qs",
+                         chunk_states=3)
+    first = ensure_chunks(redis_conn, plan.pending)
+    second = ensure_chunks(redis_conn, plan.pending)
+    assert [j.id for j in first] == [j.id for j in second] == [c.job_id for c in plan.pending]
+    queue = Queue(defaults.ROLLOUT_QUEUE, connection=redis_conn)
+    assert sorted(queue.job_ids) == sorted(c.job_id for c in plan.pending)
+
+
+def test_a_failed_chunk_is_enqueued_again_until_its_runs_are_spent(redis_conn):  # noqa: F811
+    chunk = plan_rollouts(_with_missing(_data(), [(1, 2, 1)]), "replay", "qs").pending
+    for _ in range(rollout_jobs.ROLLOUT_MAX_RUNS):
+        (job,) = ensure_chunks(redis_conn, chunk)
+        Queue(defaults.ROLLOUT_QUEUE, connection=redis_conn).remove(job)
+        job.set_status("failed")
+    with pytest.raises(RolloutsStuck, match=rf"rollout chunk {chunk[0].job_id} ran 3 times and "
+                                            r"its cells are still missing \(last state: failed\)"):
+        ensure_chunks(redis_conn, chunk)
+
+
+def test_waiting_submission_counts_as_pending_for_the_reconciler(redis_conn):  # noqa: F811
+    (job,) = ensure_chunks(redis_conn, plan_rollouts(_with_missing(_data(), [(0, 0, 0)]),
+                                                     "replay", "qs").pending)
+    continuation = rollout_jobs.wait_for(redis_conn, "sub-1", job, "service.jobs.audit_job")
+    assert continuation.get_status() == "deferred"
+    assert rollout_jobs.waiting_job(redis_conn, "sub-1") == continuation.id
+    from service.jobs import _job_pending
+
+    assert _job_pending(redis_conn, "audit-sub-1", "sub-1")
+    rollout_jobs.stop_waiting(redis_conn, "sub-1")
+    assert not _job_pending(redis_conn, "audit-sub-1", "sub-1")
+
+
+# ------------------------------------------------------------------ runner
+
+
+def test_journal_append_cuts_a_torn_last_line(tmp_path):
+    journal = tmp_path / "cells" / "replay__qs.journal.jsonl"
+    journal.parent.mkdir()
+    journal.write_bytes(b'{"seed": 0}\n{"seed": 1, "succ')
+    append_record(journal, {"seed": 2})
+    assert [json.loads(line) for line in journal.read_text().splitlines()] == [{"seed": 0},
+                                                                              {"seed": 2}]
+
+
+def test_a_chunk_without_its_fields_is_refused_by_name():
+    with pytest.raises(ChunkError, match=r"rollout chunk: field 'state_ids' is missing"):
+        parse_chunk({"mechanism": "replay", "query_set": "stack-hidden", "experience_id": "x",
+                     "seeds": [0]})
+
+
+# --------------------------------------------- sealed setting filled on demand
+
+HIDDEN = "stack-replay-k10-hidden"
+HIDDEN_STATES = ["stack-hidden-s00"]
+QUOTA = 3
+
+
+def _scores(root, seed: int) -> bytes:
+    scenes = pd.read_parquet(root / "query_sets" / "stack-hidden" / "scenes.parquet")
+    rng = np.random.default_rng(seed)
+    rows = [{"scene_id": s, "experience_id": e, "score": float(rng.normal())}
+            for s in scenes["scene_id"] for e in experience_ids(10)]
+    return pd.DataFrame(rows).to_csv(index=False).encode()
+
+
+def _final(stack, auth, sid: str, seen: list, timeout: float = 150.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = requests.get(f"{stack.url}/api/v1/submissions/{sid}", headers=auth,
+                              timeout=10).json()
+        if status["rollouts"] and (not seen or seen[-1] != status["rollouts"]):
+            seen.append(status["rollouts"])
+        if status["state"] in ("published", "failed"):
+            return status
+        time.sleep(0.3)
+    raise AssertionError(f"{sid} not final after {timeout} s:\n{stack.logs()}")
+
+
+@pytest.mark.sim
+@pytest.mark.slow
+@pytest.mark.skipif(not real_data_available(), reason="frozen data not built")
+def test_sealed_setting_is_filled_by_the_runner_once_for_concurrent_submissions(
+        tmp_path, redis_server):  # noqa: F811
+    root = tmp_path / "frozen"
+    copy_library(root, experience_ids(10))
+    copy_query_set(root, "stack-hidden", HIDDEN_STATES)
+    journal = root / "cells" / "replay__stack-hidden.journal.jsonl"
+    stack = ServiceStack(tmp_path, redis_server, tmp_path / "no-catalog",
+                         extra_env={"EXPAUDIT_CATALOG": "", "EXPAUDIT_FROZEN_ROOT": str(root),
+                                    "EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY": str(QUOTA)})
+    runner = ProcessServer([sys.executable, "-m", "runner.runner_cli"], tmp_path / "runner.log",
+                           env=stack.env(), cwd=REPO_ROOT)
+    try:
+        stack.start_web(workers=1)
+        stack.start_worker()
+        runner.start()
+        token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "sealed-lab"},
+                              headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10)
+        auth = {"Authorization": f"Bearer {token.json()['token']}"}
+
+        def submit(seed: int) -> requests.Response:
+            return requests.post(f"{stack.url}/api/v1/submissions", headers=auth,
+                                 files={"file": ("s.csv", _scores(root, seed), "text/csv")},
+                                 data={"setting": HIDDEN, "public": "true"}, timeout=30)
+
+        first, second = submit(1), submit(2)
+        assert first.status_code == second.status_code == 202, (first.text, second.text)
+        seen: list = []
+        done = [_final(stack, auth, r.json()["id"], seen) for r in (first, second)]
+        assert [d["state"] for d in done] == ["published", "published"], (done, stack.logs(),
+                                                                         runner.log_tail())
+        assert done[0]["rollouts"]["done"] == done[0]["rollouts"]["total"] == 10 * 1 * 5
+        assert len(seen) >= 2 and seen[0]["done"] < seen[-1]["done"]  # progress moved
+        records = [json.loads(line) for line in journal.read_text().splitlines()]
+        keys = {(r["experience_id"], r["state_id"], r["seed"]) for r in records}
+        assert len(records) == len(keys) == 50  # every cell once: the chunks were shared
+        assert {r["code_version"] for r in records} and all(r["state_hash"] for r in records)
+
+        third = submit(3)
+        final = _final(stack, auth, third.json()["id"], [])
+        assert final["state"] == "published" and final["rollouts"] is None
+        assert len(journal.read_text().splitlines()) == 50  # no rollout ran again
+
+        refused = submit(4)
+        assert refused.status_code == 429 and refused.json()["error"]["code"] == "sealed_quota"
+        outcomes = requests.get(f"{stack.url}/api/v1/settings/{HIDDEN}/outcomes", timeout=10)
+        assert outcomes.status_code == 403 and outcomes.json()["error"]["code"] == "sealed"
+        report = requests.get(f"{stack.url}{final['report_urls'][HIDDEN]['json']}", headers=auth,
+                              timeout=10).json()
+        assert report["inputs"]["n_experiences"] == 10
+        assert not {"outcomes", "outcome", "success"} & _keys(report)
+    finally:
+        runner.stop()
+        stack.stop()
+
+
+def _keys(document) -> set[str]:
+    """Every key of a JSON document, at any depth."""
+    if isinstance(document, dict):
+        return set(document) | set().union(*(_keys(v) for v in document.values()))
+    if isinstance(document, list):
+        return set().union(*(_keys(v) for v in document)) if document else set()
+    return set()
