@@ -4,8 +4,8 @@ Draw 0 is robosuite's nominal appearance. Draws 1-4 of a state are drawn from
 a generator seeded by (state id, draw), and change only visual model fields:
 the light's position and brightness, the material tints of the table, floor
 and cubes, the brightness and contrast of the table and floor textures, and
-the agent-view camera's orientation (up to `MAX_CAMERA_DEG` about its own
-x and y axes). None of these enters the dynamics, so the simulator state hash
+the camera's orientation (up to `MAX_CAMERA_DEG` about its own x and y axes;
+robosuite's agent view for Stack, its front view for Door). None of these enters the dynamics, so the simulator state hash
 and every trajectory are identical across draws (tested).
 """
 
@@ -19,8 +19,8 @@ import numpy as np
 
 MAX_CAMERA_DEG = 4.0
 """Largest camera rotation of a perturbed draw, per axis (degrees)."""
-CAMERA = "agentview"
-"""The camera the query images are rendered from."""
+CAMERAS = {"stack": "agentview", "door": "frontview"}
+"""The camera query images are rendered from, per task (robosuite's Door agentview misses the door)."""
 TINTED_MATERIALS = {
     "stack": ("table_ceramic", "floorplane", "walls_mat", "cubeA_redwood_mat", "cubeB_greenwood_mat"),
     "door": ("table_ceramic", "floorplane", "walls_mat", "Door_MatDarkWood", "Door_MatMetal"),
@@ -70,7 +70,8 @@ class Appearance:
         self.model = model
         m = model
         materials = TINTED_MATERIALS[task]
-        self._cam = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_CAMERA, CAMERA)
+        self.camera = CAMERAS[task]
+        self._cam = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_CAMERA, self.camera)
         self._mats = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_MATERIAL, n) for n in materials]
         self._texs = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_TEXTURE, n) for n in TEXTURES]
         missing = [n for n, i in zip(materials + TEXTURES, self._mats + self._texs) if i < 0]
@@ -131,7 +132,7 @@ class SceneRenderer:
         """RGB image (size, size, 3) of the simulator's current state under `draw`."""
         for tex in self.appearance.apply(draw):
             mujoco.mjr_uploadTexture(self.sim.model, self.renderer._mjr_context, tex)
-        self.renderer.update_scene(self.sim.data, camera=CAMERA)
+        self.renderer.update_scene(self.sim.data, camera=self.appearance.camera)
         return self.renderer.render().copy()
 
     def close(self) -> None:

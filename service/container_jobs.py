@@ -88,7 +88,8 @@ def run_container(ctx, sid: str, manifest: Manifest) -> ContainerOutcome:
 
 
 def make_sandbox(settings):
-    """The sandbox named by `settings.sandbox`; None for `none` or a host that cannot run it.
+    """The sandbox named by `settings.sandbox`; None for `none` or a host that cannot run it
+    (container submissions then fail with fault `infrastructure`, naming why).
 
     The Docker client is created here, once per worker, from the usual
     `DOCKER_HOST` environment (only runners hold the Docker socket).
@@ -102,7 +103,12 @@ def make_sandbox(settings):
 
         from runner.sandbox.docker_backend import DockerSandbox
 
-        return DockerSandbox(docker.from_env())
+        try:
+            return DockerSandbox(docker.from_env())
+        except docker.errors.DockerException as exc:
+            log.warning("container submissions cannot run on this worker: no Docker engine (%s)",
+                        exc)
+            return None
     from runner.sandbox.local import LocalSandbox
 
     try:

@@ -11,8 +11,14 @@ submission state:
   (the store is down), the submission stays open and the reconciler runs it
   again later.
 
-Workers get their connections once, at start, through `install_context`;
-importing this module connects to nothing.
+The audit job also covers the two kinds of work that are not a plain
+scores file: a container submission's selector runs in the worker's sandbox
+first (`service.container_jobs`), and a setting whose matrix misses cells
+has them enqueued for the runners while the job ends and leaves a
+continuation behind (`service.rollout_jobs`, docs/runners.md).
+
+Workers get their connections (and the sandbox) once, at start, through
+`install_context`; importing this module connects to nothing.
 """
 
 from __future__ import annotations
@@ -286,13 +292,13 @@ def _await_rollouts(ctx: JobContext, sid: str, manifest,
         if status.rollouts is not None:
             rollout_jobs.stop_waiting(ctx.redis, sid)
             status = status.advance(rollouts={**status.rollouts, "done": status.rollouts["total"],
-                                              "chunks_pending": 0})
+                                              "chunks_pending": 0, "runners": None})
             ctx.repo.write_status(sid, status)
         return None, status
     chunks = tuple(c for plan in plans for c in plan.pending)
     jobs = rollout_jobs.ensure_chunks(ctx.redis, chunks)
     progress = {"done": sum(p.done for p in plans), "total": sum(p.total for p in plans),
-                "chunks_pending": len(chunks)}
+                "chunks_pending": len(chunks), "runners": rollout_jobs.runner_count(ctx.redis)}
     status = status.advance(rollouts=progress)
     ctx.repo.write_status(sid, status)
     rollout_jobs.wait_for(ctx.redis, sid, jobs[0], audit_job)

@@ -93,6 +93,32 @@ _SCHEMAS = {
             "report_urls": {"type": "object", "additionalProperties": {
                 "type": "object", "properties": {"json": {"type": "string"},
                                                  "html": {"type": "string"}}}},
+            "kind": {"type": "string", "enum": ["scores", "container"]},
+            "rollouts": {"type": "object", "nullable": True,
+                         "description": "matrix cells computed on demand while the audit waits",
+                         "properties": {"done": {"type": "integer"}, "total": {"type": "integer"},
+                                        "chunks_pending": {"type": "integer"},
+                                        "runners": {"type": "integer", "nullable": True}}},
+            "selector": {"type": "object", "description": "container submissions only",
+                         "properties": {"backend": {"type": "string", "enum": ["local", "docker"]},
+                                        "image": {"type": "string", "nullable": True},
+                                        "archive_sha256": {"type": "string", "nullable": True},
+                                        "run_url": {"type": "string"},
+                                        "run": {"type": "object", "nullable": True}}},
+        },
+    },
+    "SelectorRun": {
+        "type": "object",
+        "required": ["status", "reason", "exit_code", "stdout_tail", "stderr_tail",
+                     "wall_seconds", "image_digest"],
+        "properties": {
+            "status": {"type": "string", "enum": ["ok", "timeout", "oom", "pids_limit",
+                                                  "output_limit", "crashed", "output_invalid",
+                                                  "setup_failed"]},
+            "reason": {"type": "string"}, "exit_code": {"type": "integer", "nullable": True},
+            "stdout_tail": {"type": "string"}, "stderr_tail": {"type": "string"},
+            "wall_seconds": {"type": "number"}, "image_digest": {"type": "string", "nullable": True},
+            "setting_id": {"type": "string"}, "backend": {"type": "string"},
         },
     },
     "Token": {
@@ -176,14 +202,19 @@ def _submission_paths() -> dict:
     return {
         "/api/v1/submissions": {
             "post": {
-                "summary": "Submit a scores file (CSV, Parquet or JSON) for one or many settings",
+                "summary": "Submit a scores file (CSV, Parquet or JSON) for one or many settings, "
+                           "or a selector the service runs",
                 "description": (
                     "Columns scene_id, experience_id, score (or without score for a "
                     "selection-only submission), and optionally setting_id to cover several "
                     "settings in one file. Validated at once (422 names file, line, field "
                     "and value); the audit runs in the background. Send a multipart form "
                     "(file + fields) or the raw file as the body with the fields as query "
-                    "parameters."),
+                    "parameters. A container submission is a multipart form with one setting "
+                    "and, instead of file, either a selector part (a .tar.gz of a selector "
+                    "directory, local sandbox) or an image field (a Docker image pinned by "
+                    "digest); see docs/selector_protocol.md. Sealed settings take a limited "
+                    "number of submissions per token per day (429 sealed_quota)."),
                 "tags": ["submissions"], "security": _AUTH,
                 "parameters": [
                     {"name": "Idempotency-Key", "in": "header", "required": False,
@@ -199,8 +230,9 @@ def _submission_paths() -> dict:
                      "schema": {"type": "string"}}],
                 "requestBody": {"required": True, "content": {
                     "multipart/form-data": {"schema": {
-                        "type": "object", "required": ["file"],
-                        "properties": {"file": _BINARY, "setting": {"type": "string"},
+                        "type": "object",
+                        "properties": {"file": _BINARY, "selector": _BINARY,
+                                       "image": {"type": "string"}, "setting": {"type": "string"},
                                        "name": {"type": "string"},
                                        "public": {"type": "string", "enum": ["true", "false"]},
                                        "format": {"type": "string", "enum": ["csv", "parquet", "json"]}}}},
@@ -241,6 +273,13 @@ def _submission_paths() -> dict:
                 "text/html": {"schema": {"type": "string"}}}},
                 "401": _UNAUTH, "404": _NOTFOUND, "409": _err("Report not written yet"),
                 "422": _err("Bad setting or format"), "429": _RATE}}},
+        "/api/v1/submissions/{submission_id}/run": {"get": {
+            "summary": "How a container submission's selector run ended, with its stdout and "
+                       "stderr tails (owner or admin only)",
+            "tags": ["submissions"], "security": _AUTH, "parameters": [_SUBMISSION],
+            "responses": {"200": _json({"$ref": "#/components/schemas/SelectorRun"}, "The run"),
+                          "401": _UNAUTH, "404": _NOTFOUND,
+                          "409": _err("The selector has not run yet"), "429": _RATE}}},
         "/api/v1/submissions/{submission_id}/publish": {"post": {
             "summary": "Make my submission public (its rows join the leaderboard)",
             "tags": ["submissions"], "security": _AUTH, "parameters": [_SUBMISSION],

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import redis as redis_lib
-from rq import Queue
+from rq import Queue, Worker
 from rq.exceptions import NoSuchJobError
 from rq.job import Dependency, Job, JobStatus
 
@@ -173,6 +173,11 @@ def ensure_chunks(redis: redis_lib.Redis, chunks: tuple[Chunk, ...]) -> list[Job
                     "runners write to the frozen root the workers read")
             jobs.append(_enqueue_chunk(queue, chunk))
     return jobs
+
+
+def runner_count(redis: redis_lib.Redis) -> int:
+    """Runner processes listening on the rollouts queue now (0: nothing will run the chunks)."""
+    return Worker.count(queue=Queue(defaults.ROLLOUT_QUEUE, connection=redis))
 
 
 def wait_for(redis: redis_lib.Redis, sid: str, job: Job, audit_function) -> Job:

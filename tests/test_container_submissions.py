@@ -201,3 +201,52 @@ def test_image_reference_is_refused_by_a_local_sandbox_service(stack, auth):
     assert response.status_code == 422
     assert response.json()["error"]["field"] == "image"
     assert "runs selectors in its local sandbox" in response.json()["error"]["message"]
+
+
+# ------------------------------------------------------- backend configuration
+
+
+def test_the_configured_backend_decides_the_sandbox_object(monkeypatch):
+    from runner.sandbox.docker_backend import DockerSandbox
+    from runner.sandbox.local import LocalSandbox
+    from service.container_jobs import make_sandbox, selector_limits
+    from service.settings import ServiceSettings, SettingsError
+
+    assert make_sandbox(ServiceSettings(sandbox="none")) is None
+    if Path("/var/run/docker.sock").exists():
+        assert isinstance(make_sandbox(ServiceSettings(sandbox="docker")), DockerSandbox)
+    from tests.servers import free_port
+
+    monkeypatch.setenv("DOCKER_HOST", f"tcp://127.0.0.1:{free_port()}")  # no engine listens
+    assert make_sandbox(ServiceSettings(sandbox="docker")) is None
+    if SANDBOX_OK:
+        assert isinstance(make_sandbox(ServiceSettings(sandbox="local")), LocalSandbox)
+    assert selector_limits(ServiceSettings(selector_wall_seconds=42)).wall_seconds == 42.0
+    with pytest.raises(SettingsError, match=r"EXPAUDIT_SANDBOX must be one of \['local', "
+                                            r"'docker', 'none'\], got 'podman'"):
+        ServiceSettings(sandbox="podman")
+    with pytest.raises(SettingsError, match=r"EXPAUDIT_SELECTOR_WALL_SECONDS must be between 1 "
+                                            r"and 480, got 900"):
+        ServiceSettings(selector_wall_seconds=900)
+
+
+@pytest.mark.skipif(not real_data_available(), reason="frozen data not built")
+def test_a_docker_service_takes_pinned_images_and_refuses_archives(tmp_path):
+    from service.catalog import BenchmarkCatalog
+    from service.container_submissions import check_selector
+
+    copy_library(tmp_path, experience_ids(3))
+    copy_query_set(tmp_path, "stack-orig", STATES[:1])
+    catalog = BenchmarkCatalog(tmp_path)
+    image = "lab/raw32@sha256:" + "c" * 64
+    checked = check_selector(b"", image, {"setting": SETTING, "image": image}, catalog, "docker")
+    assert (checked.backend, checked.image, checked.data) == ("docker", image, image.encode())
+    archive = selector_archive(REPO_ROOT / "examples" / "selectors" / "raw32")
+    with pytest.raises(ValidationFailed, match=r"runs selectors as Docker images"):
+        check_selector(archive, "raw32.tar.gz", {"setting": SETTING}, catalog, "docker")
+    with pytest.raises(ValidationFailed, match=r"names exactly one setting .* got "
+                                               r"\['stack-replay-k3-orig', 'stack-replay-k10-a'\]"):
+        check_selector(archive, "raw32.tar.gz",
+                       {"setting": f"{SETTING},stack-replay-k10-a"}, catalog, "local")
+    with pytest.raises(ValidationFailed, match=r"this service does not run selectors"):
+        check_selector(archive, "raw32.tar.gz", {"setting": SETTING}, catalog, "none")

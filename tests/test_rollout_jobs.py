@@ -14,7 +14,8 @@ import requests
 from rq import Queue
 
 from leaderboard.matrix import MISSING, SceneTable, TransferData
-from runner.runner_worker import ChunkError, append_record, parse_chunk
+from runner.runner_worker import (ChunkError, RunnerContext, append_record, chunk_world,
+                                  parse_chunk, run_chunk)
 from service import defaults, rollout_jobs
 from service.rollout_jobs import Chunk, RolloutsStuck, ensure_chunks, plan_rollouts
 from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ProcessServer, ServiceStack,  # noqa: F401
@@ -123,6 +124,41 @@ def test_a_chunk_without_its_fields_is_refused_by_name():
                      "seeds": [0]})
 
 
+@pytest.mark.skipif(not real_data_available(), reason="frozen data not built")
+def test_a_chunk_naming_an_unknown_state_is_refused(tmp_path):
+    copy_library(tmp_path, experience_ids(1))
+    copy_query_set(tmp_path, "stack-hidden", ["stack-hidden-s00"])
+    chunk = Chunk("replay", "stack-hidden", "stack-e000", ("stack-hidden-s07",), (0,))
+    with pytest.raises(ChunkError, match=r"state_id 'stack-hidden-s07' is not in query set "
+                                         r"'stack-hidden'"):
+        chunk_world(tmp_path, chunk)
+
+
+@pytest.mark.sim
+@pytest.mark.skipif(not real_data_available(), reason="frozen data not built")
+def test_a_chunk_run_again_resumes_and_reexecution_reproduces_the_cell(tmp_path):
+    root = tmp_path / "frozen"
+    copy_library(root, experience_ids(1))
+    copy_query_set(root, "stack-hidden", ["stack-hidden-s00"])
+    context = RunnerContext(root)
+    partial = Chunk("replay", "stack-hidden", "stack-e000", ("stack-hidden-s00",), (0,))
+    whole = Chunk("replay", "stack-hidden", "stack-e000", ("stack-hidden-s00",), (0, 1))
+    assert run_chunk(context, partial) == (1, 0)
+    assert run_chunk(context, whole) == (1, 1)  # seed 0 is in the journal: resumed
+    journal = root / "cells" / "replay__stack-hidden.journal.jsonl"
+    first = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert [r["seed"] for r in first] == [0, 1]
+    assert {"state_hash", "final_hash", "code_version", "packages", "wall_s"} <= set(first[0])
+    again = RunnerContext(tmp_path / "again")
+    copy_library(again.root, experience_ids(1))
+    copy_query_set(again.root, "stack-hidden", ["stack-hidden-s00"])
+    again._sim = context.sim()
+    run_chunk(again, partial)
+    (rerun,) = [json.loads(line) for line in
+                (again.root / "cells" / "replay__stack-hidden.journal.jsonl").read_text().splitlines()]
+    assert (rerun["success"], rerun["final_hash"]) == (first[0]["success"], first[0]["final_hash"])
+
+
 # --------------------------------------------- sealed setting filled on demand
 
 HIDDEN = "stack-replay-k10-hidden"
@@ -186,6 +222,7 @@ def test_sealed_setting_is_filled_by_the_runner_once_for_concurrent_submissions(
                                                                          runner.log_tail())
         assert done[0]["rollouts"]["done"] == done[0]["rollouts"]["total"] == 10 * 1 * 5
         assert len(seen) >= 2 and seen[0]["done"] < seen[-1]["done"]  # progress moved
+        assert seen[0]["runners"] == 1 and seen[0]["total"] == 50
         records = [json.loads(line) for line in journal.read_text().splitlines()]
         keys = {(r["experience_id"], r["state_id"], r["seed"]) for r in records}
         assert len(records) == len(keys) == 50  # every cell once: the chunks were shared

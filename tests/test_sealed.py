@@ -1,0 +1,145 @@
+"""Sealed settings: public scenes, no outcome downloads, reports without cells, a daily quota."""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime, timezone
+
+import pytest
+
+from service.errors import TooManyRequests
+from service.sealed import QUOTA_KEY, give_back_sealed_quota, sealed_settings, take_sealed_quota
+from service.storage import LocalStore
+from tests.servers import (ADMIN_TOKEN, bearer, make_app, redis_conn, redis_server,  # noqa: F401
+                           run_jobs, scores_csv, toy_catalog)
+
+NOON = datetime(2026, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture()
+def catalog():
+    return toy_catalog()
+
+
+@pytest.fixture()
+def store(tmp_path):
+    return LocalStore(tmp_path / "store")
+
+
+@pytest.fixture()
+def client(store, redis_conn, catalog):  # noqa: F811
+    return make_app(store, redis_conn, catalog, sealed_submissions_per_day=2).test_client()
+
+
+@pytest.fixture()
+def token(client):
+    response = client.post("/api/v1/tokens", json={"name": "lab-s"}, headers=bearer(ADMIN_TOKEN))
+    assert response.status_code == 201
+    return response.json["token"]
+
+
+def _submit(client, token, body: bytes, setting: str):
+    return client.post("/api/v1/submissions", headers=bearer(token),
+                       data={"file": (io.BytesIO(body), "scores.csv"), "setting": setting},
+                       content_type="multipart/form-data")
+
+
+# ------------------------------------------------------------------ quota
+
+
+def test_quota_counts_per_owner_and_day_and_refuses_past_the_limit(redis_conn):  # noqa: F811
+    assert [take_sealed_quota(redis_conn, "tok-a", 2, NOON) for _ in range(2)] == [1, 2]
+    with pytest.raises(TooManyRequests, match=r"at most 2 submissions to sealed settings per "
+                                              r"token per UTC day; try again in 43200 s") as info:
+        take_sealed_quota(redis_conn, "tok-a", 2, NOON)
+    assert info.value.code == "sealed_quota" and info.value.extra["retry_after"] == 43200
+    assert int(redis_conn.get(QUOTA_KEY.format(owner="tok-a", day="20260301"))) == 2
+    assert take_sealed_quota(redis_conn, "tok-b", 2, NOON) == 1  # another token
+    next_day = NOON.replace(day=2)
+    assert take_sealed_quota(redis_conn, "tok-a", 2, next_day) == 1
+    give_back_sealed_quota(redis_conn, "tok-a", next_day)
+    assert int(redis_conn.get(QUOTA_KEY.format(owner="tok-a", day="20260302"))) == 0
+
+
+def test_sealed_settings_are_picked_from_the_catalog(catalog):
+    assert sealed_settings(catalog, ["toy-k4", "toy-sealed"]) == ["toy-sealed"]
+
+
+def test_sealed_submissions_are_limited_per_day_but_public_ones_are_not(client, token, catalog):
+    sealed = catalog.load_transfer("toy-sealed")
+    for seed in (1, 2):
+        assert _submit(client, token, scores_csv(sealed, seed=seed), "toy-sealed").status_code == 202
+    refused = _submit(client, token, scores_csv(sealed, seed=3), "toy-sealed")
+    assert refused.status_code == 429 and refused.headers["Retry-After"].isdigit()
+    error = refused.json["error"]
+    assert error["code"] == "sealed_quota" and error["field"] == "setting"
+    assert "at most 2 submissions to sealed settings" in error["message"]
+    public = _submit(client, token, scores_csv(catalog.load_transfer("toy-k4")), "toy-k4")
+    assert public.status_code == 202
+
+
+def test_a_refused_upload_does_not_use_up_the_quota(client, token, catalog, redis_conn):  # noqa: F811
+    bad = _submit(client, token, b"scene_id,experience_id,score\nnope,nope,1\n", "toy-sealed")
+    assert bad.status_code == 422
+    assert not list(redis_conn.scan_iter("expaudit:sealed:*"))
+
+
+# ---------------------------------------------------------- downloads, reports
+
+
+def test_sealed_outcomes_are_never_downloadable_but_scenes_are(client):
+    for fmt in ("parquet", "csv", "npz"):
+        response = client.get(f"/api/v1/settings/toy-sealed/outcomes?format={fmt}")
+        assert response.status_code == 403
+        assert response.json["error"]["code"] == "sealed"
+        assert "is sealed: its outcomes are never published" in response.json["error"]["message"]
+    scenes = client.get("/api/v1/settings/toy-sealed/scenes?format=csv")
+    assert scenes.status_code == 200 and scenes.data.startswith(b"scene_id,state_id")
+    detail = client.get("/api/v1/settings/toy-sealed").json
+    assert detail["sealed"] and set(detail["downloads"]) == {"scenes", "experiences"}
+
+
+def _keys(document) -> set[str]:
+    if isinstance(document, dict):
+        return set(document) | set().union(*(_keys(v) for v in document.values()))
+    if isinstance(document, list):
+        return set().union(*(_keys(v) for v in document)) if document else set()
+    return set()
+
+
+def test_a_sealed_report_has_the_audit_numbers_and_no_cells(client, token, catalog, store,
+                                                            redis_conn):  # noqa: F811
+    sealed = catalog.load_transfer("toy-sealed")
+    sid = _submit(client, token, scores_csv(sealed), "toy-sealed").json["id"]
+    run_jobs(store, redis_conn, catalog)
+    report = client.get(f"/api/v1/submissions/{sid}/report", headers=bearer(token))
+    assert report.status_code == 200
+    document = report.json
+    assert 0.0 <= document["reference"]["success_rule"] <= 1.0
+    assert not {"outcomes", "outcome", "success", "transfer"} & _keys(document)
+    numbers = [v for v in _flat_values(document) if isinstance(v, list)]
+    assert all(len(v) < sealed.outcomes[:, :, 0].size for v in numbers)
+
+
+def _flat_values(document):
+    if isinstance(document, dict):
+        for value in document.values():
+            yield value
+            yield from _flat_values(value)
+    elif isinstance(document, list):
+        for value in document:
+            yield from _flat_values(value)
+
+
+def test_the_frozen_benchmark_seals_stack_hidden_with_scenes_and_no_outcomes():
+    from benchmark_data.paths import query_set_dir
+    from service.catalog import BenchmarkCatalog
+
+    catalog = BenchmarkCatalog()
+    summary = catalog.get_setting("stack-replay-k10-hidden")
+    assert summary.sealed and summary.query_set == "stack-hidden" and summary.k == 10
+    assert not catalog.get_setting("stack-replay-k10-a").sealed
+    if not (query_set_dir("stack-hidden") / "scenes.parquet").is_file():
+        pytest.skip("the stack-hidden query set is not generated here")
+    assert catalog.fillable("stack-replay-k10-hidden")
+    assert catalog.archive_path("stack-replay-k10-hidden", "images") is not None
