@@ -19,6 +19,7 @@ SUBCOMMAND_MODULES = (
     "service.cli",
     "runner.cli",
     "runner.sandbox.cli",
+    "runner.runner_cli",
 )
 
 

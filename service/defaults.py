@@ -130,13 +130,14 @@ with many crafted selections."""
 ROLLOUT_QUEUE = "rollouts"
 """RQ queue of rollout chunks, served by `expaudit runner` (the simulator role)."""
 
-ROLLOUT_CHUNK_CELLS = 50
-"""Cells per rollout job: about half a minute of Replay on one core, small
-enough that progress moves and a dead runner loses little."""
+ROLLOUT_CHUNK_STATES = 10
+"""Physical states per rollout job (one experience, all seeds): 10 x 5 = 50
+Replay cells, about 20 s on one core (0.33 s a cell measured), small enough
+that progress moves and a dead runner loses little."""
+
+ROLLOUT_MAX_RUNS = 3
+"""Runs of one rollout chunk before the audit gives up on it (its cells keep
+not landing: usually a runner writing to another frozen root)."""
 
 ROLLOUT_JOB_TIMEOUT_S = 1800
 """Wall-clock limit of one rollout chunk (a simulator that hangs is stopped)."""
-
-ROLLOUT_WAIT_POLL_S = 5
-"""An audit waiting for rollouts checks its chunks again after this long
-(re-enqueued with a delay: no worker is held while waiting)."""

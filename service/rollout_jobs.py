@@ -41,10 +41,8 @@ log = logging.getLogger(__name__)
 
 ROLLOUT_FUNCTION = "runner.runner_worker.rollout_chunk_job"
 """Dotted path of the runner's job (the service never imports the simulator)."""
-ROLLOUT_CHUNK_STATES = 10
-"""Physical states per chunk: 10 states x 5 seeds = 50 cells, about half a minute of Replay."""
-ROLLOUT_MAX_RUNS = 3
-"""Runs of one chunk before the audit gives up (its cells keep not landing)."""
+ROLLOUT_CHUNK_STATES = defaults.ROLLOUT_CHUNK_STATES
+ROLLOUT_MAX_RUNS = defaults.ROLLOUT_MAX_RUNS
 WAITING_KEY = "expaudit:waiting:{sid}"
 """Set while a submission waits for rollouts: the id of its continuation job."""
 

@@ -4,6 +4,7 @@ selectors run in the local namespace sandbox on a tiny frozen root cut from the 
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import tarfile
@@ -16,7 +17,8 @@ import requests
 from runner.sandbox.local import directory_digest
 from service.errors import ValidationFailed
 from service.selector_archive import check_archive, check_image_reference, unpack_archive
-from tests.servers import ADMIN_TOKEN, REPO_ROOT, ServiceStack, redis_server  # noqa: F401
+from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ServiceStack, redis_conn,  # noqa: F401
+                           redis_server)
 from tests.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
                                real_data_available)
 
@@ -163,6 +165,13 @@ def test_raw32_container_submission_is_run_audited_and_published(stack, auth):
     assert run.status_code == 200 and set(run.json()) >= {"stdout_tail", "stderr_tail"}
     anonymous = requests.get(f"{stack.url}/api/v1/submissions/{sid}/run", timeout=10)
     assert anonymous.status_code == 401
+    other = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "other-lab"},
+                          headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10).json()
+    stranger = requests.get(f"{stack.url}/api/v1/submissions/{sid}/run", timeout=10,
+                            headers={"Authorization": f"Bearer {other['token']}"})
+    assert stranger.status_code == 404  # public submission, but its logs are the owner's
+    public_status = requests.get(f"{stack.url}/api/v1/submissions/{sid}", timeout=10).json()
+    assert "stdout_tail" not in json.dumps(public_status)
 
 
 @_marks
@@ -250,3 +259,31 @@ def test_a_docker_service_takes_pinned_images_and_refuses_archives(tmp_path):
                        {"setting": f"{SETTING},stack-replay-k10-a"}, catalog, "local")
     with pytest.raises(ValidationFailed, match=r"this service does not run selectors"):
         check_selector(archive, "raw32.tar.gz", {"setting": SETTING}, catalog, "none")
+
+
+@pytest.mark.skipif(not real_data_available(), reason="frozen data not built")
+def test_a_docker_service_records_the_pinned_image_on_the_submission(tmp_path,
+                                                                    redis_conn):  # noqa: F811
+    from service.catalog import BenchmarkCatalog
+    from service.storage import LocalStore
+    from tests.servers import bearer, make_app
+
+    copy_library(tmp_path / "frozen", experience_ids(3))
+    copy_query_set(tmp_path / "frozen", "stack-orig", STATES[:1])
+    copy_cells(tmp_path / "frozen", "stack-orig", experience_ids(3), STATES[:1])
+    store = LocalStore(tmp_path / "store")
+    client = make_app(store, redis_conn, BenchmarkCatalog(tmp_path / "frozen"),
+                      sandbox="docker").test_client()
+    token = client.post("/api/v1/tokens", json={"name": "docker-lab"},
+                        headers=bearer(ADMIN_TOKEN)).json["token"]
+    image = "registry.example.org/lab/raw32@sha256:" + "d" * 64
+    created = client.post("/api/v1/submissions", headers=bearer(token),
+                          data={"setting": SETTING, "image": image},
+                          content_type="multipart/form-data")
+    assert created.status_code == 202, created.get_data(as_text=True)
+    document = created.json
+    assert document["kind"] == "container" and document["name"] == "raw32"
+    assert document["selector"]["backend"] == "docker"
+    assert document["selector"]["image"] == image and document["selector"]["run"] is None
+    not_run = client.get(f"/api/v1/submissions/{document['id']}/run", headers=bearer(token))
+    assert not_run.status_code == 409 and not_run.json["error"]["code"] == "not_ready"
