@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
 
@@ -24,9 +23,9 @@ def register(subparsers) -> None:
 
 
 def _flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--redis-url", default=os.environ.get("EXPAUDIT_REDIS_URL") or None,
+    parser.add_argument("--redis-url",
                         help="Redis holding the queues (default $EXPAUDIT_REDIS_URL)")
-    parser.add_argument("--frozen-root", default=os.environ.get("EXPAUDIT_FROZEN_ROOT") or None,
+    parser.add_argument("--frozen-root",
                         help="frozen data directory the cells are appended to "
                              "(default $EXPAUDIT_FROZEN_ROOT, else the packaged data)")
     parser.add_argument("--burst", action="store_true", help="exit when the queue is empty")
@@ -37,17 +36,24 @@ def _runner(args: argparse.Namespace) -> int:
 
     from benchmark_data.paths import root_or_default
     from runner.runner_worker import run_runner
+    from service.settings import SettingsError, from_env
 
-    if not args.redis_url:
+    try:
+        settings = from_env()  # the same reading of the environment as web and worker
+    except SettingsError as exc:
+        print(f"expaudit runner: {exc}", file=sys.stderr)
+        return 2
+    redis_url = args.redis_url or settings.redis_url
+    if not redis_url:
         print("expaudit runner: no Redis: pass --redis-url or set EXPAUDIT_REDIS_URL",
               file=sys.stderr)
         return 2
-    root = root_or_default(args.frozen_root)
+    root = root_or_default(args.frozen_root or settings.frozen_root)
     if not root.is_dir():
         print(f"expaudit runner: --frozen-root '{root}' is not a directory", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    connection = redis_lib.Redis.from_url(args.redis_url, socket_connect_timeout=3,
+    connection = redis_lib.Redis.from_url(redis_url, socket_connect_timeout=3,
                                           health_check_interval=10)
     print(f"runner: serving the rollouts queue, cells go to {root}", flush=True)
     run_runner(connection, root, burst=args.burst)

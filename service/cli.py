@@ -69,6 +69,8 @@ def _server_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", help="local directory or s3://bucket[/prefix] ($EXPAUDIT_STORE)")
     parser.add_argument("--redis-url", help="redis://host:port/db ($EXPAUDIT_REDIS_URL)")
     parser.add_argument("--catalog", help="directory of settings to serve ($EXPAUDIT_CATALOG)")
+    parser.add_argument("--frozen-root", help="frozen benchmark data directory, where runners "
+                                              "append computed cells ($EXPAUDIT_FROZEN_ROOT)")
 
 
 def _client_flags(parser: argparse.ArgumentParser) -> None:
@@ -83,7 +85,8 @@ def _settings(args):
     from service.settings import from_env
 
     overrides = {key: getattr(args, attr) for key, attr in
-                 (("store", "store"), ("redis_url", "redis_url"), ("catalog", "catalog"))
+                 (("store", "store"), ("redis_url", "redis_url"), ("catalog", "catalog"),
+                  ("frozen_root", "frozen_root"))
                  if getattr(args, attr, None)}
     return from_env().with_overrides(overrides)
 
@@ -101,9 +104,12 @@ def _serve(args) -> int:
         print(f"expaudit is serving at {url}/  (API docs: {url}/api/v1/docs; {token_note})",
               flush=True)
 
+    def runner(note: str) -> None:
+        print(note, flush=True)
+
     _configure_logging()
     return serve(_settings(args), host=args.host, port=args.port, web_workers=args.workers,
-                 on_ready=ready)
+                 on_ready=ready, on_runner=runner)
 
 
 def _worker(args) -> int:

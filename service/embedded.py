@@ -7,10 +7,16 @@
   (mode 0600; the file's path is printed, never the token).
 - Before serving, the leaderboard is published from the stored reports and
   the frozen data, so the site is there from the first request.
+- Rollouts: when the simulator is installed (the `sim` extra: robosuite),
+  one `expaudit runner` is started on the frozen root the worker reads, so a
+  submission that needs missing cells (the sealed `stack-replay-k10-hidden`)
+  completes here too. Without it, such submissions wait for a runner started
+  elsewhere; `serve` says which case applies.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import secrets
@@ -24,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from benchmark_data.paths import root_or_default
 from service import defaults
 from service.catalog import open_catalog
 from service.publishing import AuditOptions, rebuild_leaderboard
@@ -88,13 +95,38 @@ def publish_initial(settings: ServiceSettings) -> int:
                                AuditOptions(settings.n_shuffles, settings.n_bootstrap))
 
 
+def frozen_root(settings: ServiceSettings) -> Path:
+    """The frozen data directory web, worker and runner all use, as an absolute path.
+
+    `EXPAUDIT_FROZEN_ROOT` (settings.frozen_root) when set, else the data shipped
+    in the package; absolute, so a child started in another directory agrees.
+    """
+    return root_or_default(settings.frozen_root).resolve()
+
+
+def simulator_missing() -> str | None:
+    """Why this Python cannot run rollouts (the `sim` extra is absent), or None when it can."""
+    if importlib.util.find_spec("robosuite") is None:
+        return "robosuite is not installed (pip install 'expaudit[sim]')"
+    return None
+
+
+def runner_command(root: Path) -> list[str]:
+    """The command of the embedded rollout runner (the `expaudit runner` role)."""
+    return [sys.executable, "-m", "expaudit", "runner", "--frozen-root", str(root)]
+
+
 def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
-          on_ready: Callable[[str, str], None], var_dir: Path = Path("var")) -> int:
-    """Run Redis (if needed), gunicorn and one worker until interrupted.
+          on_ready: Callable[[str, str], None], var_dir: Path = Path("var"),
+          on_runner: Callable[[str], None] | None = None) -> int:
+    """Run Redis (if needed), gunicorn, one worker and (with the simulator) one runner
+    until interrupted.
 
     Args:
         on_ready: called with (URL, where the admin token is) once the web
             process accepts connections.
+        on_runner: called with one sentence saying whether a rollout runner was
+            started, on which frozen root, or why not.
     """
     children: list[subprocess.Popen] = []
     try:
@@ -106,6 +138,8 @@ def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
         if not settings.admin_token:
             settings = replace(settings, admin_token=admin_token_file(var_dir / "admin-token"))
             token_note = f"the admin token is in {var_dir / 'admin-token'}"
+        if settings.catalog is None:
+            settings = replace(settings, frozen_root=str(frozen_root(settings)))
         n_files = publish_initial(settings)
         log.info("leaderboard published: %d files", n_files)
         env = {**os.environ, **to_env(settings)}
@@ -114,11 +148,29 @@ def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
                                 "service.app:create_app()"], env=env)
         children.append(web)
         children.append(subprocess.Popen([sys.executable, "-m", "expaudit", "worker"], env=env))
+        note = start_runner(settings, env, children)
+        if on_runner is not None:
+            on_runner(note)
         _wait_for_port(host, port, web)
         on_ready(f"http://{host}:{port}", token_note)
         return _supervise(children)
     finally:
         _stop(children)
+
+
+def start_runner(settings: ServiceSettings, env: dict[str, str],
+                  children: list[subprocess.Popen]) -> str:
+    """Start one rollout runner when it can do anything; returns what happened, as a sentence."""
+    if settings.catalog is not None:
+        return ("no rollout runner: EXPAUDIT_CATALOG serves complete directory settings, "
+                "which need no rollouts")
+    missing = simulator_missing()
+    root = frozen_root(settings)
+    if missing is not None:
+        return (f"no rollout runner: {missing}; submissions needing missing cells wait for "
+                f"`expaudit runner --frozen-root {root}`")
+    children.append(subprocess.Popen(runner_command(root), env=env))
+    return f"rollout runner started: missing cells are appended to {root}"
 
 
 def _supervise(children: list[subprocess.Popen]) -> int:

@@ -11,15 +11,16 @@ import time
 import pytest
 import requests
 
-from tests.servers import (REPO_ROOT, free_port, scores_csv, service_env, synthetic_setting,
-                           write_catalog)
+from tests.servers import (REPO_ROOT, free_port, redis_server, scores_csv,  # noqa: F401
+                           service_env, synthetic_setting, write_catalog)
 
 pytestmark = pytest.mark.slow
 
 
-def _read_until(proc: subprocess.Popen, needle: str, timeout: float) -> str:
+def _read_until(proc: subprocess.Popen, needle: str, timeout: float,
+                seen: list[str] | None = None) -> str:
     deadline = time.monotonic() + timeout
-    seen = []
+    seen = [] if seen is None else seen
     os.set_blocking(proc.stdout.fileno(), False)
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
@@ -44,9 +45,11 @@ def test_serve_starts_everything_and_stops_cleanly(tmp_path):
                              "--workers", "1"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        line = _read_until(proc, "expaudit is serving at", 90)
+        early: list[str] = []
+        line = _read_until(proc, "expaudit is serving at", 90, early)
         url = f"http://127.0.0.1:{port}"
         assert url in line and "var/admin-token" in line
+        assert "no rollout runner: EXPAUDIT_CATALOG" in "".join(early)
         admin = (tmp_path / "var" / "admin-token").read_text().strip()
         assert oct((tmp_path / "var" / "admin-token").stat().st_mode)[-3:] == "600"
         assert admin not in line
@@ -72,3 +75,64 @@ def test_serve_starts_everything_and_stops_cleanly(tmp_path):
     time.sleep(0.5)
     with pytest.raises(requests.ConnectionError):
         requests.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+
+
+def _runner_settings(redis_url: str, **overrides):
+    from service.settings import ServiceSettings
+
+    return ServiceSettings(redis_url=redis_url, **overrides)
+
+
+def _rollout_workers(redis_url: str, timeout: float) -> int:
+    import redis
+    from rq import Queue, Worker
+
+    from service.defaults import ROLLOUT_QUEUE
+
+    conn = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            count = len(Worker.all(queue=Queue(ROLLOUT_QUEUE, connection=conn)))
+            if count:
+                return count
+            time.sleep(0.5)
+        return 0
+    finally:
+        conn.close()
+
+
+def test_serve_starts_a_rollout_runner_on_the_frozen_root_it_serves(tmp_path, redis_server):
+    from service.embedded import frozen_root, start_runner
+
+    root = tmp_path / "frozen"
+    root.mkdir()
+    settings = _runner_settings(redis_server.url, frozen_root=str(root))
+    env = service_env(PYTHONPATH=str(REPO_ROOT), EXPAUDIT_REDIS_URL=redis_server.url)
+    children: list[subprocess.Popen] = []
+    try:
+        note = start_runner(settings, env, children)
+        assert note == f"rollout runner started: missing cells are appended to {root.resolve()}"
+        assert frozen_root(settings) == root.resolve()
+        assert len(children) == 1 and children[0].args[-2:] == ["--frozen-root", str(root.resolve())]
+        assert _rollout_workers(redis_server.url, 60) == 1, "the runner never served `rollouts`"
+    finally:
+        for child in children:
+            child.terminate()
+            child.wait(30)
+    assert _rollout_workers(redis_server.url, 0.1) == 0
+
+
+def test_serve_says_why_it_starts_no_runner(tmp_path, redis_server, monkeypatch):
+    from service.embedded import simulator_missing, start_runner
+
+    children: list[subprocess.Popen] = []
+    with_catalog = _runner_settings(redis_server.url, catalog=str(tmp_path))
+    assert start_runner(with_catalog, {}, children).startswith(
+        "no rollout runner: EXPAUDIT_CATALOG serves complete directory settings")
+    monkeypatch.setitem(sys.modules, "robosuite", None)  # how Python blocks an import
+    assert simulator_missing() == "robosuite is not installed (pip install 'expaudit[sim]')"
+    note = start_runner(_runner_settings(redis_server.url, frozen_root=str(tmp_path)), {}, children)
+    assert note.startswith("no rollout runner: robosuite is not installed")
+    assert f"expaudit runner --frozen-root {tmp_path.resolve()}" in note
+    assert children == []
