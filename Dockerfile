@@ -1,7 +1,7 @@
 # One image for every role of expaudit; the command picks the role:
 #   web     the REST API and the embedded static leaderboard route (gunicorn)
-#   worker  RQ worker for audit and publish jobs
-#   runner  RQ worker for rollout jobs (robosuite/MuJoCo; give it the GPU)
+#   worker  RQ worker for audit and publish jobs (and container selectors)
+#   runner  `expaudit runner`: rollout jobs (robosuite/MuJoCo; give it the GPU)
 # Anything else is executed as given (e.g. `expaudit audit ...`).
 FROM python:3.11-slim
 
@@ -41,10 +41,12 @@ RUN pip install --no-cache-dir ".[${EXTRAS}]"
 COPY docker/entrypoint.sh docker/healthcheck.py /usr/local/lib/expaudit/
 RUN chmod 0755 /usr/local/lib/expaudit/entrypoint.sh \
     && useradd --system --uid 10001 --create-home --home-dir /home/expaudit expaudit \
-    && mkdir -p /var/lib/expaudit \
-    && chown expaudit:expaudit /var/lib/expaudit
+    && mkdir -p /var/lib/expaudit/frozen \
+    && chown -R expaudit:expaudit /var/lib/expaudit
 
 USER 10001:10001
+# A fresh volume mounted on /var/lib/expaudit/frozen takes this owner; the
+# entrypoint seeds it with the packaged frozen data (EXPAUDIT_FROZEN_ROOT).
 WORKDIR /var/lib/expaudit
 EXPOSE 8000
 

@@ -87,8 +87,7 @@ def _images(args: argparse.Namespace) -> int:
         renderer = SceneRenderer(sim, task=task)
         for query_set in sets:
             _log(f"wrote {write_query_images(query_set, sim, renderer, args.root)}")
-        if task == "stack":
-            _log(f"wrote {write_base_images(LIBRARY_IDS['stack'], sim, renderer, args.root)}")
+        _log(f"wrote {write_base_images(LIBRARY_IDS[task], sim, renderer, args.root)}")
         renderer.close()
     return 0
 

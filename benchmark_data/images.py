@@ -48,13 +48,15 @@ def write_base_images(library_id: str, sim, renderer, root=None) -> Path:
     """Render each experience's base scene (nominal appearance) into `base_images.tar`."""
     from benchmark_data.library import read_experiences
     from runner.appearance import encode_png, sample_draw
+    from runner.door_scenes import DoorLayout
     from runner.scenes import StackLayout
 
     frame = read_experiences(library_id, root)
     path = library_dir(library_id, root) / BASE_TAR
     with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
         for row in frame.itertuples():
-            sim.restore(StackLayout.from_dict(json.loads(row.base_layout)))
+            layout_cls = DoorLayout if row.task == "door" else StackLayout
+            sim.restore(layout_cls.from_dict(json.loads(row.base_layout)))
             image = renderer.render(sample_draw(f"base-{row.experience_id}", 0))
             _add_png(tar, f"{row.experience_id}.png", encode_png(image))
     return path

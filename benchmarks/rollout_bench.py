@@ -1,7 +1,8 @@
 """Replay episodes per second per core: the executor, robosuite's stock env.step loop, raw mj_step.
 
 All three run the same Replay episodes (same recorded paths, same query
-layouts, same execution noise), one process, one after the other:
+layouts, same execution noise) in one process, alternating episode by
+episode so that load changes on a shared machine affect them alike:
 
 - executor: `runner.executor.run_cell` (lean OSC loop, what generated the data);
 - stock: robosuite's `env.step` with the OSC_POSE delta action that moves
@@ -40,15 +41,12 @@ def _noisy_path(world, cell):
     return apply_noise(moved, noise_for(cell.seed, cell.experience_id, cell.state_id, len(moved)))
 
 
-def bench_executor(cells, world) -> tuple[float, int]:
+def _time_executor(sim, world, cell) -> tuple[float, int]:
     from runner.executor import run_cell
-    from runner.stack_sim import StackSim
 
-    sim = StackSim()
-    run_cell(sim, world, cells[0])  # compile and warm up
     start = time.perf_counter()
-    wins = sum(run_cell(sim, world, c).success for c in cells)
-    return time.perf_counter() - start, wins
+    ok = run_cell(sim, world, cell).success
+    return time.perf_counter() - start, ok
 
 
 def _stock_episode(sim, path) -> bool:
@@ -75,38 +73,44 @@ def _stock_reset(sim, layout) -> None:
         controller.reset_goal()
 
 
-def bench_stock(cells, world) -> tuple[float, int]:
-    from runner.stack_sim import StackSim
-
-    sim = StackSim()  # robosuite's env; the episode runs through env.step
-    _stock_reset(sim, world.states[cells[0].state_id])
-    _stock_episode(sim, _noisy_path(world, cells[0]))  # numba warm-up, untimed
-    wins, elapsed = 0, 0.0
-    for cell in cells:
-        path = _noisy_path(world, cell)
-        _stock_reset(sim, world.states[cell.state_id])
-        start = time.perf_counter()
-        wins += _stock_episode(sim, path)
-        elapsed += time.perf_counter() - start
-    return elapsed, wins
+def _time_stock(sim, world, cell) -> tuple[float, int]:
+    path = _noisy_path(world, cell)
+    _stock_reset(sim, world.states[cell.state_id])
+    start = time.perf_counter()
+    ok = _stock_episode(sim, path)
+    return time.perf_counter() - start, int(ok)
 
 
-def bench_raw(cells, world) -> tuple[float, int]:
+def _time_raw(sim, world, cell) -> tuple[float, int]:
     import mujoco
 
+    n_steps = len(_noisy_path(world, cell)) * sim.substeps
+    sim.restore(world.states[cell.state_id])
+    m, d = sim.model, sim.data
+    start = time.perf_counter()
+    for _ in range(n_steps):
+        mujoco.mj_step(m, d)
+    return time.perf_counter() - start, 0
+
+
+LOOPS = (("executor", _time_executor), ("stock env.step", _time_stock), ("raw mj_step", _time_raw))
+
+
+def run(cells, world) -> dict[str, tuple[float, int]]:
+    """Total seconds and successes per loop; the loops alternate episode by episode, so a
+    change of machine load hits all three alike."""
     from runner.stack_sim import StackSim
 
-    sim = StackSim()
-    m, d = sim.model, sim.data
-    elapsed = 0.0
+    sims = {name: StackSim() for name, _ in LOOPS}
+    for name, fn in LOOPS:
+        fn(sims[name], world, cells[0])  # numba compilation and caches, untimed
+    totals = {name: [0.0, 0] for name, _ in LOOPS}
     for cell in cells:
-        n_steps = len(_noisy_path(world, cell)) * sim.substeps
-        sim.restore(world.states[cell.state_id])
-        start = time.perf_counter()
-        for _ in range(n_steps):
-            mujoco.mj_step(m, d)
-        elapsed += time.perf_counter() - start
-    return elapsed, 0
+        for name, fn in LOOPS:
+            seconds, ok = fn(sims[name], world, cell)
+            totals[name][0] += seconds
+            totals[name][1] += ok
+    return {name: (t[0], t[1]) for name, t in totals.items()}
 
 
 def main(argv=None) -> int:
@@ -116,8 +120,7 @@ def main(argv=None) -> int:
     cells, world = _episodes(args.episodes)
     n = len(cells)
     results = {}
-    for name, fn in (("executor", bench_executor), ("stock env.step", bench_stock), ("raw mj_step", bench_raw)):
-        seconds, wins = fn(cells, world)
+    for name, (seconds, wins) in run(cells, world).items():
         results[name] = n / seconds
         extra = f", success {wins}/{n}" if name != "raw mj_step" else ""
         print(f"{name:15s} {n / seconds:7.2f} episodes/s/core{extra}")

@@ -2,8 +2,14 @@
 # Container entrypoint: the first argument picks the role of this container.
 #   web     gunicorn serving the Flask app factory (REST API, /healthz, /metrics)
 #   worker  `expaudit worker`: reconciler + RQ worker on the publish and audit queues
-#   runner  RQ worker on the rollout queue (simulator; the GPU when given one)
+#           (and the selector containers of container submissions)
+#   runner  `expaudit runner`: the rollouts queue (simulator; the GPU when given one)
 # Any other command runs as given, e.g. `expaudit audit --help`.
+#
+# With EXPAUDIT_FROZEN_ROOT set (compose: a volume shared by web, worker and
+# runner), the frozen data shipped in the image is copied there on the first
+# start, under a lock so that roles starting together copy it once. Later
+# starts leave the directory alone: it holds the cells the runners computed.
 set -eu
 
 role="${1:-web}"
@@ -11,9 +17,25 @@ state_dir="${EXPAUDIT_STATE_DIR:-/tmp}"
 # The healthcheck reads the role from here (it does not inherit this environment).
 printf '%s\n' "$role" > "$state_dir/expaudit-role"
 
+seed_frozen_root() {
+  target="${EXPAUDIT_FROZEN_ROOT:-}"
+  [ -n "$target" ] || return 0
+  mkdir -p "$target"
+  source_dir="$(python -c 'from benchmark_data.paths import FROZEN_ROOT; print(FROZEN_ROOT)')"
+  (
+    flock 9
+    if [ ! -e "$target/.seeded" ]; then
+      cp -R "$source_dir/." "$target/"
+      printf 'seeded from %s\n' "$source_dir" > "$target/.seeded"
+      echo "entrypoint: frozen data copied to $target" >&2
+    fi
+  ) 9>"$target/.seed.lock"
+}
+
 case "$role" in
   web)
     shift || true
+    seed_frozen_root
     exec gunicorn \
       --bind "0.0.0.0:${EXPAUDIT_PORT:-8000}" \
       --workers "${EXPAUDIT_WEB_WORKERS:-2}" \
@@ -25,14 +47,19 @@ case "$role" in
   worker)
     shift || true
     : "${EXPAUDIT_REDIS_URL:?EXPAUDIT_REDIS_URL must be set for the worker role}"
+    seed_frozen_root
     # reconciles the store against the queues, then works the publish and audit queues
     exec expaudit worker "$@"
     ;;
   runner)
     shift || true
     : "${EXPAUDIT_REDIS_URL:?EXPAUDIT_REDIS_URL must be set for the runner role}"
-    exec rq worker --url "$EXPAUDIT_REDIS_URL" "$@" \
-      ${EXPAUDIT_RUNNER_QUEUES:-rollout}
+    seed_frozen_root
+    # appends the cells it computes to $EXPAUDIT_FROZEN_ROOT, which the workers read
+    exec expaudit runner "$@"
+    ;;
+  seed)
+    seed_frozen_root
     ;;
   *)
     exec "$@"

@@ -11,8 +11,9 @@ Layout of the returned mapping (keys are paths relative to the site root)::
 
     index.html, index.json                   every setting, its completeness and leader
     settings/<setting_id>.html, .json        one row per published submission and
-                                             per reference rule, with the verdict line
-    reports/<submission_id>.html, .json      the full audit report of one row
+                                             per reference rule, with the verdict line;
+                                             a rule not computed here says why
+    reports/<submission_id>.html, .json      the full audit report of one computed row
 
 The function is pure: the same entries and settings give the same bytes, in
 whatever order the entries are passed (rows are sorted, JSON keys are sorted
@@ -46,6 +47,9 @@ URL-, path- and key-safe ids pass (letters, digits, '.' and '-')."""
 NOT_REPORTED = "not reported in the audit"
 """Reason shown for a null value whose report gives no reason of its own."""
 
+NOT_COMPUTED_LABEL = "not computed"
+"""Verdict label of a row whose rule could not be computed (its reason follows)."""
+
 
 @dataclass(frozen=True)
 class LeaderboardEntry:
@@ -58,7 +62,11 @@ class LeaderboardEntry:
     display_name : what the row is called on the page.
     kind : "baseline" (a reference rule run by the benchmark) or "submission".
     submitted_at : ISO 8601 time of submission (shown, and used to break ties).
-    report : the audit report as produced by `AuditReport.to_dict()`.
+    report : the audit report as produced by `AuditReport.to_dict()`; an
+        empty dict when `not_computed` is set.
+    not_computed : why the rule has no report here (weights missing, torch
+        not installed, ...); the row shows this instead of numbers and has
+        no report page. None for a computed row.
     """
 
     submission_id: str
@@ -67,6 +75,7 @@ class LeaderboardEntry:
     kind: str
     submitted_at: str
     report: dict
+    not_computed: str | None = None
 
     def __post_init__(self) -> None:
         _check_id("submission_id", self.submission_id)
@@ -81,6 +90,14 @@ class LeaderboardEntry:
                 f"entry {self.submission_id!r}: field 'report' must be a dict, "
                 f"got {type(self.report).__name__}"
             )
+        if self.not_computed is not None:
+            if not isinstance(self.not_computed, str) or not self.not_computed.strip():
+                raise ValueError(f"entry {self.submission_id!r}: field 'not_computed' must be "
+                                 f"a non-empty reason, got {self.not_computed!r}")
+            if self.report:
+                raise ValueError(f"entry {self.submission_id!r}: field 'report' must be empty "
+                                 "when 'not_computed' is set (a row has numbers or a reason, "
+                                 "not both)")
 
 
 @dataclass(frozen=True)
@@ -291,14 +308,31 @@ COLUMNS: tuple[Column, ...] = (
 # ------------------------------------------------------------------ rows --
 
 def _verdict(report: dict) -> dict:
+    """The verdict line of a computed row."""
     verdict = report.get("verdict") or {}
     label = verdict.get("label")
     text = verdict.get("text")
     return {"label": label or "n/a", "text": text or f"no verdict: {NOT_REPORTED}"}
 
 
+def _entry_verdict(entry: LeaderboardEntry) -> dict:
+    if entry.not_computed is not None:
+        return {"label": NOT_COMPUTED_LABEL, "text": entry.not_computed}
+    return _verdict(entry.report)
+
+
+def _not_computed_json(entry: LeaderboardEntry) -> dict:
+    """The row of a rule not computed here: its reason and no numbers or links."""
+    return {"submission_id": entry.submission_id, "display_name": entry.display_name,
+            "kind": entry.kind, "submitted_at": entry.submitted_at, "report_html": None,
+            "report_json": None, "not_computed": entry.not_computed,
+            "verdict": _entry_verdict(entry)}
+
+
 def _row_json(entry: LeaderboardEntry) -> dict:
     """The machine-readable row: the report's numbers the table shows, plus links."""
+    if entry.not_computed is not None:
+        return _not_computed_json(entry)
     report = entry.report
     reference = report.get("reference") or {}
     concentration = report.get("concentration") or {}
@@ -333,24 +367,31 @@ def _row_json(entry: LeaderboardEntry) -> dict:
         "within_query_auroc": {"value": ranking.get("within_query_auroc"),
                                "interval": interval("within_query_auroc"),
                                "reason": ranking.get("not_computable_reason")},
+        "not_computed": None,
         "verdict": _verdict(report),
     }
 
 
 def _row_order(entry: LeaderboardEntry) -> tuple:
-    """Default order: success descending (unknown last), then submission time and id."""
+    """Default order: success descending (unknown last, rules not computed after them),
+    then submission time and id."""
     success = (entry.report.get("reference") or {}).get("success_rule")
-    return (success is None, -(success or 0.0), entry.submitted_at, entry.submission_id)
+    return (entry.not_computed is not None, success is None, -(success or 0.0),
+            entry.submitted_at, entry.submission_id)
 
 
 def _row_view(entry: LeaderboardEntry) -> dict:
-    return {"entry": entry, "cells": [column.cell(entry.report) for column in COLUMNS],
-            "verdict": _verdict(entry.report)}
+    if entry.not_computed is not None:
+        cell = Cell("n/a", f"{NOT_COMPUTED_LABEL}: {entry.not_computed}", None)
+        cells = [cell] * len(COLUMNS)
+    else:
+        cells = [column.cell(entry.report) for column in COLUMNS]
+    return {"entry": entry, "cells": cells, "verdict": _entry_verdict(entry)}
 
 
 def _leader(entries: Sequence[LeaderboardEntry]) -> dict | None:
     """The submission (not a reference rule) with the highest success on a setting."""
-    submissions = [e for e in entries if e.kind == "submission"
+    submissions = [e for e in entries if e.kind == "submission" and e.not_computed is None
                    and (e.report.get("reference") or {}).get("success_rule") is not None]
     if not submissions:
         return None
@@ -452,6 +493,7 @@ def _index_files(settings: Sequence[SettingInfo],
             "json": f"settings/{info.setting_id}.json",
             "n_submissions": sum(e.kind == "submission" for e in rows),
             "n_baselines": sum(e.kind == "baseline" for e in rows),
+            "n_not_computed": sum(e.not_computed is not None for e in rows),
             "leader": _leader(rows),
         })
     document = {"schema_version": LEADERBOARD_SCHEMA_VERSION, "settings": summaries}
@@ -471,13 +513,14 @@ def build_leaderboard(entries: Sequence[LeaderboardEntry],
 
     Args:
         entries: every published row (submissions and reference rules), each
-            with its audit report; submission ids must be unique.
+            with its audit report or its `not_computed` reason; submission ids
+            must be unique.
         settings: every setting to list, including those without rows yet.
 
     Returns:
         A mapping from a relative path (``index.html``,
         ``settings/<id>.json``, ``reports/<id>.html``, ...) to the file's
-        bytes. The same inputs give the same bytes, in whatever order the
+        bytes. A row not computed has no report files. The same inputs give the same bytes, in whatever order the
         entries come; settings are listed in the order given.
 
     Raises:
@@ -489,5 +532,6 @@ def build_leaderboard(entries: Sequence[LeaderboardEntry],
     for info in settings:
         files.update(_setting_files(info, groups[info.setting_id]))
     for entry in sorted(entries, key=lambda e: e.submission_id):
-        files.update(_report_files(entry))
+        if entry.not_computed is None:
+            files.update(_report_files(entry))
     return dict(sorted(files.items()))

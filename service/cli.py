@@ -153,6 +153,11 @@ def _api_call(function) -> int:
 
 def _show(status: dict) -> None:
     line = f"{status['id']}  {status['state']:<9}  {100 * status['progress']:5.1f}%"
+    rollouts = status.get("rollouts")
+    if rollouts:
+        line += f"  rollouts {rollouts['done']}/{rollouts['total']}"
+        if rollouts.get("runners") == 0 and rollouts["done"] < rollouts["total"]:
+            line += " (no runner connected)"
     if status.get("reason"):
         line += f"  {status['reason']}"
     if status.get("fault"):
@@ -168,7 +173,7 @@ def _submit(args) -> int:
         print(f"status: {client.server}{status['status_url']}")
         if not args.wait:
             return 0
-        final = client.wait(status["id"], on_update=_show)
+        final = client.wait(status["id"], on_update=_show, seen=status)
         return 0 if final["state"] == "published" else 1
     return _api_call(run)
 

@@ -18,9 +18,10 @@ class ApiError(Exception):
     """A non-2xx answer, with the API's error code, message and field."""
 
     def __init__(self, status: int, code: str, message: str, field: str | None = None,
-                 details: dict | None = None) -> None:
+                 details: dict | None = None, retry_after: float | None = None) -> None:
         self.status, self.code, self.message, self.field = status, code, message, field
         self.details = dict(details or {})
+        self.retry_after = retry_after
         where = f" (field '{field}')" if field else ""
         super().__init__(f"HTTP {status} {code}: {message}{where}")
 
@@ -76,21 +77,43 @@ class Client:
 
     def wait(self, submission_id: str, *, timeout: float = 600.0,
              on_update: Callable[[dict], None] | None = None,
-             interval: float = defaults.STATUS_POLL_INTERVAL_S) -> dict:
-        """Poll until the submission is published or failed; returns the final status."""
+             interval: float = defaults.STATUS_POLL_INTERVAL_S, seen: dict | None = None) -> dict:
+        """Poll until the submission is published or failed; returns the final status.
+
+        `on_update` sees every change of state, progress, reason or rollout
+        count. A wait gives up after `timeout` seconds *without a change*, so a
+        submission whose missing cells take an hour to compute is followed to
+        the end while it moves. Polling slows down while nothing changes (up to
+        `STATUS_POLL_MAX_INTERVAL_S`) and honours a 429's Retry-After, so a long
+        wait stays inside the per-token rate limit. `seen` is a status the caller
+        already showed (the upload's answer): it is not reported again.
+        """
         deadline = time.monotonic() + timeout
-        last = None
+        last = None if seen is None else _view(seen)
+        pause = interval
         while True:
-            status = self.status(submission_id)
-            view = (status["state"], status["progress"], status.get("reason"))
-            if on_update is not None and view != last:
-                on_update(status)
+            try:
+                status = self.status(submission_id)
+            except ApiError as exc:
+                if exc.status != 429:
+                    raise
+                time.sleep(exc.retry_after or defaults.STATUS_POLL_MAX_INTERVAL_S)
+                continue
+            view = _view(status)
+            if view != last:
+                if on_update is not None:
+                    on_update(status)
+                deadline = time.monotonic() + timeout
+                pause = interval
+            else:
+                pause = min(pause * 1.5, max(interval, defaults.STATUS_POLL_MAX_INTERVAL_S))
             last = view
             if status["state"] in FINAL_STATES:
                 return status
             if time.monotonic() > deadline:
-                raise TimeoutError(f"submission {submission_id} still {status['state']} after {timeout} s")
-            time.sleep(interval)
+                raise TimeoutError(f"submission {submission_id} still {status['state']} with no "
+                                   f"change for {timeout} s")
+            time.sleep(pause)
 
     def report(self, submission_id: str, setting: str | None = None, fmt: str = "json"):
         params = {"format": fmt}
@@ -125,10 +148,27 @@ class Client:
         return self._request("POST", "/api/v1/tokens", json={"name": name, "admin": admin}).json()
 
 
+def _view(status: dict) -> tuple:
+    """What of a status a waiting user sees change: state, progress, reason, and the
+    rollouts' cells done, of total, and connected runners."""
+    rollouts = status.get("rollouts") or {}
+    return (status["state"], status["progress"], status.get("reason"), rollouts.get("done"),
+            rollouts.get("total"), rollouts.get("runners"))
+
+
+def _retry_after(response: requests.Response) -> float | None:
+    """The Retry-After header in seconds (the API sends delta-seconds), or None."""
+    try:
+        return max(0.0, float(response.headers["Retry-After"]))
+    except (KeyError, ValueError):
+        return None
+
+
 def _api_error(response: requests.Response) -> ApiError:
+    retry = _retry_after(response)
     try:
         body = response.json()["error"]
         return ApiError(response.status_code, body.get("code", "error"), body.get("message", ""),
-                        body.get("field"), body)
+                        body.get("field"), body, retry_after=retry)
     except (ValueError, KeyError, TypeError):
-        return ApiError(response.status_code, "http_error", response.text[:200])
+        return ApiError(response.status_code, "http_error", response.text[:200], retry_after=retry)

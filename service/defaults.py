@@ -82,7 +82,11 @@ LEADERBOARD_LOCK_TIMEOUT_S = 120
 their writes; the lock expires on its own if its holder dies."""
 
 STATUS_POLL_INTERVAL_S = 0.5
-"""How often the client polls a submission's status while waiting."""
+"""How often the client polls a submission's status right after it changed."""
+
+STATUS_POLL_MAX_INTERVAL_S = 5.0
+"""The client's polling slows down to this while a status does not change (a wait
+for rollouts lasts minutes): 12 requests a minute, a tenth of the rate limit."""
 
 AUDIT_QUEUE = "audit"
 """RQ queue of audit jobs (one per submission)."""

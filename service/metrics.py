@@ -18,8 +18,12 @@ from service import defaults
 log = logging.getLogger(__name__)
 
 
+QUEUES = (defaults.AUDIT_QUEUE, defaults.PUBLISH_QUEUE, defaults.ROLLOUT_QUEUE)
+"""Every RQ queue of the service: audits, leaderboard rebuilds, rollout chunks (runners)."""
+
+
 class _QueueCollector:
-    """Reports the length of each RQ queue when scraped."""
+    """Reports the length of each RQ queue (`QUEUES`) when scraped, in one Redis round trip."""
 
     def __init__(self, redis: redis_lib.Redis) -> None:
         self.redis = redis
@@ -27,11 +31,16 @@ class _QueueCollector:
     def collect(self):
         family = GaugeMetricFamily("expaudit_queue_length", "Jobs waiting per RQ queue",
                                    labels=["queue"])
-        for name in (defaults.AUDIT_QUEUE, defaults.PUBLISH_QUEUE):
-            try:
-                family.add_metric([name], float(self.redis.llen(f"rq:queue:{name}")))
-            except redis_lib.RedisError as exc:
-                log.warning("queue length of %s not read: %s", name, type(exc).__name__)
+        pipe = self.redis.pipeline(transaction=False)
+        for name in QUEUES:
+            pipe.llen(f"rq:queue:{name}")
+        try:
+            lengths = pipe.execute()
+        except redis_lib.RedisError as exc:
+            log.warning("queue lengths of %s not read: %s", ", ".join(QUEUES), type(exc).__name__)
+        else:
+            for name, length in zip(QUEUES, lengths):
+                family.add_metric([name], float(length))
         yield family
 
 

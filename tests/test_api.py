@@ -323,12 +323,19 @@ def test_static_site_and_root_redirect(client, store):
 
 # ---------------------------------------------------------------- operations
 
-def test_healthz_and_metrics(client, token, catalog):
+def test_healthz_and_metrics(client, token, catalog, redis_conn):  # noqa: F811
+    from rq import Queue
+
     assert client.get("/healthz").json == {"status": "ok", "store": "ok", "redis": "ok"}
     _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4")
+    rollouts = Queue("rollouts", connection=redis_conn)
+    for n in range(2):
+        rollouts.enqueue("runner.runner_worker.rollout_chunk_job", {"n": n})
     text = client.get("/metrics").get_data(as_text=True)
     assert 'expaudit_submissions_total{outcome="accepted"} 1.0' in text
     assert 'expaudit_queue_length{queue="audit"} 1.0' in text
+    assert 'expaudit_queue_length{queue="publish"} 0.0' in text
+    assert 'expaudit_queue_length{queue="rollouts"} 2.0' in text
     assert 'endpoint="submissions.create_submission"' in text
 
 

@@ -130,3 +130,18 @@ def test_frozen_replay_settings_discriminate():
     random, oracle = y.mean(), y.max(axis=0).mean()
     assert 0.3 <= random <= 0.85 and oracle - random >= 0.10
     assert np.unique(data.scenes.state_ids).size == 40
+
+
+def test_cli_export_of_the_frozen_setting(tmp_path, capsys):
+    from expaudit.cli import main
+
+    assert main(["data", "export", "stack-replay-k3-orig", str(tmp_path)]) == 0
+    assert "experiences.csv, scenes.csv, outcomes.csv" in capsys.readouterr().out
+    scenes = pd.read_csv(tmp_path / "scenes.csv")
+    outcomes = pd.read_csv(tmp_path / "outcomes.csv")
+    assert len(scenes) == 200 and scenes["state_id"].nunique() == 40
+    assert set(outcomes["scene_id"]) <= set(scenes["scene_id"])
+    with pytest.raises(UnknownSettingError, match="unknown setting 'nope'"):
+        main(["data", "export", "nope", str(tmp_path)])
+    assert main(["data", "generate"]) == 2
+    assert "give a SETTING or --all" in capsys.readouterr().err

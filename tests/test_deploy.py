@@ -68,15 +68,31 @@ def test_app_roles_share_one_image_and_pick_the_role_by_command(config):
         assert services[name]["build"]["context"] == str(ROOT)
 
 
-def test_runner_alone_has_the_gpu_and_the_docker_socket(config):
+def test_runner_alone_has_the_gpu_and_the_worker_alone_the_docker_socket(config):
+    """The worker runs the selector containers (audit jobs), so it holds the socket."""
     services = config["services"]
     devices = services["runner"]["deploy"]["resources"]["reservations"]["devices"]
     assert devices == [{"capabilities": ["gpu"], "driver": "nvidia", "count": 1}]
     for name, service in services.items():
         sources = [v.get("source") for v in service.get("volumes", [])]
-        assert ("/var/run/docker.sock" in sources) == (name == "runner"), name
+        assert ("/var/run/docker.sock" in sources) == (name == "worker"), name
         if name != "runner":
             assert "deploy" not in service or "devices" not in json.dumps(service["deploy"]), name
+    worker = services["worker"]
+    assert from_env(worker["environment"]).sandbox == "docker"
+    workdir = worker["environment"]["TMPDIR"]
+    assert {"type": "bind", "source": workdir, "target": workdir}.items() <= \
+        next(v for v in worker["volumes"] if v["target"] == workdir).items()
+    assert worker["group_add"] == ["999"]
+
+
+def test_web_worker_and_runner_share_the_frozen_root_on_a_volume(config):
+    for name in APP_ROLES:
+        service = config["services"][name]
+        root = from_env(service["environment"]).frozen_root
+        assert root == "/var/lib/expaudit/frozen", name
+        mount = next(v for v in service["volumes"] if v["target"] == root)
+        assert (mount["type"], mount["source"]) == ("volume", "frozen-data"), name
 
 
 def test_long_running_services_have_health_checks(config):
@@ -131,7 +147,7 @@ def test_gpu_reservation_can_be_reset_for_cpu_hosts(tmp_path):
 
 
 def test_named_volumes_are_declared(config):
-    assert {"redis-data", "minio-data", "runner-scratch"} <= set(config["volumes"])
+    assert {"redis-data", "minio-data", "frozen-data"} <= set(config["volumes"])
 
 
 # --------------------------------------------------------------- Dockerfile --
@@ -223,6 +239,46 @@ def test_entrypoint_runs_other_commands_as_given(tmp_path):
     result = run_entrypoint("sh", "-c", "echo role-passthrough", env=base_env(tmp_path))
     assert result.returncode == 0 and result.stdout == "role-passthrough\n"
     assert (tmp_path / "expaudit-role").read_text() == "sh\n"
+
+
+def test_entrypoint_seeds_the_frozen_root_once(tmp_path):
+    from benchmark_data.paths import FROZEN_ROOT
+
+    target = tmp_path / "frozen"
+    env = {**base_env(tmp_path), "EXPAUDIT_FROZEN_ROOT": str(target)}
+    first = run_entrypoint("seed", env=env, timeout=120)
+    assert first.returncode == 0, first.stderr
+    assert f"frozen data copied to {target}" in first.stderr
+    shipped = sorted(p.relative_to(FROZEN_ROOT) for p in FROZEN_ROOT.rglob("*") if p.is_file())
+    assert shipped and all((target / rel).is_file() for rel in shipped)
+    computed = target / "cells" / "replay__stack-hidden.journal.jsonl"
+    computed.write_text('{"cell": "computed by a runner"}\n')
+    (target / "README.md").write_text("changed here\n")
+    again = run_entrypoint("seed", env=env, timeout=120)
+    assert again.returncode == 0 and "copied" not in again.stderr
+    assert computed.is_file() and (target / "README.md").read_text() == "changed here\n"
+
+
+def test_runner_role_runs_expaudit_runner_on_the_frozen_root(tmp_path):
+    redis = RedisServer(tmp_path / "redis").start()
+    root = tmp_path / "frozen"
+    env = {**base_env(tmp_path), "EXPAUDIT_REDIS_URL": redis.url, "EXPAUDIT_FROZEN_ROOT": str(root)}
+    runner = ProcessServer([str(ENTRYPOINT), "runner"], tmp_path / "runner.log", env=env).start()
+    try:
+        import redis as redis_client
+        from rq import Queue, Worker
+
+        connection = redis_client.Redis.from_url(redis.url)
+        deadline = time.monotonic() + 60
+        while not Worker.all(queue=Queue("rollouts", connection=connection)):
+            assert runner.alive, runner.log_tail()
+            assert time.monotonic() < deadline, runner.log_tail()
+            time.sleep(0.2)
+        assert f"cells go to {root}" in runner.log_tail()
+        assert (root / ".seeded").is_file()
+    finally:
+        runner.stop()
+        redis.stop()
 
 
 @pytest.mark.parametrize("role", ["worker", "runner"])

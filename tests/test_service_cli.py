@@ -11,8 +11,9 @@ import time
 import pytest
 import requests
 
-from tests.servers import (REPO_ROOT, free_port, redis_server, scores_csv,  # noqa: F401
-                           service_env, synthetic_setting, write_catalog)
+from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ServiceStack, free_port,  # noqa: F401
+                           redis_server, scores_csv, service_env, synthetic_setting,
+                           write_catalog)
 
 pytestmark = pytest.mark.slow
 
@@ -136,3 +137,53 @@ def test_serve_says_why_it_starts_no_runner(tmp_path, redis_server, monkeypatch)
     assert note.startswith("no rollout runner: robosuite is not installed")
     assert f"expaudit runner --frozen-root {tmp_path.resolve()}" in note
     assert children == []
+
+
+def test_submit_wait_prints_rollout_progress_and_state_changes(tmp_path, redis_server):
+    """The waiting client follows a submission whose audit waits for runners: every change
+    of the rollout count is a line, as is every change of state; the failure ends it."""
+    from service.records import Fault, State, Status, SubmissionRepo
+    from service.storage import LocalStore
+
+    summary, data = synthetic_setting("wait-k3", k=3)
+    stack = ServiceStack(tmp_path, redis_server, write_catalog(tmp_path / "catalog", (summary, data)))
+    scores = tmp_path / "scores.csv"
+    scores.write_bytes(scores_csv(data))
+    proc = None
+    try:
+        stack.start_web(workers=1)  # no worker: the test moves the submission itself
+        token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "waiter"},
+                              headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10)
+        env = {**stack.env(), "EXPAUDIT_SERVER": stack.url, "EXPAUDIT_TOKEN": token.json()["token"]}
+        proc = subprocess.Popen([sys.executable, "-m", "expaudit", "submit", str(scores),
+                                 "--setting", "wait-k3", "--wait"], cwd=REPO_ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        first = _read_until(proc, "queued", 60)
+        sid = first.split()[0]
+        _read_until(proc, f"status: {stack.url}/api/v1/submissions/{sid}", 10)
+        repo = SubmissionRepo(LocalStore(tmp_path / "store"))
+        steps = [(Status(State.RUNNING, 0.05, rollouts={"done": 0, "total": 100,
+                                                         "chunks_pending": 2, "runners": 0}),
+                  "running      5.0%  rollouts 0/100 (no runner connected)"),
+                 (Status(State.RUNNING, 0.05, rollouts={"done": 50, "total": 100,
+                                                         "chunks_pending": 1, "runners": 1}),
+                  "running      5.0%  rollouts 50/100"),
+                 (Status(State.FAILED, 0.05, reason="rollout chunk x failed 3 times",
+                         fault=Fault.INFRASTRUCTURE,
+                         rollouts={"done": 50, "total": 100, "chunks_pending": 1, "runners": 1}),
+                  "failed       5.0%  rollouts 50/100  rollout chunk x failed 3 times  "
+                  "(fault: infrastructure)")]
+        for status, expected in steps:
+            repo.write_status(sid, status)
+            line = _read_until(proc, "%", 30)
+            assert line.rstrip("\n") == f"{sid}  {expected}"
+        assert proc.wait(30) == 1
+        os.set_blocking(proc.stdout.fileno(), True)
+        assert proc.stdout.read() == ""  # nothing printed twice for an unchanged status
+    finally:
+        if proc is not None:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+            proc.stdout.close()
+        stack.stop()
