@@ -183,7 +183,8 @@ def scene_rule_scores(
         try:
             structural = structural_rule_scores(setting, data, root)
         except FileNotFoundError as exc:
-            reason = f"frozen layouts missing: {Path(exc.filename or str(exc)).name} is not built"
+            missing = Path(exc.filename).name if exc.filename else str(exc)
+            reason = f"frozen layouts missing: {missing} is not built"
             structural = {name: reason for name in STRUCTURAL_RULES}
         out.update({name: structural[name] for name in names if name in STRUCTURAL_RULES})
     embedding = [name for name in names if name in EMBEDDING_RULES]

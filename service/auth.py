@@ -207,12 +207,14 @@ class RateLimiter:
                 extra={"retry_after": retry_after})
 
     def _flush(self, token_id: str, window: _Window, now: float) -> None:
+        """Add the pending count to the shared counter: one INCRBY; the process whose INCRBY
+        created the key (the count came back equal to what it added) also sets its expiry,
+        so the busy case costs one command and a key re-created after Redis lost it expires."""
         key = f"expaudit:rate:{token_id}:{window.index}"
         try:
-            pipe = self.redis.pipeline(transaction=False)
-            pipe.incrby(key, window.pending)
-            pipe.expire(key, self.window_s + 1)
-            window.known = int(pipe.execute()[0])
+            window.known = int(self.redis.incrby(key, window.pending))
+            if window.known == window.pending:
+                self.redis.expire(key, self.window_s + 1)
             window.pending, window.unavailable = 0, False
         except redis_lib.RedisError as exc:
             log.warning("rate limiter unavailable (%s); requests allowed", type(exc).__name__)

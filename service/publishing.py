@@ -3,9 +3,19 @@
 The rebuild reads every public submission's reports and the reference rules'
 reports, renders the site with `leaderboard.publish.build_leaderboard` (a pure
 function) and writes the files under ``leaderboard/`` in the store, from where
-they are served as they are. Reference-rule reports are cached under
-``baselines/<setting>/<data fingerprint>/`` because they depend only on the
-frozen data.
+they are served as they are.
+
+Reference rules (`leaderboard.baselines.BASELINE_RULES`) are published on
+every complete setting. Each computed rule's report is cached under
+``baselines/<setting>/<data fingerprint>-<counts>/<rule>.json`` because it
+depends only on the frozen data; a rule not computed (weights missing, ...)
+is not cached, so it is tried again at the next rebuild and appears once its
+weights are supplied. The structural and embedding rules need the frozen
+scenes, so they are listed on the benchmark's own settings
+(`BenchmarkCatalog`) and not on a catalog of plain score tables. Image
+embeddings are cached by model and image content hash in the embedding
+cache directory (`embedding_cache_dir`), so the first rebuild pays for them
+once and a rebuild after new cells land reads them back.
 """
 
 from __future__ import annotations
@@ -14,11 +24,13 @@ import hashlib
 import json
 import logging
 import mimetypes
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
-from service.catalog import Catalog, fingerprint
+from service.catalog import BenchmarkCatalog, Catalog, fingerprint
 from service.records import State, SubmissionRepo
-from service.storage import ObjectNotFound, ObjectStore
+from service.storage import LocalStore, ObjectNotFound, ObjectStore
 
 log = logging.getLogger(__name__)
 
@@ -33,13 +45,29 @@ DIRTY_KEY = "state/leaderboard-dirty"
 """Present while a rebuild is owed (an owner made a submission public); the
 reconciler enqueues a rebuild when it finds it."""
 
+LOCAL_EMBEDDING_CACHE = "cache/embeddings"
+"""Embedding cache directory inside a local store's root (when none is configured)."""
+
 
 @dataclass(frozen=True)
 class AuditOptions:
-    """Resampling counts passed to every audit (None: the engine's defaults)."""
+    """Resampling counts passed to every audit (None: the engine's defaults), and where
+    the reference rules' embeddings and encoder weights live.
+
+    Attributes:
+        embedding_cache: directory of cached image embeddings; None uses
+            `LOCAL_EMBEDDING_CACHE` inside a local store and no cache with
+            an S3 store (see `embedding_cache_dir`).
+        weights: (rule, weights file) pairs for the encoders that read
+            user-supplied weights (resnet18, dinov2, clip); rules not named
+            here read their environment variable
+            (`leaderboard.embeddings.WEIGHTS_ENV`).
+    """
 
     n_shuffles: int | None = None
     n_bootstrap: int | None = None
+    embedding_cache: str | None = None
+    weights: tuple[tuple[str, str], ...] = ()
 
     def kwargs(self) -> dict:
         out = {}
@@ -84,39 +112,83 @@ def submission_entries(repo: SubmissionRepo, include: str | None = None) -> list
     return entries
 
 
+def embedding_cache_dir(store: ObjectStore, options: AuditOptions) -> Path | None:
+    """Where image embeddings are cached: the configured directory, else inside a local
+    store's root, else nowhere (an S3 store: embeddings are recomputed whenever a
+    setting's baseline reports are, i.e. when its data changes)."""
+    if options.embedding_cache:
+        return Path(options.embedding_cache)
+    if isinstance(store, LocalStore):
+        return store.root.joinpath(*LOCAL_EMBEDDING_CACHE.split("/"))
+    return None
+
+
 def baseline_entries(store: ObjectStore, catalog: Catalog, options: AuditOptions) -> list:
-    """Rows of the reference rules on every complete setting (cached in the store)."""
-    from leaderboard.baselines import BASELINE_RULES, DISPLAY_NAMES, baseline_submission_id
+    """Rows of the reference rules on every complete setting (reports cached in the store)."""
+    from leaderboard.baselines import DISPLAY_NAMES, NotComputedRule, baseline_submission_id
     from leaderboard.publish import LeaderboardEntry
 
     entries = []
     for summary in catalog.list_settings():
         if not catalog.completeness(summary.id).complete:
             continue
-        reports = _baseline_reports(store, catalog, summary.id, options)
-        for rule in BASELINE_RULES:
+        started = time.perf_counter()
+        reports = baseline_reports(store, catalog, summary.id, options)
+        log.info("baselines of %s: %d rules in %.1f s", summary.id, len(reports),
+                 time.perf_counter() - started)
+        for rule, report in reports.items():
+            missing = isinstance(report, NotComputedRule)
             entries.append(LeaderboardEntry(
                 submission_id=baseline_submission_id(summary.id, rule), setting_id=summary.id,
                 display_name=DISPLAY_NAMES[rule], kind="baseline", submitted_at="",
-                report=reports[rule]))
+                report={} if missing else report,
+                not_computed=report.reason if missing else None))
     return entries
 
 
-def _baseline_reports(store: ObjectStore, catalog: Catalog, setting_id: str,
-                      options: AuditOptions) -> dict[str, dict]:
-    from leaderboard.baselines import BASELINE_RULES, audit_baselines
+def _cached(store: ObjectStore, key: str) -> dict | None:
+    try:
+        return json.loads(store.get_bytes(key))
+    except ObjectNotFound:
+        return None
+
+
+def _store_reports(store: ObjectStore, prefix: str, reports: dict) -> None:
+    for rule, report in reports.items():
+        if isinstance(report, dict):
+            store.put_bytes(f"{prefix}/{rule}.json", json.dumps(report, sort_keys=True).encode(),
+                            "application/json")
+
+
+def baseline_reports(store: ObjectStore, catalog: Catalog, setting_id: str,
+                     options: AuditOptions) -> dict:
+    """rule -> report dict or `NotComputedRule` of one complete setting, in table order.
+
+    Computed reports come from the store when cached for this data version
+    and these counts; only the missing ones are computed (and then cached).
+    """
+    from leaderboard.baselines import (BASELINE_RULES, OUTCOME_RULES, SCENE_RULES,
+                                       audit_outcome_rules, audit_scene_rules, scene_rule_scores)
 
     data = catalog.load_transfer(setting_id)
     suffix = "-".join(f"{k}{v}" for k, v in sorted(options.kwargs().items())) or "default"
     prefix = f"baselines/{setting_id}/{fingerprint(data)[:24]}-{suffix}"
-    try:
-        return {rule: json.loads(store.get_bytes(f"{prefix}/{rule}.json")) for rule in BASELINE_RULES}
-    except ObjectNotFound:
-        pass
-    reports = audit_baselines(data, **options.kwargs())
-    for rule, report in reports.items():
-        store.put_bytes(f"{prefix}/{rule}.json", json.dumps(report, sort_keys=True).encode(),
-                        "application/json")
+    has_scenes = isinstance(catalog, BenchmarkCatalog)
+    rules = BASELINE_RULES if has_scenes else OUTCOME_RULES
+    reports = {rule: _cached(store, f"{prefix}/{rule}.json") for rule in rules}
+    if any(reports[rule] is None for rule in OUTCOME_RULES):
+        computed = audit_outcome_rules(data, **options.kwargs())
+        _store_reports(store, prefix, computed)
+        reports.update(computed)
+    todo = [rule for rule in SCENE_RULES if rule in reports and reports[rule] is None]
+    if todo:
+        from benchmark_data.registry import get_setting
+
+        scores = scene_rule_scores(get_setting(setting_id), data, catalog.root,
+                                   embedding_cache_dir(store, options), todo, dict(options.weights))
+        computed = audit_scene_rules(data, scores, **options.kwargs())
+        _store_reports(store, prefix, computed)
+        reports.update(computed)
     return reports
 
 

@@ -306,6 +306,37 @@ def test_full_cycle_in_process(client, token, catalog, store, redis_conn):  # no
     assert client.get(f"/api/v1/submissions/{sid}").status_code == 200  # public now
 
 
+def test_status_of_a_final_submission_is_answered_without_the_store(client, token, catalog, store,
+                                                                    redis_conn):  # noqa: F811
+    from service.records import State, Status, SubmissionRepo
+
+    sid = _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4").json["id"]
+    url = f"/api/v1/submissions/{sid}"
+    repo = SubmissionRepo(store)
+    repo.write_status(sid, Status(State.RUNNING, 0.05, rollouts={"done": 1, "total": 4,
+                                                                 "chunks_pending": 1, "runners": 1}))
+    assert client.get(url, headers=bearer(token)).json["rollouts"]["done"] == 1
+    repo.write_status(sid, Status(State.RUNNING, 0.05, rollouts={"done": 3, "total": 4,
+                                                                 "chunks_pending": 1, "runners": 1}))
+    assert client.get(url, headers=bearer(token)).json["rollouts"]["done"] == 3  # not final: read
+    run_jobs(store, redis_conn, catalog)
+    first = client.get(url, headers=bearer(token))
+    assert first.json["state"] == "published" and first.json["public"] is False
+    record = store.root / repo.status_key(sid)
+    saved = record.read_bytes()
+    record.unlink()  # a final record is never rewritten
+    again = client.get(url, headers=bearer(token))
+    assert again.status_code == 200 and again.get_data() == first.get_data()
+    assert again.mimetype == "application/json"
+    assert client.get(url).status_code == 404  # visibility is still checked per request
+    # Making it public is the one change left; the document then is read (and remembered) anew.
+    record.write_bytes(saved)
+    assert client.post(f"{url}/publish", headers=bearer(token)).json["public"] is True
+    public = client.get(url)
+    assert public.status_code == 200 and public.json["public"] is True
+    assert public.json["state"] == "published"
+
+
 def test_leaderboard_not_published_yet_is_404(client):
     error = _error(client.get("/api/v1/leaderboard"), 404, "not_found", "path")
     assert "not published" in error["message"]

@@ -188,6 +188,24 @@ def test_rate_limit_is_shared_between_processes(redis_conn):  # noqa: F811
             second.hit("t")
 
 
+def test_rate_limit_counter_always_expires_with_its_window(redis_conn):  # noqa: F811
+    import time
+
+    first = RateLimiter(redis_conn, per_minute=100, flush_every=1)
+    second = RateLimiter(redis_conn, per_minute=100, flush_every=1)
+    first.hit("t")
+    second.hit("t")
+    index = int(time.time() // 60)
+    key = f"expaudit:rate:t:{index}"
+    if redis_conn.get(key) is None:  # the minute turned between the hits and the read
+        first.hit("t")
+        key = f"expaudit:rate:t:{int(time.time() // 60)}"
+    assert 0 < redis_conn.ttl(key) <= 61
+    redis_conn.delete(key)  # Redis lost the counter mid-window
+    second.hit("t")
+    assert int(redis_conn.get(key)) == 1 and 0 < redis_conn.ttl(key) <= 61
+
+
 def test_rate_limiter_without_redis_lets_requests_through():
     import redis
 

@@ -415,3 +415,42 @@ def test_nginx_front_door_routes_leaderboard_and_api(tmp_path):
         nginx.stop()
         for server in servers:
             server.stop()
+
+
+# ------------------------------------------------------------ documentation --
+
+def _settings_variables() -> set[str]:
+    source = (ROOT / "service" / "settings.py").read_text()
+    return set(re.findall(r'"((?:EXPAUDIT|AWS)_[A-Z_]+)"', source))
+
+
+def _table_variables(doc: Path, heading: str) -> set[str]:
+    text = doc.read_text()
+    section = text[text.index(heading):]
+    section = section[:section.find("\n## ", 1) if "\n## " in section[1:] else len(section)]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return {name for row in rows for name in re.findall(r"`((?:EXPAUDIT|AWS)_[A-Z_]+)`", row)}
+
+
+def test_every_setting_is_documented_and_every_documented_one_exists():
+    read = _settings_variables()
+    assert {"EXPAUDIT_FROZEN_ROOT", "EXPAUDIT_SANDBOX", "EXPAUDIT_SELECTOR_WALL_SECONDS",
+            "EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY", "EXPAUDIT_STORE"} <= read
+    assert _table_variables(ROOT / "docs" / "service.md", "## Configuration") == read
+    server_side = read - {"EXPAUDIT_SERVER", "EXPAUDIT_TOKEN"}
+    hosting = _table_variables(ROOT / "docs" / "self_hosting.md", "Variables the service reads")
+    assert hosting == server_side
+
+
+def test_documented_defaults_match_the_code():
+    from service import defaults
+
+    text = (ROOT / "docs" / "service.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| `EXPAUDIT_SELECTOR_WALL"))
+    assert f"1 to {defaults.SELECTOR_WALL_SECONDS_MAX}" in row
+    assert row.endswith(f"| {defaults.SELECTOR_WALL_SECONDS} |")
+    row = next(line for line in text.splitlines() if line.startswith("| `EXPAUDIT_SEALED"))
+    assert row.endswith(f"| {defaults.SEALED_SUBMISSIONS_PER_DAY} |")
+    row = next(line for line in text.splitlines() if line.startswith("| `EXPAUDIT_SANDBOX"))
+    assert row.endswith(f"| `{defaults.SANDBOX_BACKEND}` |")
+    assert all(f"`{name}`" in row for name in defaults.SANDBOX_BACKENDS)

@@ -13,10 +13,21 @@ import numpy as np
 import pytest
 
 from leaderboard.audit import SELECTION_ONLY_REASON, run_audit
-from leaderboard.baselines import DISPLAY_NAMES, audit_baselines, baseline_submission_id
+from leaderboard.baselines import (
+    BASELINE_RULES,
+    DISPLAY_NAMES,
+    EMBEDDING_RULES,
+    OUTCOME_RULES,
+    NotComputedRule,
+    audit_baselines,
+    baseline_submission_id,
+    embedding_rule_scores,
+)
 from leaderboard.matrix import SceneTable, TransferData
+from leaderboard.structural import object_proximity, path_clearance
 from leaderboard.publish import (
     COLUMNS,
+    NOT_COMPUTED_LABEL,
     LeaderboardEntry,
     SettingInfo,
     build_leaderboard,
@@ -43,6 +54,24 @@ def make_data(k: int = 6, n_states: int = 40, n_draws: int = 5, n_seeds: int = 5
         state_ids=state, layout_level=layout, appearance_draw=draw,
     )
     return TransferData(tuple(f"stack-e{i:03d}" for i in range(k)), scenes, outcomes)
+
+
+def synthetic_scene_scores(data: TransferData) -> dict:
+    """Structural scores of a small synthetic layout: 2 objects per scene, one box obstacle
+    in every other state, straight-line paths; the image rules are not computed."""
+    rng = np.random.default_rng(5)
+    k, q = len(data.experience_ids), data.scenes.n_scenes
+    base = rng.uniform(-0.2, 0.2, size=(k, 2, 3))
+    query = rng.uniform(-0.2, 0.2, size=(q, 2, 3))
+    obstacles = np.full((q, 6), np.nan)
+    has_obstacle = data.scenes.state_ids % 2 == 0
+    obstacles[has_obstacle] = (0.0, 0.0, 0.85, 0.03, 0.03, 0.05)
+    paths = [[np.linspace(base[i, 0], query[s, 1], 20) for s in range(q)] for i in range(k)]
+    scores = {"object_proximity": object_proximity(query, base),
+              "path_clearance": path_clearance(paths, obstacles)}
+    scores.update({name: "weights missing: synthetic setting has no images"
+                   for name in EMBEDDING_RULES})
+    return scores
 
 
 def _audit(data: TransferData, scores: np.ndarray, selection_only: bool = False) -> dict:
@@ -183,10 +212,10 @@ def test_display_names_are_escaped(site):
     assert "noisy oracle <b>" not in page
 
 
-def test_reference_rows_for_every_rule(site):
+def test_reference_rows_for_every_outcome_rule(site):
     document = json.loads(site[f"settings/{SETTING}.json"])
     names = {r["display_name"] for r in document["rows"] if r["kind"] == "baseline"}
-    assert names == set(DISPLAY_NAMES.values())
+    assert names == {DISPLAY_NAMES[rule] for rule in OUTCOME_RULES}
 
 
 def test_rows_default_to_success_descending(site):
@@ -335,3 +364,85 @@ def test_setting_cells_are_validated():
     with pytest.raises(ValueError, match=r"field 'cells_done' must be between 0 and "
                                          r"cells_total=10, got 11"):
         SettingInfo("x", "stack", "replay", 3, "stack-orig", False, 11, 10)
+
+
+# ------------------------------------------------------ rules not computed --
+
+def baseline_rows(data: TransferData, scene_scores: dict, setting_id: str = SETTING) -> list:
+    """Rows of every reference rule the way the publish job builds them."""
+    rows = []
+    for rule, report in audit_baselines(data, scene_scores, n_shuffles=300,
+                                        n_bootstrap=300).items():
+        missing = isinstance(report, NotComputedRule)
+        rows.append(LeaderboardEntry(
+            baseline_submission_id(setting_id, rule), setting_id, DISPLAY_NAMES[rule], "baseline",
+            "", {} if missing else report, report.reason if missing else None))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def full_site(data, settings, tmp_path_factory) -> dict[str, bytes]:
+    """Every reference rule: structural rows computed from a synthetic layout, image rules
+    not computed (their weights path does not exist)."""
+    absent = tmp_path_factory.mktemp("weights") / "absent.pth"
+    scores = synthetic_scene_scores(data)
+    scores.update(embedding_rule_scores(None, data, names=("resnet18", "policy_encoder"),
+                                        weights={"resnet18": absent}, environ={}))
+    return build_leaderboard(baseline_rows(data, scores), settings)
+
+
+def test_every_reference_rule_has_a_row(full_site):
+    document = json.loads(full_site[f"settings/{SETTING}.json"])
+    ids = [row["submission_id"] for row in document["rows"]]
+    assert sorted(ids) == sorted(baseline_submission_id(SETTING, r) for r in BASELINE_RULES)
+    index = {s["setting_id"]: s for s in json.loads(full_site["index.json"])["settings"]}
+    assert index[SETTING]["n_baselines"] == 14
+    assert index[SETTING]["n_not_computed"] == len(EMBEDDING_RULES)
+
+
+def test_structural_rows_have_numbers_verdict_and_report_pages(full_site):
+    rows = {r["submission_id"]: r for r in json.loads(full_site[f"settings/{SETTING}.json"])["rows"]}
+    for rule in ("object_proximity", "path_clearance"):
+        sid = baseline_submission_id(SETTING, rule)
+        assert rows[sid]["not_computed"] is None
+        assert rows[sid]["success_rule"]["value"] is not None
+        assert rows[sid]["verdict"]["label"] != NOT_COMPUTED_LABEL
+        assert "<svg" in full_site[f"reports/{sid}.html"].decode()
+
+
+def test_not_computed_row_says_why(full_site):
+    sid = baseline_submission_id(SETTING, "resnet18")
+    rows = {r["submission_id"]: r for r in json.loads(full_site[f"settings/{SETTING}.json"])["rows"]}
+    row = rows[sid]
+    assert row["not_computed"].startswith("weights missing: ")
+    assert "absent.pth' is not a file" in row["not_computed"]
+    assert row["verdict"] == {"label": NOT_COMPUTED_LABEL, "text": row["not_computed"]}
+    assert row["report_html"] is None and "success_rule" not in row
+    assert f"reports/{sid}.html" not in full_site and f"reports/{sid}.json" not in full_site
+    table = parse(full_site[f"settings/{SETTING}.html"])
+    html_row = next(r for r in table.rows if r["attrs"]["data-submission"] == sid)
+    assert "not-computed" in html_row["attrs"]["class"]
+    verdict = html_row["cells"][-1]["text"]
+    assert verdict.startswith("not computed: weights missing: ")
+    assert all(cell(html_row, c.key)["text"] == "n/a" for c in COLUMNS)
+    assert cell(html_row, "success")["attrs"]["title"] == f"not computed: {row['not_computed']}"
+    policy = next(r for r in table.rows
+                  if r["attrs"]["data-submission"] == baseline_submission_id(SETTING, "policy_encoder"))
+    assert "Policy+DR image policies are not trained" in policy["cells"][-1]["text"]
+
+
+def test_not_computed_rows_come_last(full_site):
+    rows = json.loads(full_site[f"settings/{SETTING}.json"])["rows"]
+    flags = [row["not_computed"] is not None for row in rows]
+    assert flags == sorted(flags) and flags[-1]
+
+
+def test_not_computed_entry_is_validated():
+    fields = dict(submission_id="a", setting_id="b", display_name="c", kind="baseline",
+                  submitted_at="")
+    with pytest.raises(ValueError, match=r"entry 'a': field 'not_computed' must be a non-empty "
+                                         r"reason, got ' '"):
+        LeaderboardEntry(**fields, report={}, not_computed=" ")
+    with pytest.raises(ValueError, match=r"entry 'a': field 'report' must be empty when "
+                                         r"'not_computed' is set"):
+        LeaderboardEntry(**fields, report={"reference": {}}, not_computed="weights missing")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 import redis as redis_lib
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify, request
 
 from service import container_submissions, defaults, jobs
 from service.context import Services, current_token, services
@@ -23,6 +23,39 @@ from service.uploads import detect_format, read_frame, requested_settings, valid
 log = logging.getLogger(__name__)
 
 api = Blueprint("submissions", __name__)
+
+_FINAL_DOCUMENTS = "expaudit.final_status_documents"
+
+
+class FinalDocuments:
+    """Per-process memory of the status documents of final submissions, as sent.
+
+    A published or failed submission's status, reports and selector run are
+    never rewritten (the jobs end there and the reconciler only handles open
+    submissions), so its document can be answered without reading the store.
+    Keyed by (id, script root, public): making a submission public, the one
+    change left, names another entry. Visibility is still checked on every
+    request (`_visible`) before the memory is consulted. Bounded: emptied when
+    full.
+    """
+
+    def __init__(self, max_items: int = 10_000) -> None:
+        self.max_items = max_items
+        self._bodies: dict[tuple[str, str, bool], bytes] = {}
+
+    def get(self, key: tuple[str, str, bool]) -> bytes | None:
+        return self._bodies.get(key)
+
+    def put(self, key: tuple[str, str, bool], body: bytes) -> None:
+        if len(self._bodies) >= self.max_items:
+            self._bodies.clear()
+        self._bodies[key] = body
+
+
+@api.record_once
+def _install_final_documents(state) -> None:
+    state.app.extensions.setdefault(_FINAL_DOCUMENTS, FinalDocuments())
+
 
 _NAME_PATTERN = re.compile(r"^[\w .,:()+/-]{1,100}$")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
@@ -263,7 +296,16 @@ def _selector_summary(svc: Services, sid: str, manifest: Manifest, base: str) ->
 def get_submission(submission_id: str):
     svc = services()
     manifest, public = _visible(svc, submission_id)
-    return jsonify(_status_document(svc, submission_id, manifest, public))
+    memory: FinalDocuments = current_app.extensions[_FINAL_DOCUMENTS]
+    key = (submission_id, request.script_root, public)
+    body = memory.get(key)
+    if body is None:
+        document = _status_document(svc, submission_id, manifest, public)
+        response = jsonify(document)
+        if State(document["state"]).is_final:
+            memory.put(key, response.get_data())
+        return response
+    return Response(body, mimetype="application/json")
 
 
 @api.get("/submissions/<submission_id>/run")
