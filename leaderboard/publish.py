@@ -520,8 +520,9 @@ def build_leaderboard(entries: Sequence[LeaderboardEntry],
     Returns:
         A mapping from a relative path (``index.html``,
         ``settings/<id>.json``, ``reports/<id>.html``, ...) to the file's
-        bytes. A row not computed has no report files. The same inputs give the same bytes, in whatever order the
-        entries come; settings are listed in the order given.
+        bytes. A row not computed has no report files. The same inputs
+        give the same bytes, in whatever order the entries come; settings
+        are listed in the order given.
 
     Raises:
         ValueError: an entry names an unknown setting, an id is used twice, or
