@@ -4,6 +4,7 @@
 #   worker  `expaudit worker`: reconciler + RQ worker on the publish and audit queues
 #           (and the selector containers of container submissions)
 #   runner  `expaudit runner`: the rollouts queue (simulator; the GPU when given one)
+#   seed    only copy the frozen data into $EXPAUDIT_FROZEN_ROOT (see below), then exit
 # Any other command runs as given, e.g. `expaudit audit --help`.
 #
 # With EXPAUDIT_FROZEN_ROOT set (compose: a volume shared by web, worker and

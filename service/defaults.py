@@ -77,9 +77,11 @@ is written to the object store, so this is only for debugging."""
 FAILURE_TTL_S = 7 * 24 * 3600
 """RQ keeps a failed job (with its traceback) a week for operators."""
 
-LEADERBOARD_LOCK_TIMEOUT_S = 120
+LEADERBOARD_LOCK_TIMEOUT_S = JOB_TIMEOUT_S
 """A leaderboard rebuild holds a Redis lock so two rebuilds never interleave
-their writes; the lock expires on its own if its holder dies."""
+their writes; the lock expires on its own if its holder dies. As long as a
+job may run: the first rebuild after a data change embeds every image for the
+reference rules (minutes on two cores) and must not lose its lock midway."""
 
 STATUS_POLL_INTERVAL_S = 0.5
 """How often the client polls a submission's status right after it changed."""

@@ -142,6 +142,7 @@ def test_serve_says_why_it_starts_no_runner(tmp_path, redis_server, monkeypatch)
 def test_submit_wait_prints_rollout_progress_and_state_changes(tmp_path, redis_server):
     """The waiting client follows a submission whose audit waits for runners: every change
     of the rollout count is a line, as is every change of state; the failure ends it."""
+    from service.client import Client
     from service.records import Fault, State, Status, SubmissionRepo
     from service.storage import LocalStore
 
@@ -173,10 +174,17 @@ def test_submit_wait_prints_rollout_progress_and_state_changes(tmp_path, redis_s
                          rollouts={"done": 50, "total": 100, "chunks_pending": 1, "runners": 1}),
                   "failed       5.0%  rollouts 50/100  rollout chunk x failed 3 times  "
                   "(fault: infrastructure)")]
-        for status, expected in steps:
+        for n, (status, expected) in enumerate(steps):
             repo.write_status(sid, status)
             line = _read_until(proc, "%", 30)
             assert line.rstrip("\n") == f"{sid}  {expected}"
+            if n == 1:  # a wait gives up only after a whole timeout without any change
+                client = Client(stack.url, env["EXPAUDIT_TOKEN"])
+                seen: list[dict] = []
+                with pytest.raises(TimeoutError, match=f"{sid} still running with no change "
+                                                       "for 1.0 s"):
+                    client.wait(sid, timeout=1.0, on_update=seen.append, interval=0.1)
+                assert [s["rollouts"]["done"] for s in seen] == [50]
         assert proc.wait(30) == 1
         os.set_blocking(proc.stdout.fileno(), True)
         assert proc.stdout.read() == ""  # nothing printed twice for an unchanged status
@@ -187,3 +195,49 @@ def test_submit_wait_prints_rollout_progress_and_state_changes(tmp_path, redis_s
                 proc.wait(10)
             proc.stdout.close()
         stack.stop()
+
+
+@pytest.mark.sim
+def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
+    """`expaudit serve` with nothing else running: a submission to the sealed setting,
+    whose cells are not stored, is computed by the runner `serve` started, on the frozen
+    root `serve` serves, and published; the client shows the rollouts moving."""
+    from tests.test_rollout_jobs import HIDDEN, HIDDEN_STATES, _scores
+    from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
+
+    if not real_data_available():
+        pytest.skip("frozen data not built")
+    root = tmp_path / "frozen"
+    copy_library(root, experience_ids(10))
+    copy_query_set(root, "stack-hidden", HIDDEN_STATES)
+    scores = tmp_path / "scores.csv"
+    scores.write_bytes(_scores(root, seed=1))
+    port = free_port()
+    env = service_env(EXPAUDIT_FROZEN_ROOT=str(root), EXPAUDIT_N_SHUFFLES="100",
+                      EXPAUDIT_N_BOOTSTRAP="100", PYTHONPATH=str(REPO_ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "expaudit", "serve", "--port", str(port),
+                             "--workers", "1"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        early: list[str] = []
+        _read_until(proc, "expaudit is serving at", 120, early)
+        assert f"rollout runner started: missing cells are appended to {root}\n" in early
+        url = f"http://127.0.0.1:{port}"
+        admin = (tmp_path / "var" / "admin-token").read_text().strip()
+        token = requests.post(f"{url}/api/v1/tokens", json={"name": "sealed"},
+                              headers={"Authorization": f"Bearer {admin}"}, timeout=10).json()["token"]
+        submitted = subprocess.run([sys.executable, "-m", "expaudit", "submit", str(scores),
+                                    "--setting", HIDDEN, "--wait"], capture_output=True, text=True,
+                                   env={**env, "EXPAUDIT_SERVER": url, "EXPAUDIT_TOKEN": token},
+                                   timeout=400, cwd=tmp_path)
+        assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+        lines = submitted.stdout.splitlines()
+        assert any(line.endswith("rollouts 0/50") for line in lines), lines
+        assert lines[-1].split()[1:] == ["published", "100.0%", "rollouts", "50/50"], lines
+        journal = root / "cells" / "replay__stack-hidden.journal.jsonl"
+        assert len(journal.read_text().splitlines()) == 50
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(60)
+        proc.stdout.close()
+    assert proc.returncode == 0
