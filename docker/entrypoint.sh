@@ -2,8 +2,10 @@
 # Container entrypoint: the first argument picks the role of this container.
 #   web     gunicorn serving the Flask app factory (REST API, /healthz, /metrics)
 #   worker  `expaudit worker`: reconciler + RQ worker on the publish and audit queues
-#           (and the selector containers of container submissions)
-#   runner  `expaudit runner`: the rollouts queue (simulator; the GPU when given one)
+#           (scores files; no selector runs here, no Docker socket needed)
+#   runner  `expaudit runner`: the selectors queue (container submissions: each
+#           selector a sibling container on the Docker socket it alone holds) and
+#           the rollouts queue (simulator; the GPU when given one)
 #   seed    only copy the frozen data into $EXPAUDIT_FROZEN_ROOT (see below), then exit
 # Any other command runs as given, e.g. `expaudit audit --help`.
 #
@@ -56,7 +58,8 @@ case "$role" in
     shift || true
     : "${EXPAUDIT_REDIS_URL:?EXPAUDIT_REDIS_URL must be set for the runner role}"
     seed_frozen_root
-    # appends the cells it computes to $EXPAUDIT_FROZEN_ROOT, which the workers read
+    # runs the selectors of container submissions in $EXPAUDIT_SANDBOX and appends
+    # the cells it computes to $EXPAUDIT_FROZEN_ROOT, which the workers read
     exec expaudit runner "$@"
     ;;
   seed)

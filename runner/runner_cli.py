@@ -1,11 +1,14 @@
-"""`expaudit runner`: serve the `rollouts` queue (the simulator role of the service).
+"""`expaudit runner`: serve the `rollouts` and `selectors` queues (simulator and sandbox role).
 
     expaudit runner [--redis-url URL] [--frozen-root DIR] [--burst]
 
 `--redis-url` defaults to $EXPAUDIT_REDIS_URL and `--frozen-root` to
 $EXPAUDIT_FROZEN_ROOT, else the frozen data shipped in the package; computed
 cells are appended to that root's cells journals, so in a deployment it is a
-volume shared with the audit workers.
+volume shared with the audit workers. The audits of container submissions
+(queue `selectors`) run here in the sandbox of $EXPAUDIT_SANDBOX, with the
+same store and catalog settings as the worker; in a deployment the runner
+alone holds the Docker socket.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import sys
 
 def register(subparsers) -> None:
     """Add `runner` to the `expaudit` parser."""
-    runner = subparsers.add_parser("runner", help="run rollout jobs (missing matrix cells)")
+    runner = subparsers.add_parser("runner", help="run rollout jobs (missing matrix cells) and "
+                                                  "container submissions' selectors")
     _flags(runner)
     runner.set_defaults(handler=_runner)
 
@@ -32,11 +36,12 @@ def _flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _runner(args: argparse.Namespace) -> int:
-    import redis as redis_lib
+    from dataclasses import replace
 
     from benchmark_data.paths import root_or_default
     from runner.runner_worker import run_runner
     from service.settings import SettingsError, from_env
+    from service.worker import build_context
 
     try:
         settings = from_env()  # the same reading of the environment as web and worker
@@ -53,10 +58,11 @@ def _runner(args: argparse.Namespace) -> int:
         print(f"expaudit runner: --frozen-root '{root}' is not a directory", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    connection = redis_lib.Redis.from_url(redis_url, socket_connect_timeout=3,
-                                          health_check_interval=10)
-    print(f"runner: serving the rollouts queue, cells go to {root}", flush=True)
-    run_runner(connection, root, burst=args.burst)
+    context = build_context(replace(settings, redis_url=redis_url, frozen_root=str(root)),
+                            sandbox=True)
+    print(f"runner: serving the selectors and rollouts queues (sandbox {settings.sandbox}), "
+          f"cells go to {root}", flush=True)
+    run_runner(context.redis, root, context, burst=args.burst)
     return 0
 
 

@@ -1,4 +1,9 @@
-"""The runner: an RQ worker on the `rollouts` queue that executes matrix cells.
+"""The runner: an RQ worker on the `rollouts` and `selectors` queues.
+
+On `selectors` it runs the audit jobs of container submissions
+(`service.jobs.audit_job`, with the job context and sandbox it was given):
+in a deployment only the runner holds the Docker socket the selectors run on.
+On `rollouts` it executes matrix cells:
 
 Each job is one chunk planned by `service.rollout_jobs` (one experience, a
 block of physical states, every seed). The runner executes the chunk's cells
@@ -11,7 +16,8 @@ crash skips the cells already in the journal, so chunks are resumable.
 
 The worker does not fork per job (`SimpleWorker`): the simulator takes
 seconds to build and is kept for the life of the process. Nothing connects
-at import; `run_runner` gets its Redis connection and frozen root passed in.
+at import; `run_runner` gets its Redis connection, frozen root and job context
+passed in.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from pathlib import Path
 import redis as redis_lib
 from rq import Queue, SimpleWorker
 
-from service.defaults import ROLLOUT_QUEUE
+from service.defaults import RUNNER_QUEUES
 from service.rollout_jobs import Chunk
 
 log = logging.getLogger(__name__)
@@ -177,13 +183,22 @@ class RunnerWorker(SimpleWorker):
         super().handle_warm_shutdown_request()
 
 
-def run_runner(redis: redis_lib.Redis, root: Path, *, burst: bool = False) -> None:
-    """Serve the `rollouts` queue until a shutdown signal (or, with `burst`, until it is empty)."""
+def run_runner(redis: redis_lib.Redis, root: Path, jobs_context, *, burst: bool = False) -> None:
+    """Serve `selectors` and `rollouts` until a shutdown signal (or, with `burst`, until both
+    are empty).
+
+    `jobs_context` is the `service.jobs.JobContext` (store, catalog, sandbox) the
+    selector audits run with, built like a worker's (`service.worker.build_context`).
+    """
+    from service.jobs import install_context
+
     install_runner(RunnerContext(Path(root)))
+    install_context(jobs_context)
     backoff = 1.0
     while not RunnerWorker.shutdown_requested:
         try:
-            worker = RunnerWorker([Queue(ROLLOUT_QUEUE, connection=redis)], connection=redis)
+            worker = RunnerWorker([Queue(name, connection=redis) for name in RUNNER_QUEUES],
+                                  connection=redis)
             started = time.monotonic()
             worker.work(burst=burst, logging_level="INFO")
             if burst:

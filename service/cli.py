@@ -27,6 +27,9 @@ def register(subparsers) -> None:
     worker = subparsers.add_parser("worker", help="run one RQ worker (audits and publishing)")
     _server_flags(worker)
     worker.add_argument("--burst", action="store_true", help="exit when the queues are empty")
+    worker.add_argument("--queues", help="queues to serve, comma-separated, from publish, audit, "
+                                         "selectors (default publish,audit; "
+                                         "$EXPAUDIT_WORKER_QUEUES)")
     worker.set_defaults(handler=_worker)
 
     reconcile = subparsers.add_parser("reconcile", help="re-enqueue every submission that is not final")
@@ -82,12 +85,14 @@ def _client_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _settings(args):
-    from service.settings import from_env
+    from service.settings import from_env, parse_queues
 
     overrides = {key: getattr(args, attr) for key, attr in
                  (("store", "store"), ("redis_url", "redis_url"), ("catalog", "catalog"),
                   ("frozen_root", "frozen_root"))
                  if getattr(args, attr, None)}
+    if getattr(args, "queues", None):
+        overrides["worker_queues"] = parse_queues(args.queues)
     return from_env().with_overrides(overrides)
 
 

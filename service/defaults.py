@@ -97,6 +97,20 @@ PUBLISH_QUEUE = "publish"
 """RQ queue of leaderboard rebuilds; listened to before the audit queue so a
 finished audit is published promptly."""
 
+SELECTOR_QUEUE = "selectors"
+"""RQ queue of the audit jobs of container submissions (`service.jobs.queue_for`):
+the selector runs in a sandbox, so these jobs go to the process that holds the
+sandbox (`expaudit runner`, which alone holds the Docker socket in a
+deployment); scores-file audits stay on `AUDIT_QUEUE`."""
+
+WORKER_QUEUES = (PUBLISH_QUEUE, AUDIT_QUEUE)
+"""Queues `expaudit worker` serves unless told otherwise (overridable, by
+`--queues` or EXPAUDIT_WORKER_QUEUES). `expaudit serve` adds `SELECTOR_QUEUE`
+so container submissions run without a runner."""
+
+WORKER_QUEUE_CHOICES = (PUBLISH_QUEUE, AUDIT_QUEUE, SELECTOR_QUEUE)
+"""Queues a worker may serve, in the order it listens to them (publish first)."""
+
 DEFAULT_PORT = 8000
 """Port `expaudit serve` listens on unless told otherwise."""
 
@@ -135,6 +149,10 @@ with many crafted selections."""
 
 ROLLOUT_QUEUE = "rollouts"
 """RQ queue of rollout chunks, served by `expaudit runner` (the simulator role)."""
+
+RUNNER_QUEUES = (SELECTOR_QUEUE, ROLLOUT_QUEUE)
+"""Queues `expaudit runner` serves: sandboxed selector audits (listened to first:
+each is one submitter's wait) and rollout chunks."""
 
 ROLLOUT_CHUNK_STATES = 10
 """Physical states per rollout job (one experience, all seeds): 10 x 5 = 50

@@ -12,6 +12,8 @@
   submission that needs missing cells (the sealed `stack-replay-k10-hidden`)
   completes here too. Without it, such submissions wait for a runner started
   elsewhere; `serve` says which case applies.
+- Container submissions: the worker serves the `selectors` queue as well as
+  `publish` and `audit`, so they run here with or without a runner.
 """
 
 from __future__ import annotations
@@ -111,6 +113,13 @@ def simulator_missing() -> str | None:
     return None
 
 
+def worker_command() -> list[str]:
+    """The command of the embedded worker: it serves `selectors` too, so container
+    submissions run in the local sandbox with or without a runner."""
+    return [sys.executable, "-m", "expaudit", "worker", "--queues",
+            ",".join(defaults.WORKER_QUEUE_CHOICES)]
+
+
 def runner_command(root: Path) -> list[str]:
     """The command of the embedded rollout runner (the `expaudit runner` role)."""
     return [sys.executable, "-m", "expaudit", "runner", "--frozen-root", str(root)]
@@ -147,7 +156,7 @@ def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
                                 "--bind", f"{host}:{port}", "--access-logfile", "-", "--no-control-socket",
                                 "service.app:create_app()"], env=env)
         children.append(web)
-        children.append(subprocess.Popen([sys.executable, "-m", "expaudit", "worker"], env=env))
+        children.append(subprocess.Popen(worker_command(), env=env))
         note = start_runner(settings, env, children)
         if on_runner is not None:
             on_runner(note)

@@ -12,10 +12,11 @@ submission state:
   again later.
 
 The audit job also covers the two kinds of work that are not a plain
-scores file: a container submission's selector runs in the worker's sandbox
-first (`service.container_jobs`), and a setting whose matrix misses cells
-has them enqueued for the runners while the job ends and leaves a
-continuation behind (`service.rollout_jobs`, docs/runners.md).
+scores file: a container submission's selector runs in the sandbox of the
+process serving its queue first (`service.container_jobs`; `queue_for` puts
+these audits on the `selectors` queue, which `expaudit runner` serves), and
+a setting whose matrix misses cells has them enqueued for the runners while
+the job ends and leaves a continuation behind (`service.rollout_jobs`, docs/runners.md).
 
 Workers get their connections (and the sandbox) once, at start, through
 `install_context`; importing this module connects to nothing.
@@ -97,8 +98,19 @@ def _retry() -> Retry:
     return Retry(max=len(intervals), interval=intervals)
 
 
-def enqueue_audit(redis: redis_lib.Redis, sid: str) -> Job:
-    return Queue(defaults.AUDIT_QUEUE, connection=redis).enqueue(
+def queue_for(*, container: bool) -> str:
+    """The queue of a submission's audit jobs: the one place that routes them.
+
+    A container submission's audit runs its selector, so it goes to
+    `SELECTOR_QUEUE`, served by the processes that hold a sandbox (the runner;
+    the embedded worker); a scores file's audit stays on `AUDIT_QUEUE`.
+    """
+    return defaults.SELECTOR_QUEUE if container else defaults.AUDIT_QUEUE
+
+
+def enqueue_audit(redis: redis_lib.Redis, sid: str, *, container: bool) -> Job:
+    """Enqueue the audit of submission `sid` on its queue (`queue_for`)."""
+    return Queue(queue_for(container=container), connection=redis).enqueue(
         audit_job, sid, job_id=f"audit-{sid}", retry=_retry(), job_timeout=defaults.JOB_TIMEOUT_S,
         result_ttl=defaults.RESULT_TTL_S, failure_ttl=defaults.FAILURE_TTL_S,
         description=f"audit {sid}")
@@ -301,7 +313,8 @@ def _await_rollouts(ctx: JobContext, sid: str, manifest,
                 "chunks_pending": len(chunks), "runners": rollout_jobs.runner_count(ctx.redis)}
     status = status.advance(rollouts=progress)
     ctx.repo.write_status(sid, status)
-    rollout_jobs.wait_for(ctx.redis, sid, jobs[0], audit_job)
+    rollout_jobs.wait_for(ctx.redis, sid, jobs[0], audit_job,
+                          queue=queue_for(container=manifest.kind == "container"))
     return (f"audit {sid}: waiting for {len(chunks)} rollout chunk(s), "
             f"{progress['done']}/{progress['total']} cells done"), status
 
@@ -391,7 +404,10 @@ def reconcile(store: ObjectStore, redis: redis_lib.Redis) -> ReconcileResult:
         job_id = f"{'publish' if audited else 'audit'}-{sid}"
         if _job_pending(redis, job_id, sid):
             continue
-        (enqueue_publish if audited else enqueue_audit)(redis, sid)
+        if audited:
+            enqueue_publish(redis, sid)
+        else:
+            enqueue_audit(redis, sid, container=manifest.kind == "container")
         enqueued.append(sid)
     rebuild = store.exists(DIRTY_KEY)
     if rebuild:

@@ -18,8 +18,10 @@ from service import defaults
 log = logging.getLogger(__name__)
 
 
-QUEUES = (defaults.AUDIT_QUEUE, defaults.PUBLISH_QUEUE, defaults.ROLLOUT_QUEUE)
-"""Every RQ queue of the service: audits, leaderboard rebuilds, rollout chunks (runners)."""
+QUEUES = (defaults.AUDIT_QUEUE, defaults.PUBLISH_QUEUE, defaults.SELECTOR_QUEUE,
+          defaults.ROLLOUT_QUEUE)
+"""Every RQ queue of the service: audits, leaderboard rebuilds, container audits and
+rollout chunks (the last two served by runners)."""
 
 
 class _QueueCollector:

@@ -178,11 +178,15 @@ def runner_count(redis: redis_lib.Redis) -> int:
     return Worker.count(queue=Queue(defaults.ROLLOUT_QUEUE, connection=redis))
 
 
-def wait_for(redis: redis_lib.Redis, sid: str, job: Job, audit_function) -> Job:
-    """Enqueue a continuation of submission `sid`'s audit that runs once `job` has ended."""
+def wait_for(redis: redis_lib.Redis, sid: str, job: Job, audit_function, *, queue: str) -> Job:
+    """Enqueue a continuation of submission `sid`'s audit that runs once `job` has ended.
+
+    `queue` is the submission's audit queue (`service.jobs.queue_for`), so a
+    container submission's continuation reaches a process with a sandbox again.
+    """
     n = int(redis.incr(f"expaudit:waits:{sid}"))
     redis.expire(f"expaudit:waits:{sid}", defaults.FAILURE_TTL_S)
-    continuation = Queue(defaults.AUDIT_QUEUE, connection=redis).enqueue(
+    continuation = Queue(queue, connection=redis).enqueue(
         audit_function, sid, job_id=f"audit-{sid}-w{n}",
         depends_on=Dependency(jobs=[job], allow_failure=True),
         job_timeout=defaults.JOB_TIMEOUT_S, result_ttl=defaults.RESULT_TTL_S,

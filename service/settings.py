@@ -21,6 +21,8 @@ EXPAUDIT_FROZEN_ROOT    the frozen benchmark data directory (default: the one sh
 EXPAUDIT_SANDBOX        where container submissions run: local | docker | none
 EXPAUDIT_SELECTOR_WALL_SECONDS      wall-clock limit of one selector run
 EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY submissions to sealed settings per token per UTC day
+EXPAUDIT_WORKER_QUEUES  queues `expaudit worker` serves, comma-separated (default publish,audit;
+                        add `selectors` to run container submissions without a runner)
 """
 
 from __future__ import annotations
@@ -77,8 +79,14 @@ class ServiceSettings:
     sandbox: str = defaults.SANDBOX_BACKEND
     selector_wall_seconds: int = defaults.SELECTOR_WALL_SECONDS
     sealed_submissions_per_day: int = defaults.SEALED_SUBMISSIONS_PER_DAY
+    worker_queues: tuple[str, ...] = defaults.WORKER_QUEUES
 
     def __post_init__(self) -> None:
+        unknown = [q for q in self.worker_queues if q not in defaults.WORKER_QUEUE_CHOICES]
+        if unknown or not self.worker_queues:
+            raise SettingsError(f"EXPAUDIT_WORKER_QUEUES (or --queues) must name one or more of "
+                                f"{list(defaults.WORKER_QUEUE_CHOICES)}, got "
+                                f"{','.join(self.worker_queues)!r}")
         if self.sandbox not in defaults.SANDBOX_BACKENDS:
             raise SettingsError(f"EXPAUDIT_SANDBOX must be one of {list(defaults.SANDBOX_BACKENDS)}, "
                                 f"got {self.sandbox!r}")
@@ -153,7 +161,15 @@ def from_env(environ: Mapping[str, str] | None = None) -> ServiceSettings:
                                    defaults.SELECTOR_WALL_SECONDS),
         sealed_submissions_per_day=_int(env, "EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY",
                                         defaults.SEALED_SUBMISSIONS_PER_DAY),
+        worker_queues=parse_queues(env.get("EXPAUDIT_WORKER_QUEUES")),
     )
+
+
+def parse_queues(text: str | None) -> tuple[str, ...]:
+    """The queue names of a comma-separated list (None or empty: `defaults.WORKER_QUEUES`)."""
+    if not text or not text.strip():
+        return defaults.WORKER_QUEUES
+    return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
 def to_env(settings: ServiceSettings) -> dict[str, str]:
@@ -177,6 +193,7 @@ def to_env(settings: ServiceSettings) -> dict[str, str]:
         "EXPAUDIT_SANDBOX": settings.sandbox,
         "EXPAUDIT_SELECTOR_WALL_SECONDS": str(settings.selector_wall_seconds),
         "EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY": str(settings.sealed_submissions_per_day),
+        "EXPAUDIT_WORKER_QUEUES": ",".join(settings.worker_queues),
     }
     return {k: v for k, v in pairs.items() if v is not None}
 

@@ -1,7 +1,9 @@
 """The worker process: connections, the reconciler, and an RQ worker loop.
 
 `run_worker` installs the job context once, reconciles the store against
-the queues, then works. The RQ worker returns when it has been idle for
+the queues, then works on the queues of `settings.worker_queues` (publish
+and audit; `selectors` too where the worker should run container
+submissions itself, as in `expaudit serve`). The RQ worker returns when it has been idle for
 `RECONCILE_INTERVAL_S` (the loop reconciles again) or when Redis dropped
 the connection (the loop waits and reconnects); only a shutdown signal ends
 the loop.
@@ -51,21 +53,33 @@ def connect_redis(url: str) -> redis_lib.Redis:
     return redis_lib.Redis.from_url(url, socket_connect_timeout=3, health_check_interval=10)
 
 
-def build_context(settings: ServiceSettings) -> JobContext:
+def build_context(settings: ServiceSettings, *, sandbox: bool | None = None) -> JobContext:
+    """The connections of one process's jobs.
+
+    `sandbox`: build the selector sandbox of `settings.sandbox` (the runner
+    passes True); None builds it only when this worker serves the `selectors`
+    queue, so a worker without the Docker socket never looks for an engine.
+    """
     if not settings.redis_url:
         raise ValueError("no Redis: set EXPAUDIT_REDIS_URL")
     from service.container_jobs import make_sandbox, selector_limits
 
+    if sandbox is None:
+        sandbox = defaults.SELECTOR_QUEUE in settings.worker_queues
     return JobContext(store=open_store(settings), redis=connect_redis(settings.redis_url),
                       catalog=open_catalog(settings),
                       options=AuditOptions(settings.n_shuffles, settings.n_bootstrap),
-                      sandbox=make_sandbox(settings), selector_limits=selector_limits(settings))
+                      sandbox=make_sandbox(settings) if sandbox else None,
+                      selector_limits=selector_limits(settings))
 
 
-def queues(redis: redis_lib.Redis) -> list[Queue]:
-    """Publish first: a finished audit should reach the leaderboard before the next starts."""
-    return [Queue(defaults.PUBLISH_QUEUE, connection=redis),
-            Queue(defaults.AUDIT_QUEUE, connection=redis)]
+def queues(redis: redis_lib.Redis,
+           names: tuple[str, ...] = defaults.WORKER_QUEUES) -> list[Queue]:
+    """The RQ queues of `names`, publish first: a finished audit should reach the
+    leaderboard before the next starts. `selectors` only when asked for (the
+    container audits belong to the runner, which holds the sandbox)."""
+    return [Queue(name, connection=redis) for name in defaults.WORKER_QUEUE_CHOICES
+            if name in names]
 
 
 def run_worker(settings: ServiceSettings, *, burst: bool = False,
@@ -80,7 +94,8 @@ def run_worker(settings: ServiceSettings, *, burst: bool = False,
             if result.enqueued:
                 log.info("reconciler re-enqueued %d of %d open submissions", len(result.enqueued),
                          result.open)
-            worker = ServiceWorker(queues(context.redis), connection=context.redis)
+            worker = ServiceWorker(queues(context.redis, settings.worker_queues),
+                                   connection=context.redis)
             worker.settings = settings
             started = time.monotonic()
             worker.work(burst=burst, max_idle_time=None if burst else idle_s, with_scheduler=not burst,

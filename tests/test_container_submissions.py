@@ -1,5 +1,6 @@
-"""Container submissions over HTTP: gunicorn, two RQ worker processes and redis-server,
-selectors run in the local namespace sandbox on a tiny frozen root cut from the real data."""
+"""Container submissions over HTTP: gunicorn, an RQ worker (scores files, publishing), a
+runner (the `selectors` queue) and redis-server; selectors run in the local namespace sandbox
+on a tiny frozen root cut from the real data."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import io
 import json
 import os
 import shutil
+import sys
 import tarfile
 import time
 from pathlib import Path
@@ -17,8 +19,8 @@ import requests
 from runner.sandbox.local import directory_digest
 from service.errors import ValidationFailed
 from service.selector_archive import check_archive, check_image_reference, unpack_archive
-from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ServiceStack, redis_conn,  # noqa: F401
-                           redis_server)
+from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ProcessServer, ServiceStack,  # noqa: F401
+                           redis_conn, redis_server)
 from tests.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
                                real_data_available)
 
@@ -106,8 +108,12 @@ def stack(tmp_path_factory, redis_server):  # noqa: F811
                          extra_env={"EXPAUDIT_CATALOG": "", "EXPAUDIT_FROZEN_ROOT": str(root),
                                     "EXPAUDIT_SELECTOR_WALL_SECONDS": "8"})
     stack.start_web()
-    stack.start_worker()
-    stack.start_worker()
+    stack.start_worker()  # publish and audit: scores files only
+    # The selectors queue is the runner's (it holds the sandbox); it runs in the
+    # stack's list of workers so that it is stopped and its log shown with them.
+    stack.workers.append(ProcessServer([sys.executable, "-m", "expaudit", "runner"],
+                                       directory / "runner.log", env=stack.env(),
+                                       cwd=REPO_ROOT).start())
     yield stack
     stack.stop()
 
@@ -154,6 +160,9 @@ def test_raw32_container_submission_is_run_audited_and_published(stack, auth):
     final = _final(stack, auth, sid)
     assert final["state"] == "published", (final, stack.logs())
     assert final["selector"]["run"]["status"] == "ok"
+    worker, runner = stack.workers
+    assert f"selectors: audit {sid}" in runner.log_tail(20000), runner.log_tail()
+    assert f"audit {sid}" not in worker.log_tail(20000), worker.log_tail()
     report = requests.get(f"{stack.url}{final['report_urls'][SETTING]['json']}", headers=auth,
                           timeout=10).json()
     assert report["selector"]["image_digest"] == directory_digest(source)
@@ -285,5 +294,8 @@ def test_a_docker_service_records_the_pinned_image_on_the_submission(tmp_path,
     assert document["kind"] == "container" and document["name"] == "raw32"
     assert document["selector"]["backend"] == "docker"
     assert document["selector"]["image"] == image and document["selector"]["run"] is None
+    from rq.job import Job
+
+    assert Job.fetch(f"audit-{document['id']}", connection=redis_conn).origin == "selectors"
     not_run = client.get(f"/api/v1/submissions/{document['id']}/run", headers=bearer(token))
     assert not_run.status_code == 409 and not_run.json["error"]["code"] == "not_ready"

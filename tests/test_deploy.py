@@ -68,22 +68,25 @@ def test_app_roles_share_one_image_and_pick_the_role_by_command(config):
         assert services[name]["build"]["context"] == str(ROOT)
 
 
-def test_runner_alone_has_the_gpu_and_the_worker_alone_the_docker_socket(config):
-    """The worker runs the selector containers (audit jobs), so it holds the socket."""
+def test_runner_alone_has_the_gpu_and_the_docker_socket(config):
+    """The runner serves `selectors` (the selector containers) and `rollouts` (the GPU)."""
     services = config["services"]
     devices = services["runner"]["deploy"]["resources"]["reservations"]["devices"]
     assert devices == [{"capabilities": ["gpu"], "driver": "nvidia", "count": 1}]
     for name, service in services.items():
         sources = [v.get("source") for v in service.get("volumes", [])]
-        assert ("/var/run/docker.sock" in sources) == (name == "worker"), name
+        assert ("/var/run/docker.sock" in sources) == (name == "runner"), name
+        assert ("group_add" in service) == (name == "runner"), name
         if name != "runner":
             assert "deploy" not in service or "devices" not in json.dumps(service["deploy"]), name
-    worker = services["worker"]
-    assert from_env(worker["environment"]).sandbox == "docker"
-    workdir = worker["environment"]["TMPDIR"]
+    runner = services["runner"]
+    assert from_env(runner["environment"]).sandbox == "docker"
+    workdir = runner["environment"]["TMPDIR"]
     assert {"type": "bind", "source": workdir, "target": workdir}.items() <= \
-        next(v for v in worker["volumes"] if v["target"] == workdir).items()
-    assert worker["group_add"] == ["999"]
+        next(v for v in runner["volumes"] if v["target"] == workdir).items()
+    assert runner["group_add"] == ["999"]
+    assert "TMPDIR" not in services["worker"]["environment"]
+    assert from_env(services["worker"]["environment"]).worker_queues == ("publish", "audit")
 
 
 def test_web_worker_and_runner_share_the_frozen_root_on_a_volume(config):

@@ -48,7 +48,7 @@ def _stored_submission(store, body: bytes, settings=("toy-k4",), public=False) -
 
 def test_audit_then_publish(store, redis_conn, catalog):  # noqa: F811
     sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")), public=True)
-    jobs.enqueue_audit(redis_conn, sid)
+    jobs.enqueue_audit(redis_conn, sid, container=False)
     run_jobs(store, redis_conn, catalog)
     repo = SubmissionRepo(store)
     status = repo.status(sid)
@@ -67,7 +67,7 @@ def test_audit_then_publish(store, redis_conn, catalog):  # noqa: F811
 def test_submitter_error_fails_without_retry(store, redis_conn, catalog):  # noqa: F811
     body = scores_csv(catalog.load_transfer("toy-k4")).replace(b"toy-k4-e001", b"toy-k4-e777", 1)
     sid = _stored_submission(store, body)
-    job = jobs.enqueue_audit(redis_conn, sid)
+    job = jobs.enqueue_audit(redis_conn, sid, container=False)
     run_jobs(store, redis_conn, catalog)
     status = SubmissionRepo(store).status(sid)
     assert status.state is State.FAILED and status.fault is Fault.SUBMITTER
@@ -80,7 +80,7 @@ def test_submitter_error_fails_without_retry(store, redis_conn, catalog):  # noq
 def test_infrastructure_error_is_retried_with_backoff(store, redis_conn, catalog):  # noqa: F811
     sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     store.delete(SubmissionRepo(store).manifest(sid).input_key)  # the input went missing
-    job = jobs.enqueue_audit(redis_conn, sid)
+    job = jobs.enqueue_audit(redis_conn, sid, container=False)
     run_jobs(store, redis_conn, catalog)
     status = SubmissionRepo(store).status(sid)
     assert not status.state.is_final
@@ -94,7 +94,7 @@ def test_infrastructure_error_is_retried_with_backoff(store, redis_conn, catalog
 def test_last_retry_fails_as_infrastructure(store, redis_conn, catalog):  # noqa: F811
     sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     store.delete(SubmissionRepo(store).manifest(sid).input_key)
-    job = jobs.enqueue_audit(redis_conn, sid)
+    job = jobs.enqueue_audit(redis_conn, sid, container=False)
     job.retries_left = 0
     job.save()
     run_jobs(store, redis_conn, catalog)
@@ -106,7 +106,7 @@ def test_last_retry_fails_as_infrastructure(store, redis_conn, catalog):  # noqa
 def test_incomplete_matrix_is_not_retried(store, redis_conn, catalog):  # noqa: F811
     body = scores_csv(catalog.load_transfer("toy-partial"))
     sid = _stored_submission(store, body, settings=("toy-partial",))
-    jobs.enqueue_audit(redis_conn, sid)
+    jobs.enqueue_audit(redis_conn, sid, container=False)
     run_jobs(store, redis_conn, catalog)
     status = SubmissionRepo(store).status(sid)
     assert status.state is State.FAILED and status.fault is Fault.INFRASTRUCTURE
@@ -118,7 +118,7 @@ def test_a_held_lease_skips_a_second_execution(store, redis_conn, catalog):  # n
     lease = jobs.Lease(redis_conn, sid)
     assert lease.acquire()
     try:
-        job = jobs.enqueue_audit(redis_conn, sid)
+        job = jobs.enqueue_audit(redis_conn, sid, container=False)
         run_jobs(store, redis_conn, catalog)
         job.refresh()
         assert "skipped, another execution holds the lease" in job.return_value()
@@ -147,7 +147,7 @@ def test_reconciler_restores_lost_queues_without_duplicates(store, redis_conn, c
 
 def test_reconciler_resumes_at_publish_when_reports_exist(store, redis_conn, catalog):  # noqa: F811
     sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
-    jobs.enqueue_audit(redis_conn, sid)
+    jobs.enqueue_audit(redis_conn, sid, container=False)
     jobs.install_context(jobs.JobContext(store, redis_conn, catalog, AuditOptions(100, 100)))
     try:
         SimpleWorker([Queue(defaults.AUDIT_QUEUE, connection=redis_conn)],
@@ -183,6 +183,50 @@ def test_jobs_need_an_installed_context():
 
 def test_worker_queue_order_puts_publish_first(redis_conn):  # noqa: F811
     assert [q.name for q in queues(redis_conn)] == [defaults.PUBLISH_QUEUE, defaults.AUDIT_QUEUE]
+    told = queues(redis_conn, (defaults.SELECTOR_QUEUE, defaults.AUDIT_QUEUE,
+                               defaults.PUBLISH_QUEUE))
+    assert [q.name for q in told] == ["publish", "audit", "selectors"]
+
+
+def _container_submission(store) -> str:
+    """A container submission (a selector archive) as the web process records it."""
+    body = b"not run here"
+    sha = hashlib.sha256(body).hexdigest()
+    store.put_if_absent(f"inputs/sha256/{sha}", body)
+    sid = new_submission_id()
+    SubmissionRepo(store).create(Manifest(
+        submission_id=sid, owner="tok-test", owner_name="test", name="selector",
+        settings=("toy-k4",), input_key=f"inputs/sha256/{sha}", input_sha256=sha,
+        input_format="tar.gz", filename="selector.tar.gz", selection_only=False,
+        created_at=utc_now(), kind="container", selector_backend="local"))
+    return sid
+
+
+def _queued(redis_conn, name: str) -> list[str]:  # noqa: F811
+    return Queue(name, connection=redis_conn).job_ids
+
+
+def test_container_audits_go_to_the_selectors_queue_and_scores_audits_to_audit(
+        store, redis_conn, catalog):  # noqa: F811
+    scores = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
+    container = _container_submission(store)
+    assert jobs.queue_for(container=True) == defaults.SELECTOR_QUEUE == "selectors"
+    assert jobs.queue_for(container=False) == defaults.AUDIT_QUEUE
+    assert jobs.enqueue_audit(redis_conn, container, container=True).origin == "selectors"
+    assert jobs.enqueue_audit(redis_conn, scores, container=False).origin == "audit"
+    assert _queued(redis_conn, "selectors") == [f"audit-{container}"]
+    assert _queued(redis_conn, "audit") == [f"audit-{scores}"]
+
+
+def test_the_reconciler_routes_audits_like_the_submission_route(store, redis_conn,
+                                                                 catalog):  # noqa: F811
+    scores = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
+    container = _container_submission(store)
+    result = jobs.reconcile(store, redis_conn)  # Redis lost its queues: both are re-enqueued
+    assert sorted(result.enqueued) == sorted([scores, container])
+    assert _queued(redis_conn, "selectors") == [f"audit-{container}"]
+    assert _queued(redis_conn, "audit") == [f"audit-{scores}"]
+    assert jobs.reconcile(store, redis_conn).enqueued == ()  # pending jobs are not doubled
 
 
 def test_site_writes_only_changed_files_and_drops_vanished_ones(store):

@@ -96,7 +96,8 @@ def test_a_failed_chunk_is_enqueued_again_until_its_runs_are_spent(redis_conn): 
 def test_waiting_submission_counts_as_pending_for_the_reconciler(redis_conn):  # noqa: F811
     (job,) = ensure_chunks(redis_conn, plan_rollouts(_with_missing(_data(), [(0, 0, 0)]),
                                                      "replay", "qs").pending)
-    continuation = rollout_jobs.wait_for(redis_conn, "sub-1", job, "service.jobs.audit_job")
+    continuation = rollout_jobs.wait_for(redis_conn, "sub-1", job, "service.jobs.audit_job",
+                                         queue=defaults.AUDIT_QUEUE)
     assert continuation.get_status() == "deferred"
     assert rollout_jobs.waiting_job(redis_conn, "sub-1") == continuation.id
     from service.jobs import _job_pending

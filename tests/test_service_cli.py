@@ -117,6 +117,7 @@ def test_serve_starts_a_rollout_runner_on_the_frozen_root_it_serves(tmp_path, re
         assert frozen_root(settings) == root.resolve()
         assert len(children) == 1 and children[0].args[-2:] == ["--frozen-root", str(root.resolve())]
         assert _rollout_workers(redis_server.url, 60) == 1, "the runner never served `rollouts`"
+        assert _listeners(redis_server.url, "selectors", 10) == 1, "the runner serves `selectors`"
     finally:
         for child in children:
             child.terminate()
@@ -241,3 +242,53 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
         proc.wait(60)
         proc.stdout.close()
     assert proc.returncode == 0
+
+
+def test_worker_queue_settings_are_read_and_checked():
+    from service.embedded import worker_command
+    from service.settings import SettingsError, from_env
+
+    assert from_env({}).worker_queues == ("publish", "audit")
+    assert from_env({"EXPAUDIT_WORKER_QUEUES": "publish, audit,selectors"}).worker_queues == \
+        ("publish", "audit", "selectors")
+    with pytest.raises(SettingsError, match=r"EXPAUDIT_WORKER_QUEUES .*got 'audit,rollouts'"):
+        from_env({"EXPAUDIT_WORKER_QUEUES": "audit,rollouts"})
+    assert worker_command()[-3:] == ["worker", "--queues", "publish,audit,selectors"]
+
+
+def _listeners(redis_url: str, queue: str, timeout: float) -> int:
+    import redis
+    from rq import Queue, Worker
+
+    conn = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            count = len(Worker.all(queue=Queue(queue, connection=conn)))
+            if count:
+                return count
+            time.sleep(0.3)
+        return 0
+    finally:
+        conn.close()
+
+
+def test_a_worker_serves_selectors_only_when_told(tmp_path, redis_server):  # noqa: F811
+    env = service_env(PYTHONPATH=str(REPO_ROOT), EXPAUDIT_REDIS_URL=redis_server.url,
+                      EXPAUDIT_STORE=str(tmp_path / "store"))
+    plain = subprocess.Popen([sys.executable, "-m", "expaudit", "worker"], env=env, cwd=tmp_path,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    told = None
+    try:
+        assert _listeners(redis_server.url, "audit", 60) == 1
+        assert _listeners(redis_server.url, "selectors", 0.1) == 0
+        told = subprocess.Popen([sys.executable, "-m", "expaudit", "worker", "--queues",
+                                 "publish,audit,selectors"], env=env, cwd=tmp_path,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        assert _listeners(redis_server.url, "selectors", 60) == 1
+        assert _listeners(redis_server.url, "audit", 1) == 2
+    finally:
+        for proc in (plain, told):
+            if proc is not None:
+                proc.terminate()
+                proc.wait(30)

@@ -235,7 +235,7 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
     svc.metrics.submissions.labels("accepted").inc()
     try:
         svc.active.add(token.token_id, sid)
-        jobs.enqueue_audit(svc.redis, sid)
+        jobs.enqueue_audit(svc.redis, sid, container=manifest.kind == "container")
     except redis_lib.RedisError as exc:
         # Stored is accepted: the reconciler enqueues it once Redis is back.
         log.warning("submission %s stored but not enqueued (%s)", sid, type(exc).__name__)
