@@ -65,14 +65,22 @@ class TorchEncoder:
         """(N, D) float32 features, computed in batches of `BATCH`."""
         images = check_images(images)
         chunks = []
-        with torch.inference_mode():
-            for start in range(0, len(images), BATCH):
-                batch = self._preprocessing.batch(images[start:start + BATCH])
-                out = self._forward(batch)
-                if out.ndim != 2 or out.shape[0] != batch.shape[0]:
-                    raise ValueError(f"{self.name}: the model returned shape {tuple(out.shape)}, "
-                                     f"expected ({batch.shape[0]}, D)")
-                chunks.append(out.to(torch.float32).numpy())
+        # One intra-op thread: the float sums of a convolution depend on how many
+        # threads split it, and a rule's scores must not depend on the machine's
+        # core count or OMP_NUM_THREADS (the sandboxed container form included).
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.inference_mode():
+                for start in range(0, len(images), BATCH):
+                    batch = self._preprocessing.batch(images[start:start + BATCH])
+                    out = self._forward(batch)
+                    if out.ndim != 2 or out.shape[0] != batch.shape[0]:
+                        raise ValueError(f"{self.name}: the model returned shape {tuple(out.shape)}, "
+                                         f"expected ({batch.shape[0]}, D)")
+                    chunks.append(out.to(torch.float32).numpy())
+        finally:
+            torch.set_num_threads(threads)
         if not chunks:
             return np.zeros((0, 0), dtype=np.float32)
         return np.ascontiguousarray(np.concatenate(chunks), dtype=np.float32)
