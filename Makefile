@@ -8,11 +8,11 @@ serve:
 	.venv/bin/expaudit serve
 
 test:
-	scripts/bootstrap.sh dev,sim,embed
+	scripts/bootstrap.sh dev,sim,embed,policies
 	scripts/run_tests.sh
 
 bootstrap:
 	scripts/bootstrap.sh sim
 
 bootstrap-dev:
-	scripts/bootstrap.sh dev,sim,embed
+	scripts/bootstrap.sh dev,sim,embed,policies

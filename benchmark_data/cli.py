@@ -17,14 +17,24 @@ def _log(message: str) -> None:
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from benchmark_data.generate import ensure_stack_inputs, plan_all, plan_setting, run_cells
-    from benchmark_data.registry import get_setting
+    from benchmark_data.generate import (ensure_stack_inputs, plan_all, plan_policy_setting,
+                                         plan_setting, run_cells)
+    from benchmark_data.registry import N_SEEDS, Mechanism, get_setting
 
     if args.all:
         cells = plan_all()
     elif args.setting:
-        get_setting(args.setting)
-        cells = plan_setting(args.setting)
+        setting = get_setting(args.setting)
+        if setting.mechanism is Mechanism.REPLAY:
+            cells = plan_setting(args.setting)
+        else:
+            seeds = args.seeds if args.seeds is not None else list(range(N_SEEDS))
+            bad = [s for s in seeds if not 0 <= s < N_SEEDS]
+            if bad:
+                print(f"expaudit data generate: --seeds: {bad[0]} is not in 0-{N_SEEDS - 1}",
+                      file=sys.stderr)
+                return 2
+            cells = plan_policy_setting(args.setting, seeds, root=args.root)
     else:
         print("expaudit data generate: give a SETTING or --all", file=sys.stderr)
         return 2
@@ -35,6 +45,45 @@ def _generate(args: argparse.Namespace) -> int:
     ran = run_cells(cells, workers=args.workers, root=args.root, log=_log)
     _log(f"done: {ran} cells executed")
     return 0
+
+
+def _train_policies(args: argparse.Namespace) -> int:
+    import multiprocessing as mp
+
+    from benchmark_data.policies import is_trained, policy_experiences
+
+    todo = [(t, m, e) for t, m, e in policy_experiences()
+            if (args.task is None or t == args.task) and (args.mechanism is None or m == args.mechanism)
+            and (not args.experience or e in args.experience)]
+    if not todo:
+        print("expaudit data train-policies: no policy matches the filters", file=sys.stderr)
+        return 2
+    pending = [k for k in todo if args.force or not is_trained(k[1], k[2], args.root)]
+    _log(f"{len(todo)} policies selected, {len(todo) - len(pending)} already trained, "
+         f"{len(pending)} to train on {args.workers} process(es)")
+    if not pending:
+        return 0
+    jobs = [(t, m, e, args.root) for t, m, e in pending]
+    if args.workers <= 1:
+        for job in jobs:
+            _train_one(job)
+    else:
+        with mp.get_context("spawn").Pool(args.workers, maxtasksperchild=1) as pool:
+            for _ in pool.imap_unordered(_train_one, jobs):
+                pass
+    return 0
+
+
+def _train_one(job) -> None:
+    import os
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from benchmark_data.policies import train_policy
+
+    task, mechanism, eid, root = job
+    path = train_policy(task, mechanism, eid, root, log=lambda m: _log(m) if "step" not in m
+                        or m.split("step ")[1].split("/")[0].endswith("00") else None)
+    _log(f"wrote {path}")
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -114,8 +163,20 @@ def register(subparsers) -> None:
     gen.add_argument("--all", action="store_true", help="all published Replay settings, in order")
     gen.add_argument("--workers", type=int, default=2, help="simulator processes (default 2)")
     gen.add_argument("--limit", type=int, default=None, help="run at most this many planned cells")
+    gen.add_argument("--seeds", type=int, nargs="+", default=None,
+                     help="policy settings: the seeds to run, in order (default all 5)")
     gen.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     gen.set_defaults(handler=_generate)
+
+    tp = sub.add_parser("train-policies",
+                        help="record demonstrations and train the frozen BC-RNN policies (resumable)")
+    tp.add_argument("--task", choices=["stack", "door"], default=None)
+    tp.add_argument("--mechanism", choices=["policy", "policy_dr"], default=None)
+    tp.add_argument("--experience", nargs="+", default=None, help="experience ids (default all K=3)")
+    tp.add_argument("--workers", type=int, default=2, help="policies trained at once (default 2)")
+    tp.add_argument("--force", action="store_true", help="retrain policies that exist")
+    tp.add_argument("--root", default=None, help="frozen data root (default: the package's)")
+    tp.set_defaults(handler=_train_policies)
 
     ver = sub.add_parser("verify", help="re-execute random stored cells across renders and from scratch")
     ver.add_argument("--sample", type=int, default=200, help="cells to re-execute (default 200)")

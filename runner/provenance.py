@@ -13,20 +13,56 @@ OUTCOME_SOURCES = ("osc.py", "stack_sim.py", "scenes.py", "stack_expert.py", "re
 """The runner modules whose code determines an outcome; their hash is the code version."""
 PACKAGES = ("robosuite", "mujoco", "numpy", "numba")
 """Packages whose versions can change a rollout."""
+POLICY_SOURCES = ("osc.py", "stack_sim.py", "scenes.py", "door_sim.py", "door_scenes.py",
+                  "appearance.py", "policy_camera.py", "policy_model.py", "policy_rollout.py",
+                  "robomimic_compat.py")
+"""The runner modules whose code determines a policy cell's outcome (besides the weights)."""
+POLICY_PACKAGES = PACKAGES + ("torch", "robomimic")
+"""Packages whose versions can change a policy rollout."""
+
+
+def _source_hash(names: tuple[str, ...]) -> hashlib._Hash:
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for name in names:
+        h.update(name.encode())
+        h.update((root / name).read_bytes())
+    return h
 
 
 @lru_cache(maxsize=1)
 def code_version() -> str:
     """`sha256:` + the first 16 hex digits of the hash over the outcome-determining sources."""
-    root = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for name in OUTCOME_SOURCES:
+    return "sha256:" + _source_hash(OUTCOME_SOURCES).hexdigest()[:16]
+
+
+@lru_cache(maxsize=None)
+def policy_code_version(policy_dir: str) -> str:
+    """Code version of a policy cell: the policy sources plus the policy's frozen files.
+
+    `policy_dir` holds `spec.json` and `weights.pt`; two cells share a code
+    version exactly when they ran the same code with the same weights.
+    """
+    h = _source_hash(POLICY_SOURCES)
+    for name in ("spec.json", "weights.pt"):
         h.update(name.encode())
-        h.update((root / name).read_bytes())
+        h.update((Path(policy_dir) / name).read_bytes())
     return "sha256:" + h.hexdigest()[:16]
+
+
+def _versions(names: tuple[str, ...]) -> str:
+    return json.dumps({name: metadata.version(name) for name in names}, sort_keys=True)
 
 
 @lru_cache(maxsize=1)
 def package_versions() -> str:
     """JSON object of the versions of `PACKAGES` installed here."""
-    return json.dumps({name: metadata.version(name) for name in PACKAGES}, sort_keys=True)
+    return _versions(PACKAGES)
+
+
+@lru_cache(maxsize=None)
+def policy_package_versions(device: str = "cpu") -> str:
+    """JSON object of the versions of `POLICY_PACKAGES`, plus the inference device."""
+    versions = json.loads(_versions(POLICY_PACKAGES))
+    versions["device"] = device
+    return json.dumps(versions, sort_keys=True)

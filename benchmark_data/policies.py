@@ -1,0 +1,150 @@
+"""Frozen policies: one BC-RNN image policy per (mechanism, experience) of the K=3 policy settings.
+
+Files in `policies/<mechanism>/<experience_id>/`:
+- `weights.pt`: the network's state dict (`torch.save`; load with `weights_only=True`);
+- `spec.json`: the network and training spec (`runner.policy_model.PolicySpec`);
+- `training.json`: how it was made: demonstration plans (layout, appearance
+  draw), tries, the SHA-256 of the training arrays, the training curve,
+  wall time, code version and package versions.
+
+`train_policy` regenerates a policy from the library alone; training is
+deterministic for a given spec, so the same command gives the same weights.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from benchmark_data.paths import root_or_default
+from benchmark_data.registry import LIBRARY_IDS, SETTINGS, Mechanism
+
+POLICY_MECHANISMS = (Mechanism.POLICY, Mechanism.POLICY_DR)
+N_DEMOS = {"stack": 40, "door": 40}
+"""Successful demonstrations each policy is trained on, per task."""
+
+
+class PolicyNotFoundError(FileNotFoundError):
+    """A policy's frozen files are missing."""
+
+
+def policy_dir(mechanism: str, experience_id: str, root=None) -> Path:
+    return root_or_default(root) / "policies" / mechanism / experience_id
+
+
+def policy_experiences() -> list[tuple[str, str, str]]:
+    """(task, mechanism, experience id) of every policy the published settings use, in order."""
+    seen, out = set(), []
+    for setting in SETTINGS.values():
+        if setting.mechanism not in POLICY_MECHANISMS:
+            continue
+        for eid in setting.experience_ids:
+            key = (setting.task, setting.mechanism.value, eid)
+            if key not in seen:
+                seen.add(key)
+                out.append(key)
+    return out
+
+
+def is_trained(mechanism: str, experience_id: str, root=None) -> bool:
+    d = policy_dir(mechanism, experience_id, root)
+    return all((d / name).exists() for name in ("weights.pt", "spec.json", "training.json"))
+
+
+def policy_dirs(task: str, root=None) -> dict[tuple[str, str], str]:
+    """(mechanism, experience id) -> directory, for every trained policy of a task."""
+    return {(m, e): str(policy_dir(m, e, root)) for t, m, e in policy_experiences()
+            if t == task and is_trained(m, e, root)}
+
+
+def _experience(task: str, experience_id: str, root=None):
+    from benchmark_data.library import read_experiences
+
+    frame = read_experiences(LIBRARY_IDS[task], root).set_index("experience_id")
+    if experience_id not in frame.index:
+        raise KeyError(f"experience_id {experience_id!r} is not in library {LIBRARY_IDS[task]!r}")
+    row = frame.loc[experience_id]
+    if task == "stack":
+        from runner.scenes import StackLayout
+        from runner.stack_expert import StackStyle
+
+        return StackLayout.from_dict(json.loads(row.base_layout)), StackStyle.from_dict(json.loads(row.style))
+    from runner.door_expert import DoorStyle
+    from runner.door_scenes import DoorLayout
+
+    return DoorLayout.from_dict(json.loads(row.base_layout)), DoorStyle(**json.loads(row.style))
+
+
+def demos_sha256(demos) -> str:
+    """SHA-256 over every training array, in order (images, low-dim observations, actions)."""
+    h = hashlib.sha256()
+    for demo in demos:
+        for array in (demo.images, demo.eef_pos, demo.gripper_qpos, demo.actions):
+            h.update(np.ascontiguousarray(array).tobytes())
+    return h.hexdigest()
+
+
+def train_policy(task: str, mechanism: str, experience_id: str, root=None, *, spec=None,
+                 n_demos: int | None = None, log: Callable[[str], None] = lambda s: None) -> Path:
+    """Record the demonstrations, train, and write the policy's frozen files; returns its directory."""
+    import os
+
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    from runner.policy_camera import PolicyCamera
+    from runner.policy_model import PolicySpec, save_policy, train
+    from runner.provenance import policy_code_version, policy_package_versions
+
+    if mechanism not in {m.value for m in POLICY_MECHANISMS}:
+        raise ValueError(f"mechanism must be one of {[m.value for m in POLICY_MECHANISMS]}, got {mechanism!r}")
+    spec = spec or PolicySpec()
+    n_demos = n_demos or N_DEMOS[task]
+    base, style = _experience(task, experience_id, root)
+    randomized = mechanism == Mechanism.POLICY_DR.value
+    began = time.time()
+    if task == "stack":
+        from runner.policy_demos import collect_demos
+        from runner.stack_sim import StackSim as Sim
+    else:
+        from runner.door_policy_demos import collect_door_demos as collect_demos
+        from runner.door_sim import DoorSim as Sim
+    sim = Sim()
+    camera = PolicyCamera(sim, task=task, size=spec.image_size)
+    demos, plans, tries = collect_demos(sim, camera, experience_id, base, style, n_demos, randomized)
+    camera.close()
+    if len(demos) < n_demos:
+        raise RuntimeError(f"{task} {experience_id}: only {len(demos)} of {tries} demonstrations "
+                           f"succeeded, {n_demos} needed")
+    demo_s = time.time() - began
+    log(f"{mechanism} {experience_id}: {len(demos)} demonstrations ({tries} tries, "
+        f"{sum(len(d) for d in demos)} frames) in {demo_s:.0f} s; training {spec.train_steps} steps")
+    algo, curve = train(demos, spec, log=lambda step, loss: log(
+        f"{mechanism} {experience_id}: step {step}/{spec.train_steps} loss {loss:.4f}"))
+    out = policy_dir(mechanism, experience_id, root)
+    save_policy(algo, spec, out)
+    record = {
+        "task": task, "mechanism": mechanism, "experience_id": experience_id,
+        "n_demos": len(demos), "tries": tries, "frames": int(sum(len(d) for d in demos)),
+        "demos": [{"index": p.index, "layout": p.layout.to_dict(), "draw_key": p.draw_key,
+                   "draw": p.draw} for p in plans],
+        "demos_sha256": demos_sha256(demos),
+        "curve": [{"step": s, "loss": round(l, 6)} for s, l in curve],
+        "demo_wall_s": round(demo_s, 1), "train_wall_s": round(time.time() - began - demo_s, 1),
+        "weights_sha256": hashlib.sha256((out / "weights.pt").read_bytes()).hexdigest(),
+        "code_version": policy_code_version(str(out)),
+        "packages": json.loads(policy_package_versions("cpu")),
+    }
+    (out / "training.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return out
+
+
+def read_training(mechanism: str, experience_id: str, root=None) -> dict:
+    path = policy_dir(mechanism, experience_id, root) / "training.json"
+    if not path.exists():
+        raise PolicyNotFoundError(f"{mechanism} policy of {experience_id!r}: {path} does not exist "
+                                  f"(train it with `expaudit data train-policies`)")
+    return json.loads(path.read_text())

@@ -1,0 +1,209 @@
+"""The executor of Policy and Policy+DR cells: closed-loop episodes, one per render, with provenance.
+
+A policy cell is (mechanism, query set, experience, scene, seed): the policy
+reads the camera, so every appearance draw of a state is its own episode and
+`Cell.state_id` holds the scene id (state + draw). Results have the same
+form and journals as Replay's (`runner.executor.CellResult`); the code version
+of a policy cell covers the policy sources and the policy's frozen weights
+(`runner.provenance.policy_code_version`).
+
+Cells are grouped by (mechanism, experience) so a process loads each policy
+once; a group runs `envs` environments in lockstep with one batched forward
+pass per control step (`runner.policy_rollout.run_batch`). The CPU default is
+one environment, which makes every cell's outcome independent of what else
+runs beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.executor import Cell, CellResult, read_journal
+from runner.provenance import policy_code_version, policy_package_versions
+
+POLICY_MECHANISMS = ("policy", "policy_dr")
+CHUNK_CELLS = 20
+"""Cells per unit of work handed to a worker process (all of one experience)."""
+
+
+@dataclass(frozen=True)
+class PolicyScene:
+    """One render of a physical state: the layout to restore and the appearance draw."""
+
+    scene_id: str
+    state_id: str
+    draw: int
+    layout: object  # runner.scenes.StackLayout or runner.door_scenes.DoorLayout
+
+
+@dataclass(frozen=True)
+class PolicyWorld:
+    """What a worker needs: the task, the scenes, and where each policy's files are."""
+
+    task: str
+    scenes: dict[str, PolicyScene]
+    policy_dirs: dict[tuple[str, str], str]  # (mechanism, experience id) -> directory
+
+
+class PolicyRunner:
+    """Simulators, cameras and loaded policies of one process; runs groups of cells."""
+
+    def __init__(self, world: PolicyWorld, *, device: str = "cpu", envs: int = 1) -> None:
+        if envs < 1:
+            raise ValueError(f"envs must be at least 1, got {envs}")
+        self.world = world
+        self.device = device
+        self.envs = envs
+        self._sims: list = []
+        self._cameras: list = []
+        self._actors: dict = {}
+
+    def _ensure_envs(self, n: int) -> None:
+        from runner.policy_camera import PolicyCamera
+
+        while len(self._sims) < n:
+            if self.world.task == "stack":
+                from runner.stack_sim import StackSim as Sim
+            else:
+                from runner.door_sim import DoorSim as Sim
+            sim = Sim()
+            self._sims.append(sim)
+            self._cameras.append(PolicyCamera(sim, task=self.world.task, size=self._image_size()))
+
+    def _image_size(self) -> int:
+        from runner.policy_model import PolicySpec
+
+        any_dir = next(iter(self.world.policy_dirs.values()))
+        return PolicySpec.from_json((Path(any_dir) / "spec.json").read_text()).image_size
+
+    def actor(self, mechanism: str, experience_id: str):
+        from runner.policy_model import PolicyActor, load_policy
+
+        key = (mechanism, experience_id)
+        if key not in self._actors:
+            directory = self.world.policy_dirs.get(key)
+            if directory is None:
+                raise KeyError(f"no frozen {mechanism} policy for experience_id {experience_id!r}")
+            algo, _ = load_policy(Path(directory), self.device)
+            self._actors[key] = PolicyActor(algo, self.device)
+        return self._actors[key]
+
+    def run(self, cells: list[Cell]) -> list[CellResult]:
+        """Execute cells that all share (mechanism, experience), `envs` at a time."""
+        from runner.appearance import sample_draw
+        from runner.policy_rollout import HORIZON, noise_for, run_batch
+
+        if not cells:
+            return []
+        groups = {(c.mechanism, c.experience_id) for c in cells}
+        if len(groups) != 1:
+            raise ValueError(f"PolicyRunner.run takes cells of one (mechanism, experience), got {sorted(groups)}")
+        mechanism, eid = next(iter(groups))
+        if mechanism not in POLICY_MECHANISMS:
+            raise ValueError(f"cell mechanism {mechanism!r} is not a policy mechanism {POLICY_MECHANISMS}")
+        actor = self.actor(mechanism, eid)
+        version = policy_code_version(self.world.policy_dirs[(mechanism, eid)])
+        packages = policy_package_versions(self.device)
+        horizon = HORIZON[self.world.task]
+        results = []
+        for start in range(0, len(cells), self.envs):
+            batch = cells[start:start + self.envs]
+            scenes = []
+            for cell in batch:
+                scene = self.world.scenes.get(cell.state_id)
+                if scene is None:
+                    raise KeyError(f"scene {cell.state_id!r} is not in query set {cell.query_set!r}")
+                scenes.append(scene)
+            self._ensure_envs(len(batch))
+            sims, cameras = self._sims[:len(batch)], self._cameras[:len(batch)]
+            before = []
+            for sim, scene in zip(sims, scenes):
+                sim.restore(scene.layout)
+                before.append(sim.state_hash())
+            began = time.perf_counter()
+            episodes = run_batch(
+                sims, cameras, actor, [lambda s, L=sc.layout: s.restore(L) for sc in scenes],
+                [sample_draw(sc.state_id, sc.draw) for sc in scenes],
+                [noise_for(c.seed, eid, c.state_id, horizon) for c in batch], horizon)
+            wall = (time.perf_counter() - began) / len(batch)
+            for cell, sim, episode, state_hash in zip(batch, sims, episodes, before):
+                results.append(CellResult(cell=cell, success=int(episode.success), state_hash=state_hash,
+                                          final_hash=sim.state_hash(), wall_s=wall,
+                                          code_version=version, packages=packages))
+        return results
+
+
+_WORKER: dict = {}
+
+
+def _init_worker(world: PolicyWorld, device: str, envs: int) -> None:
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    import torch
+
+    torch.set_num_threads(1)
+    _WORKER["runner"] = PolicyRunner(world, device=device, envs=envs)
+
+
+def _worker_run(cells: list[Cell]) -> list[CellResult]:
+    return _WORKER["runner"].run(cells)
+
+
+def chunk_cells(cells: Iterable[Cell], size: int = CHUNK_CELLS) -> list[list[Cell]]:
+    """Cells split into units of one (mechanism, experience), in their given order."""
+    chunks: list[list[Cell]] = []
+    open_chunk: dict[tuple, list[Cell]] = {}
+    for cell in cells:
+        key = (cell.mechanism, cell.experience_id)
+        current = open_chunk.get(key)
+        if current is None or len(current) >= size:
+            current = open_chunk[key] = []
+            chunks.append(current)
+        current.append(cell)
+    return chunks
+
+
+def execute_policy(cells: Iterable[Cell], world: PolicyWorld, journal_for: Callable[[Cell], Path], *,
+                   workers: int = 2, device: str = "cpu", envs: int = 1,
+                   done_keys: set | None = None) -> Iterator[CellResult]:
+    """Run the policy cells not yet done, appending each to its journal; yields results as they land."""
+    cells = list(cells)
+    skip = set(done_keys or ())
+    for path in {journal_for(c) for c in cells}:
+        skip.update(Cell(**{k: r[k] for k in Cell.__dataclass_fields__}).key for r in read_journal(path))
+    todo = [c for c in cells if c.key not in skip]
+    if not todo:
+        return
+    chunks = chunk_cells(todo)
+    handles: dict[Path, object] = {}
+    try:
+        if workers <= 1:
+            _init_worker(world, device, envs)
+            results = map(_worker_run, chunks)
+        else:
+            ctx = mp.get_context("spawn")
+            pool = ctx.Pool(workers, initializer=_init_worker, initargs=(world, device, envs))
+            results = pool.imap_unordered(_worker_run, chunks, chunksize=1)
+        for chunk_results in results:
+            for result in chunk_results:
+                path = journal_for(result.cell)
+                fh = handles.get(path)
+                if fh is None:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    fh = handles[path] = path.open("a")
+                fh.write(json.dumps(result.to_record(), sort_keys=True) + "\n")
+                fh.flush()
+                yield result
+        if workers > 1:
+            pool.close()
+            pool.join()
+    finally:
+        if workers > 1 and "pool" in locals():
+            pool.terminate()
+        for fh in handles.values():
+            fh.close()

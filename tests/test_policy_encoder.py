@@ -1,0 +1,204 @@
+"""policy_encoder: the Policy+DR visual encoder as an embedding rule, and its feature export.
+
+Tiny policies (32x32 images, 16 features) saved into a temporary frozen
+root stand in for the frozen Policy+DR policies; what is checked (the
+definition, determinism, the dimension, "not computed" reasons, the export)
+does not depend on the network's size or training.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("robomimic")
+
+from benchmark_data.policies import policy_dir  # noqa: E402
+from leaderboard.embeddings import NotComputed, embedding_scores, load_encoder  # noqa: E402
+from leaderboard.embeddings.policy_encoder import (  # noqa: E402
+    FEATURES_COLUMN, PolicyEncoder, export_features, features_path, load_policy_encoder, main,
+    task_experience_ids)
+from runner.policy_model import IMAGE_KEY, PolicySpec, build_policy, load_policy, save_policy  # noqa: E402
+
+TINY = PolicySpec(image_size=32, hidden_dim=16, feature_dim=16, keypoints=8)
+STACK = ("stack-e000", "stack-e001", "stack-e002")
+
+
+def save_tiny(root, experience_id: str, seed: int) -> None:
+    """A freshly initialised tiny policy with the three frozen files of a trained one."""
+    spec = replace(TINY, seed=seed)
+    directory = policy_dir("policy_dr", experience_id, root)
+    save_policy(build_policy(spec), spec, directory)
+    (directory / "training.json").write_text(json.dumps({"experience_id": experience_id}) + "\n")
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("frozen")
+    for seed, eid in enumerate(STACK):
+        save_tiny(root, eid, seed)
+    return root
+
+
+def _images(n: int, size: int = 48, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, 256, size=(size, size, 3), dtype=np.uint8) for _ in range(n)]
+
+
+def test_the_task_policies_are_the_three_policy_dr_experiences():
+    assert task_experience_ids("stack") == STACK
+    assert task_experience_ids("door") == ("door-e000", "door-e001", "door-e002")
+    with pytest.raises(ValueError, match="task must be one of .* got 'push'"):
+        task_experience_ids("push")
+
+
+def test_vectors_are_identical_across_loads_and_have_three_times_feature_dim(root):
+    images = _images(3)
+    first = load_encoder("policy_encoder", task="stack", root=root)
+    second = load_encoder("policy_encoder", task="stack", root=root)
+    assert isinstance(first, PolicyEncoder) and first.metric == "cosine"
+    a, b = first.embed(images), second.embed(images)
+    assert a.dtype == np.float32 and a.shape == (3, 3 * TINY.feature_dim) == (3, first.dimension)
+    assert np.array_equal(a, b) and np.array_equal(a, first.embed(images))
+    assert first.content_hash == second.content_hash and first.content_hash.startswith("sha256:")
+    assert first.embed([]).shape == (0, 3 * TINY.feature_dim)
+    scores = embedding_scores(first, images, images[:1])
+    assert scores.shape == (1, 3) and scores[0, 0] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_vector_is_each_policys_visual_core_on_robomimics_own_image_processing(root):
+    """The definition: concatenated VisualCore features, e000 first, of the resized image."""
+    import torch
+    from PIL import Image
+
+    from runner.robomimic_compat import import_robomimic
+
+    obs_utils = import_robomimic().obs_utils
+    image = _images(1, size=64, seed=3)[0]
+    small = np.asarray(Image.fromarray(image).resize((TINY.image_size,) * 2, Image.BILINEAR))
+    parts = []
+    for eid in STACK:
+        algo, _ = load_policy(policy_dir("policy_dr", eid, root))
+        processed = obs_utils.process_obs_dict({IMAGE_KEY: torch.from_numpy(small[None].copy())})
+        core = algo.nets["policy"].nets["encoder"].nets["obs"].obs_nets[IMAGE_KEY]
+        with torch.inference_mode():
+            parts.append(core(processed[IMAGE_KEY]).numpy())
+    expected = np.concatenate(parts, axis=1)[0]
+    got = load_encoder("policy_encoder", task="stack", root=root).embed([image])[0]
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+    assert not np.allclose(got[:16], got[16:32])  # three different policies, in order
+
+
+def test_content_hash_covers_every_weights_file(root, tmp_path):
+    other = tmp_path / "frozen"
+    shutil.copytree(root, other)
+    save_tiny(other, "stack-e002", seed=7)
+    before = load_policy_encoder("stack", root)
+    after = load_policy_encoder("stack", other)
+    assert before.content_hash != after.content_hash
+    image = _images(1)
+    assert np.array_equal(before.embed(image)[:, :32], after.embed(image)[:, :32])
+    assert not np.array_equal(before.embed(image)[:, 32:], after.embed(image)[:, 32:])
+
+
+def test_a_missing_policy_is_not_computed_and_named(root, tmp_path):
+    partial = tmp_path / "frozen"
+    shutil.copytree(root, partial)
+    (policy_dir("policy_dr", "stack-e001", partial) / "training.json").unlink()
+    result = load_encoder("policy_encoder", task="stack", root=partial)
+    assert isinstance(result, NotComputed) and result.name == "policy_encoder"
+    assert result.message.startswith("not computed: weights missing: the Policy+DR image policies")
+    assert "policies/policy_dr/stack-e001" in result.reason
+    assert "stack-e000" not in result.reason and "stack-e002" not in result.reason
+    door = load_encoder("policy_encoder", task="door", root=root)
+    assert isinstance(door, NotComputed)
+    assert all(f"policies/policy_dr/door-e00{i}" in door.reason for i in range(3))
+
+
+def test_without_a_task_the_rule_is_not_computed_and_imports_no_torch(root):
+    result = load_encoder("policy_encoder", root=root)
+    assert isinstance(result, NotComputed) and "without a task" in result.reason
+    code = ("import sys, leaderboard.embeddings as e; "
+            f"r = e.load_encoder('policy_encoder', task='door', root={str(root)!r}); "
+            "assert isinstance(r, e.NotComputed), r; "
+            "assert 'torch' not in sys.modules, 'torch imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _png(image: np.ndarray) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(image).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _write_tar(path, images: dict[str, np.ndarray]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w") as tar:
+        for name, image in images.items():
+            data = _png(image)
+            info = tarfile.TarInfo(f"{name}.png")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+@pytest.fixture(scope="module")
+def images_root(root, tmp_path_factory):
+    """The tiny policies plus two scenes per Stack query set and three base scenes."""
+    out = tmp_path_factory.mktemp("with-images") / "frozen"
+    shutil.copytree(root, out)
+    pictures = iter(_images(9, size=40, seed=5))
+    for query_set in ("stack-orig", "stack-fresh", "stack-hidden"):
+        ids = [f"{query_set}-s{i}" for i in range(2)]
+        folder = out / "query_sets" / query_set
+        folder.mkdir(parents=True)
+        pd.DataFrame({"scene_id": ids}).to_parquet(folder / "scenes.parquet")
+        _write_tar(folder / "images.tar", {sid: next(pictures) for sid in ids})
+    folder = out / "libraries" / "stack-stream"
+    folder.mkdir(parents=True)
+    pd.DataFrame({"experience_id": list(STACK)}).to_parquet(folder / "experiences.parquet")
+    _write_tar(folder / "base_images.tar", {eid: next(pictures) for eid in STACK})
+    return out
+
+
+def test_export_writes_every_query_and_base_image_deterministically(images_root, tmp_path):
+    import pyarrow.parquet as pq
+
+    path = export_features("stack", images_root)
+    assert path == features_path("stack", images_root)
+    assert path.relative_to(images_root).as_posix() == "policies/policy_dr/encoder_features_stack.parquet"
+    frame = pd.read_parquet(path)
+    assert list(frame.columns) == ["kind", "query_set", "scene_id", "experience_id", FEATURES_COLUMN]
+    assert list(frame.kind) == ["query"] * 6 + ["base"] * 3
+    assert list(frame.query_set[:6]) == ["stack-orig"] * 2 + ["stack-fresh"] * 2 + ["stack-hidden"] * 2
+    assert list(frame.experience_id[6:]) == list(STACK) and frame.scene_id[6:].isna().all()
+    assert pq.read_schema(path).field(FEATURES_COLUMN).type.value_type == "float"
+    vectors = np.stack(frame[FEATURES_COLUMN].to_list())
+    assert vectors.shape == (9, 48)
+    encoder = load_policy_encoder("stack", images_root)
+    base_tar = images_root / "libraries" / "stack-stream" / "base_images.tar"
+    from leaderboard.embeddings.setting_scores import read_tar_images
+
+    assert np.array_equal(vectors[6:], encoder.embed(read_tar_images(base_tar, STACK)))
+    metadata = pq.read_schema(path).metadata
+    assert metadata[b"content_hash"].decode() == encoder.content_hash
+    again = export_features("stack", images_root, out=tmp_path / "again.parquet")
+    assert pq.read_table(again).equals(pq.read_table(path))
+
+
+def test_export_entry_point_reports_a_missing_task(images_root, capsys):
+    assert main(["--export", "--task", "stack", "--root", str(images_root)]) == 0
+    assert main(["--export", "--task", "door", "--root", str(images_root)]) == 2
+    err = capsys.readouterr().err
+    assert "door: not computed: weights missing" in err and "policies/policy_dr/door-e000" in err

@@ -1,0 +1,164 @@
+"""Figures of the image-policy settings over complete seeds (pure functions, hand-built arrays)."""
+
+import numpy as np
+import pytest
+
+from benchmark_data.policy_summary import (appearance_failure_share, complete_seeds, discriminates,
+                                           summarize_policy)
+from leaderboard.matrix import MISSING
+
+M = MISSING
+
+# Two physical states a and b, each with draws 0, 1, 2 (scene order: a0 a1 a2 b0 b1 b2).
+STATES = np.array(["a", "a", "a", "b", "b", "b"])
+DRAWS = np.array([0, 1, 2, 0, 1, 2])
+
+
+def _tensor(*seeds):
+    """K x Q x S from per-seed K x Q lists."""
+    return np.stack([np.array(s, dtype=np.int8) for s in seeds], axis=2)
+
+
+def test_complete_seeds_skips_a_seed_with_one_missing_cell():
+    full = [[1, 0, 1], [0, 0, 1]]
+    one_missing = [[1, M, 1], [0, 0, 1]]
+    untouched = [[M, M, M], [M, M, M]]
+    y = _tensor(full, one_missing, full, untouched)
+    assert complete_seeds(y) == (0, 2)
+    assert complete_seeds(_tensor(untouched, untouched)) == ()
+    with pytest.raises(ValueError, match=r"outcomes must be a \(K, Q, S\) tensor"):
+        complete_seeds(np.zeros((2, 3)))
+
+
+def test_appearance_share_counts_draw0_twins_per_experience_and_seed():
+    #          a0 a1 a2 b0 b1 b2
+    s0 = [[1, 0, 0, 0, 0, 1],   # e0: a1, a2 fail with a0 ok -> 2 caused; b1 fails, b0 failed -> not
+          [0, 0, 1, 1, 1, 0]]   # e1: a1 fails, a0 failed -> not; b2 fails, b0 ok -> caused
+    s1 = [[0, 0, 1, 1, 1, 1],   # e0: a1 fails, a0 failed (this seed) -> not
+          [1, 1, 1, 1, 0, 0]]   # e1: b1, b2 fail, b0 ok -> 2 caused
+    y = _tensor(s0, s1)
+    only0 = appearance_failure_share(y, STATES, DRAWS, seeds=[0])
+    assert (only0.failures, only0.appearance_caused) == (5, 3)
+    assert only0.share == pytest.approx(3 / 5) and only0.seeds == (0,)
+    only1 = appearance_failure_share(y, STATES, DRAWS, seeds=[1])
+    assert (only1.failures, only1.appearance_caused) == (3, 2)
+    both = appearance_failure_share(y, STATES, DRAWS, seeds=(0, 1))
+    assert (both.failures, both.appearance_caused) == (8, 5)
+    assert both.share == pytest.approx(5 / 8)
+
+
+def test_twin_is_the_same_seed_not_another_one():
+    # e0 fails a1 under seed 0 while a0 fails under seed 0 and succeeds under seed 1.
+    y = _tensor([[0, 0, 1, 1, 1, 1]], [[1, 1, 1, 1, 1, 1]])
+    share = appearance_failure_share(y, STATES, DRAWS, seeds=[0, 1])
+    assert (share.failures, share.appearance_caused) == (1, 0) and share.share == 0.0
+
+
+def test_failures_on_draw_0_are_not_counted_and_scene_order_does_not_matter():
+    y = _tensor([[0, 1, 1, 0, 0, 1]])  # failures on a0, b0 (draw 0) and b1 (twin b0 failed)
+    share = appearance_failure_share(y, STATES, DRAWS, seeds=[0])
+    assert (share.failures, share.appearance_caused) == (1, 0)
+    perm = np.array([4, 0, 5, 2, 3, 1])  # shuffle scenes: twins are found by state, not position
+    y2 = _tensor([[1, 0, 1, 1, 1, 0]])[:, perm, :]  # a1 and b2 fail, twins a0, b0 succeed
+    share2 = appearance_failure_share(y2, STATES[perm], DRAWS[perm], seeds=[0])
+    assert (share2.failures, share2.appearance_caused) == (2, 2) and share2.share == 1.0
+
+
+def test_zero_failures_gives_no_share():
+    y = _tensor([[1] * 6, [1] * 6])
+    share = appearance_failure_share(y, STATES, DRAWS, seeds=[0])
+    assert (share.failures, share.appearance_caused, share.share) == (0, 0, None)
+    none = appearance_failure_share(y, STATES, DRAWS, seeds=[])
+    assert none.share is None and none.seeds == ()
+
+
+def test_appearance_share_rejects_missing_cells_and_bad_scene_tables():
+    y = _tensor([[1, 0, 1, 1, 1, 1]], [[1, M, 1, 1, 1, 1]])
+    assert appearance_failure_share(y, STATES, DRAWS, seeds=[0]).failures == 1
+    with pytest.raises(ValueError, match="seed 1 has MISSING cells"):
+        appearance_failure_share(y, STATES, DRAWS, seeds=[0, 1])
+    with pytest.raises(ValueError, match="seeds: 2 is not in 0-1"):
+        appearance_failure_share(y, STATES, DRAWS, seeds=[2])
+    with pytest.raises(ValueError, match="state 'b' has no draw-0 scene"):
+        appearance_failure_share(y, STATES, np.array([0, 1, 2, 3, 1, 2]), seeds=[0])
+    with pytest.raises(ValueError, match="state 'a' has more than one draw-0 scene"):
+        appearance_failure_share(y, STATES, np.array([0, 0, 2, 0, 1, 2]), seeds=[0])
+    with pytest.raises(ValueError, match=r"must have shape \(6,\)"):
+        appearance_failure_share(y, STATES[:5], DRAWS[:5], seeds=[0])
+
+
+def test_setting_summary_uses_the_mean_over_complete_seeds_only():
+    s0 = [[1, 0, 1, 0], [0, 1, 1, 0], [0, 0, 1, 1]]
+    s1 = [[1, 1, 1, 0], [0, 1, 0, 0], [0, 0, 1, 1]]
+    s2 = [[0, 0, 0, 0], [M, 0, 0, 0], [0, 0, 0, 0]]  # one missing cell: seed 2 not used
+    s3 = [[M] * 4] * 3
+    y = _tensor(s0, s1, s2, s3)
+    s = summarize_policy(y)
+    assert s.seeds_complete == (0, 1) and s.n_seeds == 4
+    assert (s.cells_done, s.cells_total) == (35, 48)
+    # seed-mean matrix: e0 [1, .5, 1, 0], e1 [0, 1, .5, 0], e2 [0, 0, 1, 1]
+    assert s.random == pytest.approx(6 / 12)
+    assert s.oracle == pytest.approx((1 + 1 + 1 + 1) / 4)
+    assert s.best_fixed == 0 and s.best_fixed_success == pytest.approx(2.5 / 4)
+    assert s.headroom == pytest.approx(1 - 2.5 / 4)
+    assert s.best_fixed_advantage == pytest.approx((2.5 / 4 - 0.5) / (1 - 0.5))
+    assert s.discriminates is True
+
+
+def test_setting_summary_without_a_complete_seed_has_no_figures():
+    y = _tensor([[1, M], [0, 1]], [[M, M], [M, M]])
+    s = summarize_policy(y)
+    assert s.seeds_complete == () and (s.cells_done, s.cells_total) == (3, 8)
+    assert s.random is None and s.oracle is None and s.best_fixed is None
+    assert s.headroom is None and s.discriminates is None
+
+
+def test_discrimination_bar():
+    assert discriminates(random=0.50, oracle=0.60)  # gap exactly 0.10
+    assert not discriminates(random=0.50, oracle=0.59)
+    assert discriminates(random=0.30, oracle=0.90) and discriminates(random=0.85, oracle=0.95)
+    assert not discriminates(random=0.29, oracle=0.90)
+    assert not discriminates(random=0.86, oracle=1.00)
+    # an all-success matrix: random 1.0, no gap
+    assert summarize_policy(np.ones((3, 4, 1), dtype=np.int8)).discriminates is False
+
+
+def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
+    """The real loaders on a root holding seed 0 of stack-policy-k3-orig and part of seed 1."""
+    import shutil
+
+    import pandas as pd
+
+    from benchmark_data.cells import CELL_COLUMNS
+    from benchmark_data.paths import FROZEN_ROOT, cells_table, library_dir, query_set_dir
+    from benchmark_data.policy_summary import write_doc
+    from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
+
+    for library_id in LIBRARY_IDS.values():
+        library_dir(library_id, tmp_path).mkdir(parents=True)
+        shutil.copy(library_dir(library_id) / "experiences.parquet", library_dir(library_id, tmp_path))
+    for query_set in QUERY_SETS:
+        query_set_dir(query_set, tmp_path).mkdir(parents=True)
+        shutil.copy(query_set_dir(query_set) / "scenes.parquet", query_set_dir(query_set, tmp_path))
+    scenes = pd.read_parquet(FROZEN_ROOT / "query_sets" / "stack-orig" / "scenes.parquet")
+    rows = []
+    for seed, n_scenes in ((0, len(scenes)), (1, 100)):
+        for e in range(3):
+            for scene in scenes.head(n_scenes).itertuples():
+                # every nominal render succeeds; experience e fails exactly on draw e + 1
+                success = int(scene.appearance_draw != e + 1)
+                rows.append(("policy", "stack-orig", f"stack-e{e:03d}", scene.scene_id, seed, success,
+                             "", "", 0.0, "test", "{}"))
+    path = cells_table("policy", "stack-orig", tmp_path)
+    path.parent.mkdir(parents=True)
+    pd.DataFrame(rows, columns=list(CELL_COLUMNS)).to_parquet(path, index=False)
+
+    text = write_doc(tmp_path / "policy_settings.md", tmp_path).read_text()
+    # 600 cells of seed 0 + 300 of seed 1; random = 1 - 120/600, every scene has a success
+    assert ("| stack-policy-k3-orig | 3 | 1 of 5 | 900/3000 | 0.80 | 1.00 | stack-e000 | 0.80 "
+            "| 0.00 | 0.200 | yes |") in text
+    assert "| stack-policydr-k3-orig | 3 | 0 of 5 | 0/3000 | no complete seed yet |" in text
+    # 40 states x 3 experiences failures on draws 1-3, all with a succeeding draw-0 twin
+    assert ("| stack | stack-orig | 100% (120/120, 1 seed) | no complete seed yet | 26% -> 2% |"
+            in text)
+    assert "| door | door-orig | no complete seed yet | no complete seed yet | not given" in text
