@@ -64,6 +64,19 @@ class PolicyRunner:
         self._cameras: list = []
         self._actors: dict = {}
 
+    def use(self, world: PolicyWorld) -> None:
+        """Run later cells against `world` (same task); simulators and loaded policies are kept."""
+        if world.task != self.world.task:
+            raise ValueError(f"world task {world.task!r} differs from this runner's {self.world.task!r}")
+        self.world = world
+
+    def close(self) -> None:
+        """Release the cameras' OpenGL contexts."""
+        for camera in self._cameras:
+            camera.close()
+        self._cameras.clear()
+        self._sims.clear()
+
     def _ensure_envs(self, n: int) -> None:
         from runner.policy_camera import PolicyCamera
 

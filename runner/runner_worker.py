@@ -6,18 +6,24 @@ in a deployment only the runner holds the Docker socket the selectors run on.
 On `rollouts` it executes matrix cells:
 
 Each job is one chunk planned by `service.rollout_jobs` (one experience, a
-block of physical states, every seed). The runner executes the chunk's cells
-that are not stored yet with the project's Replay executor
-(`runner.executor.run_cell` on a `runner.stack_sim.StackSim`) and appends
-each result, with its provenance (state hashes, code version, package
-versions, wall time), to the cells journal of the frozen root it was started
-with, exactly as the generation pipeline does. A chunk run again after a
-crash skips the cells already in the journal, so chunks are resumable.
+block of units, every seed). The runner executes the chunk's cells that are
+not stored yet and appends each result, with its provenance (state hashes,
+code version, package versions, wall time), to the cells journal of the
+frozen root it was started with, exactly as the generation pipeline does. A
+chunk run again after a crash skips the cells already in the journal, so
+chunks are resumable. The executor follows the chunk's mechanism:
 
-The worker does not fork per job (`SimpleWorker`): the simulator takes
-seconds to build and is kept for the life of the process. Nothing connects
-at import; `run_runner` gets its Redis connection, frozen root and job context
-passed in.
+- Replay (camera-blind, units are physical states): the project's Replay
+  executor (`runner.executor.run_cell` on a `runner.stack_sim.StackSim`);
+- image policies (`policy`, `policy_dr`; units are scenes, one render of a
+  state each): a `runner.policy_executor.PolicyRunner` per task, on the
+  device and with the environments in lockstep the runner was started with,
+  loading each experience's frozen policy from the root's `policies/`.
+
+The worker does not fork per job (`SimpleWorker`): simulators take seconds
+to build and are kept, with the loaded policies, for the life of the process.
+Nothing connects at import; `run_runner` gets its Redis connection, frozen
+root, job context and policy device passed in.
 """
 
 from __future__ import annotations
@@ -34,21 +40,31 @@ import redis as redis_lib
 from rq import Queue, SimpleWorker
 
 from service.defaults import RUNNER_QUEUES
-from service.rollout_jobs import Chunk
+from service.rollout_jobs import Chunk, camera_blind
 
 log = logging.getLogger(__name__)
 
 
 class ChunkError(ValueError):
-    """A chunk names cells this runner cannot execute (unknown experience, state or mechanism)."""
+    """A chunk names cells this runner cannot execute (unknown mechanism, query set,
+    experience, state or scene, or a policy that is not trained)."""
 
 
 @dataclass
 class RunnerContext:
-    """What the jobs of one runner process share: the frozen root and one simulator."""
+    """What the jobs of one runner process share: the frozen root, the Replay simulator and
+    one policy runner per task, built on first use.
+
+    `policy_device` (`cpu`, `cuda`, `cuda:N`) runs the policies' forward passes;
+    `policy_envs` environments are stepped in lockstep, one batched forward
+    pass per control step (1 on a CPU: bit-reproducible cells).
+    """
 
     root: Path
+    policy_device: str = "cpu"
+    policy_envs: int = 1
     _sim: object | None = field(default=None, repr=False)
+    _policy_runners: dict = field(default_factory=dict, repr=False)
 
     def sim(self):
         if self._sim is None:
@@ -56,6 +72,24 @@ class RunnerContext:
 
             self._sim = StackSim()
         return self._sim
+
+    def policy_runner(self, world):
+        """The task's `PolicyRunner`, set to run the cells of `world` (a `PolicyWorld`).
+
+        Simulators, cameras and loaded policies are kept across chunks; only
+        the scenes and policy directories change with the chunk.
+        """
+        runner = self._policy_runners.get(world.task)
+        if runner is None:
+            import torch
+
+            from runner.policy_executor import PolicyRunner
+
+            torch.set_num_threads(1)  # as the generation pipeline's workers: same bits per cell
+            runner = PolicyRunner(world, device=self.policy_device, envs=self.policy_envs)
+            self._policy_runners[world.task] = runner
+        runner.use(world)
+        return runner
 
 
 _context: RunnerContext | None = None
@@ -88,11 +122,33 @@ def chunk_cells(chunk: Chunk) -> list:
             for state in chunk.state_ids for seed in chunk.seeds]
 
 
+def _check_mechanism(chunk: Chunk) -> str:
+    """The chunk's task; names an unknown mechanism or query set."""
+    from benchmark_data.registry import QUERY_SETS, Mechanism
+
+    if chunk.mechanism not in {m.value for m in Mechanism}:
+        raise ChunkError(f"rollout chunk: mechanism {chunk.mechanism!r} is not one of "
+                         f"{[m.value for m in Mechanism]}")
+    if chunk.query_set not in QUERY_SETS:
+        raise ChunkError(f"rollout chunk: query_set {chunk.query_set!r} is not one of "
+                         f"{sorted(QUERY_SETS)}")
+    return QUERY_SETS[chunk.query_set]
+
+
+def _check_experience(task: str, chunk: Chunk, root: Path) -> None:
+    from benchmark_data.library import read_experiences
+    from benchmark_data.registry import LIBRARY_IDS
+
+    if chunk.experience_id not in set(read_experiences(LIBRARY_IDS[task], root)["experience_id"]):
+        raise ChunkError(f"rollout chunk: experience_id {chunk.experience_id!r} is not in the "
+                         f"library under {root}")
+
+
 def chunk_world(root: Path, chunk: Chunk):
     """The `ReplayWorld` of one chunk: its experience's recorded path and its states' layouts."""
     from benchmark_data.library import replay_sources
     from benchmark_data.query_sets import read_scenes
-    from benchmark_data.registry import QUERY_SETS, LIBRARY_IDS
+    from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
     from runner.executor import ReplayWorld
     from runner.scenes import StackLayout
 
@@ -114,6 +170,37 @@ def chunk_world(root: Path, chunk: Chunk):
                          f"{chunk.query_set!r} under {root}")
     return ReplayWorld(experiences={chunk.experience_id: sources[chunk.experience_id]},
                        states=layouts)
+
+
+def chunk_policy_world(root: Path, chunk: Chunk):
+    """The `PolicyWorld` of one policy chunk: its scenes and its experience's frozen policy.
+
+    Names the field of an unknown experience or scene, and a policy that is
+    not trained under `root`.
+    """
+    from benchmark_data.generate import NotGeneratedHereError, build_policy_world
+    from benchmark_data.policies import policy_dir
+    from runner.policy_executor import POLICY_MECHANISMS, PolicyWorld
+
+    task = _check_mechanism(chunk)
+    if chunk.mechanism not in POLICY_MECHANISMS:
+        raise ChunkError(f"rollout chunk: mechanism {chunk.mechanism!r} is not an image policy "
+                         f"{POLICY_MECHANISMS}")
+    _check_experience(task, chunk, root)
+    try:
+        world = build_policy_world(chunk_cells(chunk), root)
+    except NotGeneratedHereError:
+        raise ChunkError(f"rollout chunk: no trained {chunk.mechanism} policy for experience_id "
+                         f"{chunk.experience_id!r} (expected in "
+                         f"{policy_dir(chunk.mechanism, chunk.experience_id, root)})") from None
+    absent = [s for s in chunk.state_ids if s not in world.scenes]
+    if absent:
+        raise ChunkError(f"rollout chunk: scene_id {absent[0]!r} is not in query set "
+                         f"{chunk.query_set!r} under {root}")
+    key = (chunk.mechanism, chunk.experience_id)
+    return PolicyWorld(task=world.task,
+                       scenes={s: world.scenes[s] for s in chunk.state_ids},
+                       policy_dirs={key: world.policy_dirs[key]})
 
 
 def stored_keys(root: Path, mechanism: str, query_set: str) -> set[tuple]:
@@ -148,19 +235,37 @@ def append_record(journal: Path, record: dict) -> None:
         os.close(fd)
 
 
-def run_chunk(context: RunnerContext, chunk: Chunk) -> tuple[int, int]:
-    """Execute the chunk's cells not stored yet; returns (run, already stored)."""
-    from benchmark_data.paths import cells_journal
+def chunk_executor(context: RunnerContext, chunk: Chunk):
+    """(execute, batch): a function from a batch of the chunk's cells to their results, and
+    how many cells it takes at once (the policy runner steps `policy_envs` in lockstep)."""
+    from runner.policy_executor import POLICY_MECHANISMS
+
+    _check_mechanism(chunk)
+    if chunk.mechanism in POLICY_MECHANISMS:
+        runner = context.policy_runner(chunk_policy_world(context.root, chunk))
+        return runner.run, context.policy_envs
     from runner.executor import run_cell
 
     world = chunk_world(context.root, chunk)
+    return (lambda cells: [run_cell(context.sim(), world, cell) for cell in cells]), 1
+
+
+def run_chunk(context: RunnerContext, chunk: Chunk) -> tuple[int, int]:
+    """Execute the chunk's cells not stored yet; returns (run, already stored).
+
+    Each batch's results are appended as soon as it ends, so a chunk cut
+    short loses only the batch in flight.
+    """
+    from benchmark_data.paths import cells_journal
+
+    execute, batch = chunk_executor(context, chunk)
     done = stored_keys(context.root, chunk.mechanism, chunk.query_set)
     cells = chunk_cells(chunk)
     todo = [c for c in cells if c.key not in done]
     journal = cells_journal(chunk.mechanism, chunk.query_set, context.root)
-    for cell in todo:
-        result = run_cell(context.sim(), world, cell)
-        append_record(journal, result.to_record())
+    for start in range(0, len(todo), batch):
+        for result in execute(todo[start:start + batch]):
+            append_record(journal, result.to_record())
     return len(todo), len(cells) - len(todo)
 
 
@@ -169,8 +274,10 @@ def rollout_chunk_job(chunk: dict) -> str:
     spec = parse_chunk(chunk)
     started = time.monotonic()
     ran, skipped = run_chunk(_current(), spec)
-    return (f"{spec.experience_id} on {len(spec.state_ids)} states of {spec.query_set}: "
-            f"{ran} cells run, {skipped} already stored, {time.monotonic() - started:.1f} s")
+    units = "states" if camera_blind(spec.mechanism) else "scenes"
+    return (f"{spec.mechanism} {spec.experience_id} on {len(spec.state_ids)} {units} of "
+            f"{spec.query_set}: {ran} cells run, {skipped} already stored, "
+            f"{time.monotonic() - started:.1f} s")
 
 
 class RunnerWorker(SimpleWorker):
@@ -183,16 +290,18 @@ class RunnerWorker(SimpleWorker):
         super().handle_warm_shutdown_request()
 
 
-def run_runner(redis: redis_lib.Redis, root: Path, jobs_context, *, burst: bool = False) -> None:
+def run_runner(redis: redis_lib.Redis, root: Path, jobs_context, *, burst: bool = False,
+               policy_device: str = "cpu", policy_envs: int = 1) -> None:
     """Serve `selectors` and `rollouts` until a shutdown signal (or, with `burst`, until both
     are empty).
 
     `jobs_context` is the `service.jobs.JobContext` (store, catalog, sandbox) the
     selector audits run with, built like a worker's (`service.worker.build_context`).
+    `policy_device` and `policy_envs` are how image-policy cells run (`RunnerContext`).
     """
     from service.jobs import install_context
 
-    install_runner(RunnerContext(Path(root)))
+    install_runner(RunnerContext(Path(root), policy_device=policy_device, policy_envs=policy_envs))
     install_context(jobs_context)
     backoff = 1.0
     while not RunnerWorker.shutdown_requested:

@@ -4,9 +4,11 @@ When an audit needs cells that are not stored (a sealed setting filled on
 demand, a matrix still being generated), the audit job
 
 1. plans the setting's cells in fixed chunks (one experience x a block of
-   `ROLLOUT_CHUNK_STATES` physical states x all seeds); the chunk id is a hash
-   of its cells, so every submission that needs a chunk names the same RQ job
-   and concurrent submissions share it;
+   `ROLLOUT_CHUNK_STATES` units x all seeds, where a unit is a physical state
+   for a camera-blind mechanism (Replay) and a scene, one render of a state,
+   for an image policy); the chunk id is a hash of its cells, so every
+   submission that needs a chunk names the same RQ job and concurrent
+   submissions share it;
 2. enqueues the chunks with missing cells that are not queued or running
    (under one Redis lock per query set, so two audits never enqueue one
    chunk twice), re-enqueueing a failed or finished chunk whose cells are
@@ -34,6 +36,7 @@ from rq import Queue, Worker
 from rq.exceptions import NoSuchJobError
 from rq.job import Dependency, Job, JobStatus
 
+from benchmark_data.registry import Mechanism
 from leaderboard.matrix import MISSING, TransferData
 from service import defaults
 
@@ -53,7 +56,12 @@ class RolloutsStuck(RuntimeError):
 
 @dataclass(frozen=True)
 class Chunk:
-    """Cells of one experience on a block of physical states, all seeds."""
+    """Cells of one experience on a block of units, all seeds.
+
+    `state_ids` holds the units the cells are keyed by (`Cell.state_id`):
+    physical state ids for a camera-blind mechanism, scene ids for an image
+    policy, which reads the render.
+    """
 
     mechanism: str
     query_set: str
@@ -87,7 +95,7 @@ class Chunk:
 
 @dataclass(frozen=True)
 class RolloutPlan:
-    """A setting's cells (per physical state) and the chunks that still miss some."""
+    """A setting's cells (per physical state or per scene) and the chunks that still miss some."""
 
     done: int
     total: int
@@ -98,8 +106,24 @@ class RolloutPlan:
         return self.done == self.total
 
 
-def _state_columns(data: TransferData) -> tuple[list[str], np.ndarray]:
-    """Physical states in first-seen order and, for each, the column of its first scene."""
+def camera_blind(mechanism: str) -> bool:
+    """True when a mechanism's cells are keyed by physical state, False when by scene."""
+    try:
+        return Mechanism(mechanism).camera_blind
+    except ValueError:
+        raise ValueError(f"mechanism {mechanism!r} is not one of "
+                         f"{[m.value for m in Mechanism]}") from None
+
+
+def _units(data: TransferData, mechanism: str) -> tuple[list[str], np.ndarray]:
+    """The ids cells are keyed by, in first-seen order, and for each the tensor column it fills.
+
+    Camera-blind: physical states, each with the column of its first scene
+    (its one cell labels every render of the state). Otherwise: every scene.
+    """
+    if not camera_blind(mechanism):
+        scenes = [str(s) for s in data.scenes.scene_ids]
+        return scenes, np.arange(len(scenes), dtype=np.int64)
     states = [str(s) for s in np.asarray(data.scenes.state_ids)]
     first: dict[str, int] = {}
     for column, state in enumerate(states):
@@ -109,20 +133,22 @@ def _state_columns(data: TransferData) -> tuple[list[str], np.ndarray]:
 
 def plan_rollouts(data: TransferData, mechanism: str, query_set: str,
                   chunk_states: int = ROLLOUT_CHUNK_STATES) -> RolloutPlan:
-    """Done/total cells (one per experience, physical state and seed) and the pending chunks.
+    """Done/total cells (one per experience, unit and seed) and the pending chunks.
 
     Camera-blind mechanisms store one cell per physical state, which labels
-    every render of it, so a state is done when its first scene is.
+    every render of it, so a state is done when its first scene is; an image
+    policy stores one cell per scene. Either way a chunk is one experience,
+    `chunk_states` consecutive units and all seeds.
     """
-    states, columns = _state_columns(data)
-    missing = data.outcomes[:, columns, :] == MISSING  # (K, n_states, S)
+    units, columns = _units(data, mechanism)
+    missing = data.outcomes[:, columns, :] == MISSING  # (K, n_units, S)
     seeds = tuple(range(data.outcomes.shape[2]))
     pending = []
     for i, experience_id in enumerate(data.experience_ids):
-        for start in range(0, len(states), chunk_states):
+        for start in range(0, len(units), chunk_states):
             if missing[i, start:start + chunk_states].any():
                 pending.append(Chunk(mechanism, query_set, experience_id,
-                                     tuple(states[start:start + chunk_states]), seeds))
+                                     tuple(units[start:start + chunk_states]), seeds))
     total = int(missing.size)
     return RolloutPlan(done=total - int(missing.sum()), total=total, pending=tuple(pending))
 
@@ -134,12 +160,17 @@ def _runs_key(job_id: str) -> str:
     return f"expaudit:rollout-runs:{job_id}"
 
 
+def _unit_name(mechanism: str) -> str:
+    return "states" if camera_blind(mechanism) else "scenes"
+
+
 def _enqueue_chunk(queue: Queue, chunk: Chunk) -> Job:
     return queue.enqueue(ROLLOUT_FUNCTION, chunk.to_dict(), job_id=chunk.job_id,
                          job_timeout=defaults.ROLLOUT_JOB_TIMEOUT_S,
                          result_ttl=defaults.RESULT_TTL_S, failure_ttl=defaults.FAILURE_TTL_S,
-                         description=f"rollouts {chunk.experience_id} x {len(chunk.state_ids)} "
-                                     f"states of {chunk.query_set}")
+                         description=f"rollouts {chunk.mechanism} {chunk.experience_id} x "
+                                     f"{len(chunk.state_ids)} {_unit_name(chunk.mechanism)} of "
+                                     f"{chunk.query_set}")
 
 
 def ensure_chunks(redis: redis_lib.Redis, chunks: tuple[Chunk, ...]) -> list[Job]:

@@ -67,6 +67,56 @@ def test_chunk_ids_are_the_same_for_every_submission_that_needs_the_chunk():
 def test_a_complete_matrix_plans_nothing():
     plan = plan_rollouts(_data(), "replay", "qs")
     assert plan.complete and plan.pending == ()
+    assert plan_rollouts(_data(), "policy", "qs").pending == ()
+
+
+def test_an_image_policy_is_planned_per_scene():
+    # q3 is the second render of st1: a policy cell of its own, but no Replay cell
+    data = _with_missing(_data(), [(0, 3, 0), (1, 4, 1), (1, 5, 1)])
+    plan = plan_rollouts(data, "policy", "qs", chunk_states=2)
+    assert (plan.done, plan.total) == (2 * 6 * 2 - 3, 2 * 6 * 2)
+    assert [(c.mechanism, c.experience_id, c.state_ids) for c in plan.pending] == [
+        ("policy", "e0", ("q2", "q3")), ("policy", "e1", ("q4", "q5"))]
+    assert all(c.seeds == (0, 1) and c.n_cells == 4 for c in plan.pending)
+    replay = plan_rollouts(data, "replay", "qs", chunk_states=2)
+    assert (replay.done, replay.total) == (2 * 3 * 2 - 1, 2 * 3 * 2)
+    assert [(c.experience_id, c.state_ids) for c in replay.pending] == [("e1", ("st2",))]
+
+
+def test_policy_chunks_are_shared_by_submissions_and_apart_from_policy_dr():
+    first = plan_rollouts(_with_missing(_data(), [(0, 3, 0)]), "policy", "qs", chunk_states=2)
+    second = plan_rollouts(_with_missing(_data(), [(0, 2, 1)]), "policy", "qs", chunk_states=2)
+    assert [c.job_id for c in first.pending] == [c.job_id for c in second.pending]
+    randomized = plan_rollouts(_with_missing(_data(), [(0, 3, 0)]), "policy_dr", "qs",
+                               chunk_states=2)
+    assert first.pending[0].state_ids == randomized.pending[0].state_ids
+    assert first.pending[0].job_id != randomized.pending[0].job_id
+
+
+def test_a_policy_setting_is_planned_over_its_scene_ids():
+    from benchmark_data.frozen import load_scenes
+
+    scenes = load_scenes("stack-orig")
+    q = len(scenes)
+    data = TransferData(("stack-e000", "stack-e001", "stack-e002"),
+                        SceneTable(scene_ids=tuple(scenes["scene_id"]),
+                                   state_ids=scenes["state_id"].to_numpy(),
+                                   layout_level=scenes["layout_level"].to_numpy(dtype=np.int64),
+                                   appearance_draw=scenes["appearance_draw"].to_numpy(
+                                       dtype=np.int64)),
+                        np.full((3, q, 5), MISSING, dtype=np.int8))
+    plan = plan_rollouts(data, "policy", "stack-orig")
+    assert (plan.done, plan.total) == (0, 3 * q * 5)
+    assert len(plan.pending) == 3 * -(-q // defaults.ROLLOUT_CHUNK_STATES)
+    assert sum(c.n_cells for c in plan.pending) == plan.total
+    first = plan.pending[0]
+    assert first.state_ids == tuple(scenes["scene_id"][:defaults.ROLLOUT_CHUNK_STATES])
+    assert set(first.state_ids) <= set(scenes["scene_id"]) and first.seeds == (0, 1, 2, 3, 4)
+
+
+def test_an_unknown_mechanism_is_not_planned():
+    with pytest.raises(ValueError, match=r"mechanism 'diffusion' is not one of"):
+        plan_rollouts(_data(), "diffusion", "qs")
 
 
 # ------------------------------------------------------------- enqueueing
