@@ -21,22 +21,28 @@ def _generate(args: argparse.Namespace) -> int:
                                          plan_setting, run_cells)
     from benchmark_data.registry import N_SEEDS, Mechanism, get_setting
 
-    if args.all:
+    seeds = args.seeds if args.seeds is not None else list(range(N_SEEDS))
+    bad = [s for s in seeds if not 0 <= s < N_SEEDS]
+    if bad:
+        print(f"expaudit data generate: --seeds: {bad[0]} is not in 0-{N_SEEDS - 1}", file=sys.stderr)
+        return 2
+    if args.policies:
+        from benchmark_data.registry import SETTINGS
+
+        ids = [s.id for s in SETTINGS.values() if s.task == args.policies
+               and s.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR)]
+        cells = [c for seed in seeds for sid in ids
+                 for c in plan_policy_setting(sid, [seed], root=args.root)]
+    elif args.all:
         cells = plan_all()
     elif args.setting:
         setting = get_setting(args.setting)
         if setting.mechanism is Mechanism.REPLAY:
             cells = plan_setting(args.setting)
         else:
-            seeds = args.seeds if args.seeds is not None else list(range(N_SEEDS))
-            bad = [s for s in seeds if not 0 <= s < N_SEEDS]
-            if bad:
-                print(f"expaudit data generate: --seeds: {bad[0]} is not in 0-{N_SEEDS - 1}",
-                      file=sys.stderr)
-                return 2
             cells = plan_policy_setting(args.setting, seeds, root=args.root)
     else:
-        print("expaudit data generate: give a SETTING or --all", file=sys.stderr)
+        print("expaudit data generate: give a SETTING, --all or --policies TASK", file=sys.stderr)
         return 2
     query_sets = sorted({c.query_set for c in cells} - {"stack-base"})
     ensure_stack_inputs(query_sets, root=args.root, log=_log)
@@ -81,8 +87,7 @@ def _train_one(job) -> None:
     from benchmark_data.policies import train_policy
 
     task, mechanism, eid, root = job
-    path = train_policy(task, mechanism, eid, root, log=lambda m: _log(m) if "step" not in m
-                        or m.split("step ")[1].split("/")[0].endswith("00") else None)
+    path = train_policy(task, mechanism, eid, root, log=_log)
     _log(f"wrote {path}")
 
 
@@ -161,6 +166,8 @@ def register(subparsers) -> None:
     gen = sub.add_parser("generate", help="run the rollouts of a setting (resumable)")
     gen.add_argument("setting", nargs="?", help="setting id (see benchmark_data.registry)")
     gen.add_argument("--all", action="store_true", help="all published Replay settings, in order")
+    gen.add_argument("--policies", choices=["stack", "door"], default=None,
+                     help="the 4 image-policy settings of a task, seed by seed (--seeds)")
     gen.add_argument("--workers", type=int, default=2, help="simulator processes (default 2)")
     gen.add_argument("--limit", type=int, default=None, help="run at most this many planned cells")
     gen.add_argument("--seeds", type=int, nargs="+", default=None,

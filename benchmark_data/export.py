@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmark_data.frozen import completeness, library_stream_counts, load_transfer
+from benchmark_data.frozen import library_stream_counts, load_transfer
 from benchmark_data.paths import root_or_default
 from benchmark_data.registry import LIBRARY_IDS, SETTINGS, get_setting
 from leaderboard.matrix import MISSING
@@ -82,10 +82,13 @@ def build_manifest(root=None) -> dict:
     settings = {}
     for sid in SETTINGS:
         try:
-            done, total = completeness(sid, root)
+            outcomes = load_transfer(sid, root).outcomes
         except FileNotFoundError:
             continue
-        settings[sid] = {"cells_done": done, "cells_total": total}
+        executed = outcomes != MISSING
+        settings[sid] = {"cells_done": int(executed.sum()), "cells_total": int(outcomes.size),
+                         "seeds_complete": [int(s) for s in np.flatnonzero(
+                             executed.reshape(-1, outcomes.shape[-1]).all(axis=0))]}
     return {"files": files, "recording_streams": streams, "settings": settings}
 
 

@@ -25,8 +25,10 @@ from benchmark_data.paths import root_or_default
 from benchmark_data.registry import LIBRARY_IDS, SETTINGS, Mechanism
 
 POLICY_MECHANISMS = (Mechanism.POLICY, Mechanism.POLICY_DR)
-N_DEMOS = {"stack": 40, "door": 40}
+N_DEMOS = {"stack": 80, "door": 80}
 """Successful demonstrations each policy is trained on, per task."""
+LOG_EVERY = 500
+"""Training steps between progress lines."""
 
 
 class PolicyNotFoundError(FileNotFoundError):
@@ -122,8 +124,13 @@ def train_policy(task: str, mechanism: str, experience_id: str, root=None, *, sp
     demo_s = time.time() - began
     log(f"{mechanism} {experience_id}: {len(demos)} demonstrations ({tries} tries, "
         f"{sum(len(d) for d in demos)} frames) in {demo_s:.0f} s; training {spec.train_steps} steps")
-    algo, curve = train(demos, spec, log=lambda step, loss: log(
-        f"{mechanism} {experience_id}: step {step}/{spec.train_steps} loss {loss:.4f}"))
+    def progress(step: int, loss: float) -> None:
+        if step % LOG_EVERY == 0:
+            stage = "encoder pretraining" if step < 0 else "behaviour cloning"
+            total = spec.pretrain_steps if step < 0 else spec.train_steps
+            log(f"{mechanism} {experience_id}: {stage} step {abs(step)}/{total}, loss {loss:.4f}")
+
+    algo, curve = train(demos, spec, log=progress)
     out = policy_dir(mechanism, experience_id, root)
     save_policy(algo, spec, out)
     record = {

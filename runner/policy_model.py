@@ -41,9 +41,10 @@ class PolicySpec:
     keypoints: int = 32
     learning_rate: float = 1e-3
     batch_size: int = 16
-    train_steps: int = 3000
-    pretrain_steps: int = 1500
+    train_steps: int = 6000
+    pretrain_steps: int = 4000
     pretrain_batch: int = 64
+    freeze_encoder: bool = True
     feature_stride: int = 4
     seed: int = 0
 
@@ -229,8 +230,10 @@ def pretrain_encoder(algo, demos: list[Demo], spec: PolicySpec, device: str = "c
 
     core = visual_core(algo)
     images = np.concatenate([d.images for d in demos])
-    targets = np.concatenate([d.object_state for d in demos]).astype(np.float32)
-    targets = (targets - targets.mean(axis=0)) / (targets.std(axis=0) + 1e-6)
+    targets = np.concatenate([d.object_state for d in demos]).astype(np.float64)
+    varying = targets.std(axis=0) > 1e-4  # constant coordinates (a cube that never moves in z) carry nothing
+    targets = targets[:, varying]
+    targets = ((targets - targets.mean(axis=0)) / targets.std(axis=0)).astype(np.float32)
     torch.manual_seed(spec.seed + 1)
     head = torch.nn.Linear(spec.feature_dim, targets.shape[1]).to(device)
     params = list(core.parameters()) + list(head.parameters())
@@ -257,7 +260,8 @@ def train(demos: list[Demo], spec: PolicySpec, *, device: str = "cpu", log_every
     """Train a fresh policy on `demos`; returns (algo, curve) with curve = [(step, mean loss)].
 
     With `spec.pretrain_steps` and demos that carry `object_state`, the encoder
-    is pretrained first (`pretrain_encoder`; its curve is logged with negative steps).
+    is pretrained first (`pretrain_encoder`; its curve is logged with negative
+    steps) and, with `spec.freeze_encoder`, kept fixed during behaviour cloning.
     """
     import torch
 
@@ -268,6 +272,9 @@ def train(demos: list[Demo], spec: PolicySpec, *, device: str = "cpu", log_every
         for step, loss in pretrain_encoder(algo, demos, spec, device):
             curve.append((-step, loss))
             log(-step, loss)
+        if spec.freeze_encoder:
+            for param in visual_core(algo).parameters():
+                param.requires_grad_(False)
     algo.set_train()
     rng = np.random.default_rng(spec.seed)
     for step in range(1, spec.train_steps + 1):

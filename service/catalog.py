@@ -72,6 +72,8 @@ class Completeness:
 
     cells_done: int
     cells_total: int
+    seeds_complete: tuple[int, ...] = ()
+    """Seeds whose K x Q slice is fully executed (policy settings are filled seed by seed)."""
 
     @property
     def complete(self) -> bool:
@@ -80,11 +82,14 @@ class Completeness:
     def to_dict(self) -> dict:
         share = self.cells_done / self.cells_total if self.cells_total else 0.0
         return {"cells_done": self.cells_done, "cells_total": self.cells_total,
-                "complete": self.complete, "share": round(share, 6)}
+                "complete": self.complete, "share": round(share, 6),
+                "seeds_complete": list(self.seeds_complete)}
 
 
 def completeness_of(data: TransferData) -> Completeness:
-    return Completeness(int((data.outcomes != MISSING).sum()), int(data.outcomes.size))
+    done_by_seed = (data.outcomes != MISSING).reshape(-1, data.outcomes.shape[-1]).all(axis=0)
+    return Completeness(int((data.outcomes != MISSING).sum()), int(data.outcomes.size),
+                        tuple(int(s) for s in np.flatnonzero(done_by_seed)))
 
 
 def fingerprint(data: TransferData) -> str:

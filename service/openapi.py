@@ -52,11 +52,14 @@ _SCHEMAS = {
             }}},
     },
     "Completeness": {
-        "type": "object", "required": ["cells_done", "cells_total", "complete", "share"],
+        "type": "object",
+        "required": ["cells_done", "cells_total", "complete", "share", "seeds_complete"],
         "properties": {"cells_done": {"type": "integer", "minimum": 0},
                        "cells_total": {"type": "integer", "minimum": 0},
                        "complete": {"type": "boolean"},
-                       "share": {"type": "number", "minimum": 0, "maximum": 1}},
+                       "share": {"type": "number", "minimum": 0, "maximum": 1},
+                       "seeds_complete": {"type": "array", "items": {"type": "integer", "minimum": 0},
+                                          "description": "seeds whose K x Q slice is fully executed"}},
     },
     "Setting": {
         "type": "object",

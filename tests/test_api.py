@@ -63,9 +63,11 @@ def test_settings_list_has_completeness(client):
     settings = {s["id"]: s for s in client.get("/api/v1/settings").json["settings"]}
     assert set(settings) == {"toy-k4", "toy-k3", "toy-sealed", "toy-partial"}
     assert settings["toy-k4"]["completeness"] == {"cells_done": 192, "cells_total": 192,
-                                                  "complete": True, "share": 1.0}
+                                                  "complete": True, "share": 1.0,
+                                                  "seeds_complete": [0, 1, 2]}
     partial = settings["toy-partial"]["completeness"]
     assert partial["complete"] is False and partial["cells_total"] - partial["cells_done"] == 9
+    assert partial["seeds_complete"] == []  # the 3 missing scenes lack every seed
     assert "outcomes" not in settings["toy-sealed"]["downloads"]
 
 

@@ -207,3 +207,29 @@ def test_torchvision_placeholder_raises_a_clear_error():
         functional.resize(None, 8)
     with pytest.raises(TorchvisionUnavailableError, match="torchvision"):
         torchvision.models.resnet18()
+
+
+def test_encoder_pretraining_teaches_the_encoder_and_freezing_keeps_it_through_cloning():
+    import torch
+
+    from runner.policy_model import visual_core
+
+    rng = np.random.default_rng(3)
+    demos = [replace(d, object_state=np.column_stack([rng.normal(size=len(d)), np.zeros(len(d))]))
+             for d in synthetic_demos()]  # the constant column carries nothing and is dropped
+    spec = replace(TINY, pretrain_steps=4, pretrain_batch=4, train_steps=3, freeze_encoder=True)
+    initial = {k: v.clone() for k, v in visual_core(build_policy(spec)).state_dict().items()}
+
+    seen = []
+    algo, curve = train(demos, spec, log=lambda step, loss: seen.append(step))
+    assert [step for step, _ in curve][:1] == [-4] and seen[0] == -4  # pretraining logged first
+    trained = visual_core(algo).state_dict()
+    assert any(not torch.equal(initial[k], trained[k]) for k in initial)
+
+    pretrained_only, _ = train(demos, replace(spec, train_steps=1))
+    after_one_step = visual_core(pretrained_only).state_dict()
+    for name in trained:  # behaviour cloning leaves a frozen encoder exactly as pretraining left it
+        assert torch.equal(trained[name], after_one_step[name]), name
+
+    unfrozen, _ = train(demos, replace(spec, freeze_encoder=False))
+    assert any(not torch.equal(trained[k], visual_core(unfrozen).state_dict()[k]) for k in trained)
