@@ -190,21 +190,26 @@ def settings_table(root=None) -> str:
     """The Markdown table of the policy settings' figures from the frozen data."""
     from benchmark_data.frozen import load_transfer
 
+    from leaderboard.findings import PAPER_TABLE_I
+
     lines = ["| setting | K | seeds complete | cells | random | oracle | best-fixed | best-fixed success "
-             "| best-fixed A | headroom | discriminates |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| best-fixed A | headroom | discriminates | paper: random, oracle, A, headroom |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for setting in policy_settings():
         data = load_transfer(setting.id, root)
         s = summarize_policy(data.outcomes)
+        paper = PAPER_TABLE_I.get(setting.id)
+        paper_txt = ("not given" if paper is None
+                     else f"{paper[2]:.2f}, {paper[1]:.2f}, {paper[0]:.2f}, {paper[3]:.3f}")
         head = (f"| {setting.id} | {setting.k} | {len(s.seeds_complete)} of {s.n_seeds} "
                 f"| {s.cells_done}/{s.cells_total} ")
         if not s.seeds_complete:
-            lines.append(head + "| no complete seed yet | | | | | | |")
+            lines.append(head + f"| no complete seed yet | | | | | | | {paper_txt} |")
             continue
         lines.append(head + f"| {s.random:.2f} | {s.oracle:.2f} "
                      f"| {data.experience_ids[s.best_fixed]} | {s.best_fixed_success:.2f} "
                      f"| {_fmt(s.best_fixed_advantage)} | {s.headroom:.3f} "
-                     f"| {'yes' if s.discriminates else 'no'} |")
+                     f"| {'yes' if s.discriminates else 'no'} | {paper_txt} |")
     return "\n".join(lines)
 
 

@@ -128,8 +128,11 @@ def build_policy(spec: PolicySpec, device: str = "cpu"):
     """A freshly initialised robomimic BC_RNN algorithm object for `spec` (seeded)."""
     import torch
 
+    from runner.robomimic_compat import quiet
+
     config, rm = robomimic_config(spec)
-    rm.obs_utils.initialize_obs_utils_with_config(config)
+    with quiet():
+        rm.obs_utils.initialize_obs_utils_with_config(config)
     shapes = {IMAGE_KEY: [3, spec.image_size, spec.image_size]}
     shapes.update({k: [LOW_DIM_SIZES[k]] for k in LOW_DIM_KEYS})
     torch.manual_seed(spec.seed)

@@ -16,7 +16,9 @@ used at all: rollouts run on `runner.stack_sim` / `runner.door_sim`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import sys
 import types
 
@@ -66,13 +68,21 @@ def torchvision_is_real() -> bool:
     return True
 
 
+@contextlib.contextmanager
+def quiet():
+    """Swallow what robomimic prints to stdout (banners, observation tables); errors still raise."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        yield
+
+
 def import_robomimic():
     """Import robomimic's config, algorithm and observation utilities; returns them as a namespace."""
     if not torchvision_is_real():
         _install_placeholder()
-    from robomimic.algo import algo_factory
-    from robomimic.config import config_factory
-    import robomimic.utils.obs_utils as obs_utils
+    with quiet():  # robomimic prints a banner about its private macro file at import
+        from robomimic.algo import algo_factory
+        from robomimic.config import config_factory
+        import robomimic.utils.obs_utils as obs_utils
 
     return types.SimpleNamespace(algo_factory=algo_factory, config_factory=config_factory,
                                  obs_utils=obs_utils)
