@@ -162,3 +162,20 @@ def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
     assert ("| stack | stack-orig | 100% (120/120, 1 seed) | no complete seed yet | 26% -> 2% |"
             in text)
     assert "| door | door-orig | no complete seed yet | no complete seed yet | not given" in text
+
+
+def test_success_by_group_averages_experiences_seeds_and_scenes_of_each_group():
+    from benchmark_data.policy_summary import success_by_group
+
+    outcomes = np.zeros((2, 4, 2), dtype=np.int8)
+    outcomes[0, 0, :] = 1          # group 0: scene 0 succeeds for experience 0 on both seeds
+    outcomes[1, 2, 0] = 1          # group 1: scene 2, experience 1, seed 0 only
+    groups = np.array([0, 0, 1, 1])
+    assert success_by_group(outcomes, groups, (0, 1)) == {0: 2 / 8, 1: 1 / 8}
+    assert success_by_group(outcomes, groups, (0,)) == {0: 1 / 4, 1: 1 / 4}
+    assert success_by_group(outcomes, groups, ()) == {}
+    outcomes[0, 3, 1] = -1
+    with pytest.raises(ValueError, match="MISSING"):
+        success_by_group(outcomes, groups, (1,))
+    with pytest.raises(ValueError, match="groups"):
+        success_by_group(outcomes, groups[:3], (0,))
