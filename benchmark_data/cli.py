@@ -92,15 +92,21 @@ def _train_one(job) -> None:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from benchmark_data.verify import verify_sample
+    from benchmark_data.verify import verify_policy_sample, verify_sample
 
-    report = verify_sample(args.sample, seed=args.seed, workers=args.workers, root=args.root)
-    for m in report.mismatches:
-        print(f"MISMATCH {'/'.join(map(str, m.key))} draw {m.draw}: {m.field} stored "
-              f"{m.stored!r}, re-run {m.rerun!r}")
-    print(f"verified {report.n_checked} cells across renders and from scratch: "
-          f"{len(report.mismatches)} difference(s)")
-    return 0 if report.ok else 1
+    reports = []
+    if args.sample > 0 or args.policy_sample <= 0:
+        reports.append((verify_sample(args.sample, seed=args.seed, workers=args.workers, root=args.root),
+                        "cells across renders and from scratch"))
+    if args.policy_sample > 0:
+        reports.append((verify_policy_sample(args.policy_sample, seed=args.seed, root=args.root),
+                        "policy cells from scratch"))
+    for report, what in reports:
+        for m in report.mismatches:
+            print(f"MISMATCH {'/'.join(map(str, m.key))} draw {m.draw}: {m.field} stored "
+                  f"{m.stored!r}, re-run {m.rerun!r}")
+        print(f"verified {report.n_checked} {what}: {len(report.mismatches)} difference(s)")
+    return 0 if all(report.ok for report, _ in reports) else 1
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -189,6 +195,8 @@ def register(subparsers) -> None:
     ver.add_argument("--sample", type=int, default=200, help="cells to re-execute (default 200)")
     ver.add_argument("--seed", type=int, default=0, help="seed of the sample choice")
     ver.add_argument("--workers", type=int, default=1, help="simulator processes (default 1)")
+    ver.add_argument("--policy-sample", type=int, default=0,
+                     help="policy cells to re-execute from scratch on the CPU (default 0: none)")
     ver.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     ver.set_defaults(handler=_verify)
 

@@ -5,6 +5,16 @@ each sampled cell is re-run in a fresh simulator with a random perturbed
 appearance (draw 1-4) applied to the model, and its success, initial state
 hash and final state hash must equal the stored ones; the initial hash must
 also equal the query set's published state hash.
+
+Policy cells (`verify_policy_sample`) are stored per scene and read the
+camera, so each sampled cell is re-run as stored: its own scene and draw,
+from scratch in a fresh `PolicyRunner` (CPU, one environment, one intra-op
+thread, as the CPU runner executes them). Its success, initial and final
+state hashes must equal the stored ones, and the stored initial hash the
+published hash of the scene's state. A cell stored under another code
+version than the current code and frozen weights give is reported as a
+`code_version` difference and not re-run: its outcome belongs to other
+weights or code, so re-running it would compare nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark_data.cells import KEY_COLUMNS, load_cells
-from benchmark_data.paths import BASE_QUERY_SET
+from benchmark_data.paths import BASE_QUERY_SET, root_or_default
 from benchmark_data.query_sets import read_scenes
 
 
@@ -118,3 +128,100 @@ def _compare(pick: pd.DataFrame, results, root):
         scene_hash = published.get(key[3])
         if scene_hash is not None and scene_hash != state_hash:
             yield Mismatch(key, draw, "published state_hash", scene_hash, state_hash)
+
+
+# ------------------------------------------------------------------ policy cells
+
+def stored_policy_tables(root=None) -> list[tuple[str, str]]:
+    """(mechanism, query set) of every policy cells table or journal present, sorted."""
+    from benchmark_data.policies import POLICY_MECHANISMS
+
+    mechanisms = {m.value for m in POLICY_MECHANISMS}
+    directory = root_or_default(root) / "cells"
+    found = set()
+    for suffix in (".parquet", ".journal.jsonl"):
+        for path in directory.glob(f"*__*{suffix}"):
+            mechanism, _, query_set = path.name[:-len(suffix)].partition("__")
+            if mechanism in mechanisms:
+                found.add((mechanism, query_set))
+    return sorted(found)
+
+
+def stored_policy_cells(root=None) -> pd.DataFrame:
+    """Every stored Policy and Policy+DR cell (tables plus journals), table by table."""
+    frames = [load_cells(m, q, root) for m, q in stored_policy_tables(root)]
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=KEY_COLUMNS)
+
+
+def _current_policy_version(mechanism: str, experience_id: str, root) -> str | None:
+    """The code version a cell of this policy gets now; None when the policy is not frozen here."""
+    from benchmark_data.policies import is_trained, policy_dir
+    from runner.provenance import policy_code_version
+
+    if not is_trained(mechanism, experience_id, root):
+        return None
+    return policy_code_version(str(policy_dir(mechanism, experience_id, root)))
+
+
+def _rerun_policy_cell(cell, world) -> tuple:
+    """Run one cell in a fresh runner (CPU, one environment, one intra-op thread)."""
+    import torch
+
+    from runner.policy_executor import PolicyRunner
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    runner = PolicyRunner(world, device="cpu", envs=1)
+    try:
+        (result,) = runner.run([cell])
+    finally:
+        runner.close()
+        torch.set_num_threads(threads)
+    return result.success, result.state_hash, result.final_hash
+
+
+def verify_policy_sample(n: int, *, seed: int = 0, root=None) -> VerifyReport:
+    """Re-execute `n` random stored policy cells (seeded choice) from scratch; report every difference."""
+    import os
+
+    os.environ.setdefault("MUJOCO_GL", "egl")  # offscreen rendering picks its backend at import
+    from benchmark_data.generate import build_policy_world
+    from benchmark_data.registry import QUERY_SETS
+    from runner.executor import Cell
+
+    cells = stored_policy_cells(root)
+    if not len(cells):
+        raise ValueError("no stored policy cells to verify "
+                         "(run `expaudit data generate --policies TASK` first)")
+    rng = np.random.default_rng(seed)
+    pick = cells.iloc[np.sort(rng.choice(len(cells), size=min(n, len(cells)), replace=False))]
+    scenes = {q: read_scenes(q, root).set_index("scene_id") for q in set(pick["query_set"])}
+    versions: dict[tuple[str, str], str | None] = {}
+    mismatches, rerun = [], []
+    for row in pick.itertuples(index=False):
+        cell = Cell(row.mechanism, row.query_set, row.experience_id, row.state_id, int(row.seed))
+        if row.state_id not in scenes[row.query_set].index:
+            mismatches.append(Mismatch(cell.key, -1, "state_id", row.state_id, None))
+            continue
+        scene = scenes[row.query_set].loc[row.state_id]
+        draw = int(scene["appearance_draw"])
+        if scene["state_hash"] != row.state_hash:
+            mismatches.append(Mismatch(cell.key, draw, "published state_hash", scene["state_hash"],
+                                       row.state_hash))
+        policy = (row.mechanism, row.experience_id)
+        if policy not in versions:
+            versions[policy] = _current_policy_version(*policy, root)
+        if versions[policy] != row.code_version:
+            mismatches.append(Mismatch(cell.key, draw, "code_version", row.code_version, versions[policy]))
+        else:
+            rerun.append((cell, draw, (int(row.success), row.state_hash, row.final_hash)))
+    for task in sorted({QUERY_SETS[cell.query_set] for cell, _, _ in rerun}):
+        group = [job for job in rerun if QUERY_SETS[job[0].query_set] == task]
+        world = build_policy_world([cell for cell, _, _ in group], root)
+        for cell, draw, stored in group:
+            got = _rerun_policy_cell(cell, world)
+            for name, want, value in zip(("success", "state_hash", "final_hash"), stored, got):
+                if want != value:
+                    mismatches.append(Mismatch(cell.key, draw, name, want, value))
+    return VerifyReport(len(pick), tuple(mismatches))

@@ -96,6 +96,10 @@ class PolicyRunner:
         return PolicySpec.from_json((Path(any_dir) / "spec.json").read_text()).image_size
 
     def actor(self, mechanism: str, experience_id: str):
+        return self._loaded(mechanism, experience_id)[0]
+
+    def _loaded(self, mechanism: str, experience_id: str):
+        """(actor, code version) of a policy, loaded once; the version is taken with the weights."""
         from runner.policy_model import PolicyActor, load_policy
 
         key = (mechanism, experience_id)
@@ -103,8 +107,9 @@ class PolicyRunner:
             directory = self.world.policy_dirs.get(key)
             if directory is None:
                 raise KeyError(f"no frozen {mechanism} policy for experience_id {experience_id!r}")
+            version = policy_code_version(directory)
             algo, _ = load_policy(Path(directory), self.device)
-            self._actors[key] = PolicyActor(algo, self.device)
+            self._actors[key] = (PolicyActor(algo, self.device), version)
         return self._actors[key]
 
     def run(self, cells: list[Cell]) -> list[CellResult]:
@@ -120,8 +125,7 @@ class PolicyRunner:
         mechanism, eid = next(iter(groups))
         if mechanism not in POLICY_MECHANISMS:
             raise ValueError(f"cell mechanism {mechanism!r} is not a policy mechanism {POLICY_MECHANISMS}")
-        actor = self.actor(mechanism, eid)
-        version = policy_code_version(self.world.policy_dirs[(mechanism, eid)])
+        actor, version = self._loaded(mechanism, eid)
         packages = policy_package_versions(self.device)
         horizon = HORIZON[self.world.task]
         results = []

@@ -36,12 +36,13 @@ def code_version() -> str:
     return "sha256:" + _source_hash(OUTCOME_SOURCES).hexdigest()[:16]
 
 
-@lru_cache(maxsize=None)
 def policy_code_version(policy_dir: str) -> str:
     """Code version of a policy cell: the policy sources plus the policy's frozen files.
 
     `policy_dir` holds `spec.json` and `weights.pt`; two cells share a code
-    version exactly when they ran the same code with the same weights.
+    version exactly when they ran the same code with the same weights. Read
+    from disk on every call (weights can be retrained in place); callers keep
+    the value together with the weights they loaded.
     """
     h = _source_hash(POLICY_SOURCES)
     for name in ("spec.json", "weights.pt"):

@@ -98,7 +98,8 @@ def test_manifest_hashes_files_and_counts_the_stream(tiny_root):
     assert all(len(v["sha256"]) == 64 for v in manifest["files"].values())
     stream = manifest["recording_streams"]["stack-stream"]
     assert stream["accepted"] == 3 and 0 <= stream["rejection_rate"] < 1
-    assert manifest["settings"]["stack-replay-k3-orig"] == {"cells_done": 20, "cells_total": 3000}
+    assert manifest["settings"]["stack-replay-k3-orig"] == {"cells_done": 20, "cells_total": 3000,
+                                                              "seeds_complete": []}
     assert build_manifest(tiny_root)["files"] == manifest["files"]  # stable
 
 
@@ -144,4 +145,4 @@ def test_cli_export_of_the_frozen_setting(tmp_path, capsys):
     with pytest.raises(UnknownSettingError, match="unknown setting 'nope'"):
         main(["data", "export", "nope", str(tmp_path)])
     assert main(["data", "generate"]) == 2
-    assert "give a SETTING or --all" in capsys.readouterr().err
+    assert "give a SETTING, --all or --policies TASK" in capsys.readouterr().err
