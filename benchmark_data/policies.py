@@ -27,6 +27,9 @@ from benchmark_data.registry import LIBRARY_IDS, SETTINGS, Mechanism
 POLICY_MECHANISMS = (Mechanism.POLICY, Mechanism.POLICY_DR)
 N_DEMOS = {"stack": 80, "door": 80}
 """Successful demonstrations each policy is trained on, per task."""
+TRAINING_STEPS = {"stack": (4000, 6000), "door": (3000, 4000)}
+"""(encoder pretraining, behaviour cloning) steps per task. Door episodes are longer, so its
+policies get fewer steps to fit the same CPU budget; each policy's spec.json records its own."""
 LOG_EVERY = 500
 """Training steps between progress lines."""
 
@@ -103,7 +106,9 @@ def train_policy(task: str, mechanism: str, experience_id: str, root=None, *, sp
 
     if mechanism not in {m.value for m in POLICY_MECHANISMS}:
         raise ValueError(f"mechanism must be one of {[m.value for m in POLICY_MECHANISMS]}, got {mechanism!r}")
-    spec = spec or PolicySpec()
+    if spec is None:
+        pretrain, clone = TRAINING_STEPS[task]
+        spec = PolicySpec(pretrain_steps=pretrain, train_steps=clone)
     n_demos = n_demos or N_DEMOS[task]
     base, style = _experience(task, experience_id, root)
     randomized = mechanism == Mechanism.POLICY_DR.value
