@@ -30,7 +30,7 @@ import numpy as np
 from runner.appearance import sample_draw
 from runner.door_expert import DoorStyle, plan_door_path
 from runner.door_scenes import DoorLayout
-from runner.policy_demos import _seed
+from runner.policy_demos import _seed, keep_successes
 from runner.policy_model import Demo
 from runner.recording import DELTA_POS_SCALE, DELTA_ROT_SCALE, _rotvec
 
@@ -107,14 +107,6 @@ def record_door_demo(sim, camera, plan: DoorDemoPlan, style: DoorStyle,
 def collect_door_demos(sim, camera, experience_id: str, base: DoorLayout, style: DoorStyle,
                        n_success: int, randomized: bool, max_tries: int | None = None):
     """Record Door demonstrations until `n_success` succeed; returns (demos, plans used, tries)."""
-    max_tries = max_tries or 3 * n_success
-    plans = plan_door_demos(experience_id, base, max_tries, randomized)
-    demos, kept = [], []
-    for plan in plans:
-        demo, ok = record_door_demo(sim, camera, plan, style, experience_id)
-        if ok:
-            demos.append(demo)
-            kept.append(plan)
-            if len(demos) == n_success:
-                break
-    return demos, kept, plan.index + 1
+    plans = plan_door_demos(experience_id, base, max_tries or 3 * n_success, randomized)
+    return keep_successes(plans, lambda plan: record_door_demo(sim, camera, plan, style, experience_id),
+                          n_success)

@@ -110,14 +110,20 @@ def record_demo(sim, camera, plan: DemoPlan, style: StackStyle, experience_id: s
 def collect_demos(sim, camera, experience_id: str, base: StackLayout, style: StackStyle,
                   n_success: int, randomized: bool, max_tries: int | None = None):
     """Record demonstrations until `n_success` succeed; returns (demos, plans used, tries)."""
-    max_tries = max_tries or 3 * n_success
-    plans = plan_demos(experience_id, base, max_tries, randomized)
-    demos, kept = [], []
+    plans = plan_demos(experience_id, base, max_tries or 3 * n_success, randomized)
+    return keep_successes(plans, lambda plan: record_demo(sim, camera, plan, style, experience_id),
+                          n_success)
+
+
+def keep_successes(plans, record, n_success: int):
+    """Record `plans` in order until `n_success` succeed; returns (demos, plans kept, tries)."""
+    demos, kept, tries = [], [], 0
     for plan in plans:
-        demo, ok = record_demo(sim, camera, plan, style, experience_id)
+        demo, ok = record(plan)
+        tries += 1
         if ok:
             demos.append(demo)
             kept.append(plan)
             if len(demos) == n_success:
                 break
-    return demos, kept, plan.index + 1
+    return demos, kept, tries

@@ -16,7 +16,6 @@ runs beside it.
 
 from __future__ import annotations
 
-import json
 import multiprocessing as mp
 import os
 import time
@@ -24,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.executor import Cell, CellResult, read_journal
+from runner.executor import Cell, CellResult, _append, read_journal
 from runner.provenance import policy_code_version, policy_package_versions
 
 POLICY_MECHANISMS = ("policy", "policy_dr")
@@ -206,16 +205,7 @@ def execute_policy(cells: Iterable[Cell], world: PolicyWorld, journal_for: Calla
             ctx = mp.get_context("spawn")
             pool = ctx.Pool(workers, initializer=_init_worker, initargs=(world, device, envs))
             results = pool.imap_unordered(_worker_run, chunks, chunksize=1)
-        for chunk_results in results:
-            for result in chunk_results:
-                path = journal_for(result.cell)
-                fh = handles.get(path)
-                if fh is None:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    fh = handles[path] = path.open("a")
-                fh.write(json.dumps(result.to_record(), sort_keys=True) + "\n")
-                fh.flush()
-                yield result
+        yield from _append((r for chunk_results in results for r in chunk_results), journal_for, handles)
         if workers > 1:
             pool.close()
             pool.join()
