@@ -188,8 +188,9 @@ def _result3(f: Findings) -> list[str]:
             "- Here, positive among the significant Replay cases: "
             + share_words(replay["above"], replay_n, paper_replay["above"],
                           paper_replay["above"] + paper_replay["below"]) + ".",
-            f"- {policy_cases} significant image-policy cases: the policy settings are not built in this "
-            "release, so the paper's one-directional policy result (all 12 negative) is **not tested** here.",
+            f"- {policy_cases} significant image-policy cases: no image-policy matrix is complete yet "
+            "(docs/policy_settings.md), so the paper's one-directional policy result (all 12 negative) "
+            "is **not tested** here.",
             f"- Larger on the appearance subset: {g.appearance_larger} of {g.split_cases} significant cases. "
             "Not comparable with the paper's 9 of 12, which counts negative image-policy gaps: Replay never "
             "reads the camera, so on Replay the appearance subset differs from the layout subset only in "
