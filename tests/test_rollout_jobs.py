@@ -273,7 +273,8 @@ def test_sealed_setting_is_filled_by_the_runner_once_for_concurrent_submissions(
                                                                          runner.log_tail())
         assert done[0]["rollouts"]["done"] == done[0]["rollouts"]["total"] == 10 * 1 * 5
         assert len(seen) >= 2 and seen[0]["done"] < seen[-1]["done"]  # progress moved
-        assert seen[0]["runners"] == 1 and seen[0]["total"] == 50
+        assert {s["total"] for s in seen} == {50}
+        assert 1 in {s["runners"] for s in seen}  # the runner may register after the first poll
         records = [json.loads(line) for line in journal.read_text().splitlines()]
         keys = {(r["experience_id"], r["state_id"], r["seed"]) for r in records}
         assert len(records) == len(keys) == 50  # every cell once: the chunks were shared
