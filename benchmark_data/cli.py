@@ -91,6 +91,26 @@ def _train_one(job) -> None:
     _log(f"wrote {path}")
 
 
+def _evaluate_policy(args: argparse.Namespace) -> int:
+    import torch
+
+    from benchmark_data.policies import PolicyNotFoundError, evaluate_policy
+
+    torch.set_num_threads(1)
+    try:
+        counts = evaluate_policy(args.mechanism, args.experience, args.on, draw=args.draw, seed=args.seed,
+                                 limit=args.limit, root=args.root)
+    except (PolicyNotFoundError, KeyError, ValueError) as exc:
+        print(f"expaudit data evaluate-policy: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
+    done = sum(s for s, _ in counts.values())
+    total = sum(n for _, n in counts.values())
+    for group, (s, n) in sorted(counts.items()):
+        print(f"{group}: {s}/{n}")
+    print(f"{args.mechanism} {args.experience} on {args.on}: {done}/{total} episodes succeeded")
+    return 0
+
+
 def _verify(args: argparse.Namespace) -> int:
     from benchmark_data.verify import verify_policy_sample, verify_sample
 
@@ -190,6 +210,18 @@ def register(subparsers) -> None:
     tp.add_argument("--force", action="store_true", help="retrain policies that exist")
     tp.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     tp.set_defaults(handler=_train_policies)
+
+    ev = sub.add_parser("evaluate-policy",
+                        help="closed-loop success of one frozen policy on its demonstration layouts or a query set")
+    ev.add_argument("mechanism", choices=["policy", "policy_dr"])
+    ev.add_argument("experience", help="experience id, e.g. stack-e000")
+    ev.add_argument("--on", default="train",
+                    help="'train' (its demonstration layouts, default) or a query set id (e.g. door-orig)")
+    ev.add_argument("--draw", type=int, default=0, help="query set: the appearance draw 0-4 (default 0)")
+    ev.add_argument("--seed", type=int, default=0, help="execution-noise seed (default 0)")
+    ev.add_argument("--limit", type=int, default=None, help="at most this many episodes")
+    ev.add_argument("--root", default=None, help="frozen data root (default: the package's)")
+    ev.set_defaults(handler=_evaluate_policy)
 
     ver = sub.add_parser("verify", help="re-execute random stored cells across renders and from scratch")
     ver.add_argument("--sample", type=int, default=200, help="cells to re-execute (default 200)")

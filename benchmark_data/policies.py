@@ -160,3 +160,57 @@ def read_training(mechanism: str, experience_id: str, root=None) -> dict:
         raise PolicyNotFoundError(f"{mechanism} policy of {experience_id!r}: {path} does not exist "
                                   f"(train it with `expaudit data train-policies`)")
     return json.loads(path.read_text())
+
+
+def evaluate_policy(mechanism: str, experience_id: str, on: str = "train", *, draw: int = 0, seed: int = 0,
+                    limit: int | None = None, root=None) -> dict[str, tuple[int, int]]:
+    """Closed-loop success of one frozen policy, for checking a policy, not for the published cells.
+
+    `on="train"`: its own demonstration layouts, each under the appearance it was
+    recorded with; otherwise a query set's physical states under appearance draw
+    `draw`. Episodes are the executor's (`runner.policy_rollout`, horizon and
+    noise of `seed`). Returns {group: (successes, episodes)}, grouped by layout
+    level for a query set and as "train" for the demonstrations.
+    """
+    import os
+
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    from runner.appearance import sample_draw
+    from runner.policy_camera import PolicyCamera
+    from runner.policy_model import PolicyActor, load_policy
+    from runner.policy_rollout import HORIZON, noise_for, run_episode
+
+    if not 0 <= draw <= 4:
+        raise ValueError(f"draw must be 0-4, got {draw}")
+    record = read_training(mechanism, experience_id, root)
+    task = record["task"]
+    if task == "stack":
+        from runner.scenes import StackLayout as Layout
+        from runner.scenes import query_states
+        from runner.stack_sim import StackSim as Sim
+    else:
+        from runner.door_scenes import DoorLayout as Layout
+        from runner.door_scenes import door_query_states as query_states
+        from runner.door_sim import DoorSim as Sim
+    if on == "train":
+        items = [(d["draw_key"], Layout.from_dict(d["layout"]), sample_draw(d["draw_key"], d["draw"]), "train")
+                 for d in record.get("demos", [])]
+    else:
+        items = [(f"{q.state_id}-d{draw}", q.layout, sample_draw(q.state_id, draw),
+                  f"level {q.layout_level}") for q in query_states(on)]
+    items = items[:limit] if limit is not None else items
+    algo, spec = load_policy(policy_dir(mechanism, experience_id, root))
+    actor = PolicyActor(algo)
+    sim = Sim()
+    camera = PolicyCamera(sim, task=task, size=spec.image_size)
+    horizon = HORIZON[task]
+    counts: dict[str, tuple[int, int]] = {}
+    try:
+        for scene_id, layout, appearance, group in items:
+            result = run_episode(sim, camera, actor, lambda s, L=layout: s.restore(L), appearance,
+                                 noise_for(seed, experience_id, scene_id, horizon), horizon)
+            done, n = counts.get(group, (0, 0))
+            counts[group] = (done + int(result.success), n + 1)
+    finally:
+        camera.close()
+    return counts

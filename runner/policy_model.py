@@ -7,6 +7,10 @@ trains on one CPU core in minutes) with robomimic's spatial-softmax keypoint
 head, plus the end-effector position and the finger joint positions;
 a 2-layer LSTM over sequences of `SEQUENCE_LENGTH` steps; outputs robosuite's
 OSC_POSE delta action (position / 5 cm, rotation vector / 0.5 rad, gripper).
+The low-dim inputs are standardized with their demonstrations' mean and std
+(robomimic's observation normalization, applied here because its sequence
+batches are built here): raw, the fingers move by millimetres and the hand by
+centimetres, and the network all but ignores them.
 
 Weights are a plain state dict (`torch.save`), read back with
 `weights_only=True`; the config travels as JSON beside them, so a policy
@@ -17,7 +21,7 @@ thread count (one intra-op thread).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +29,8 @@ import numpy as np
 IMAGE_KEY = "agentview_image"
 LOW_DIM_KEYS = ("robot0_eef_pos", "robot0_gripper_qpos")
 LOW_DIM_SIZES = {"robot0_eef_pos": 3, "robot0_gripper_qpos": 2}
+STATS_PREFIX = "low_dim_stats."
+"""State-dict keys of the low-dim normalization: `low_dim_stats.<key>.mean` / `.std`."""
 ACTION_DIM = 7
 SEQUENCE_LENGTH = 10
 """Training sequence length and the RNN horizon (robomimic resets the state every horizon steps)."""
@@ -136,13 +142,48 @@ def build_policy(spec: PolicySpec, device: str = "cpu"):
     shapes = {IMAGE_KEY: [3, spec.image_size, spec.image_size]}
     shapes.update({k: [LOW_DIM_SIZES[k]] for k in LOW_DIM_KEYS})
     torch.manual_seed(spec.seed)
-    return rm.algo_factory(algo_name="bc", config=config, obs_key_shapes=shapes,
+    algo = rm.algo_factory(algo_name="bc", config=config, obs_key_shapes=shapes,
                            ac_dim=ACTION_DIM, device=torch.device(device))
+    algo.low_dim_stats = identity_stats()
+    return algo
+
+
+# ---- low-dim normalization ---------------------------------------------------------------
+LowDimStats = dict  # key -> (mean, std), float32 arrays of the key's size
+
+
+def identity_stats() -> LowDimStats:
+    """Normalization that leaves inputs unchanged (a policy stored without statistics)."""
+    return {k: (np.zeros(LOW_DIM_SIZES[k], np.float32), np.ones(LOW_DIM_SIZES[k], np.float32))
+            for k in LOW_DIM_KEYS}
+
+
+def low_dim_stats(demos: list["Demo"]) -> LowDimStats:
+    """Mean and std of each low-dim observation over every demonstration frame."""
+    stats = {}
+    for key, field in zip(LOW_DIM_KEYS, ("eef_pos", "gripper_qpos")):
+        values = np.concatenate([getattr(d, field) for d in demos]).astype(np.float64)
+        stats[key] = (values.mean(axis=0).astype(np.float32),
+                      np.maximum(values.std(axis=0), 1e-6).astype(np.float32))
+    return stats
+
+
+def normalized(demo: "Demo", stats: LowDimStats) -> "Demo":
+    """A demonstration with its low-dim observations standardized (images shared, not copied)."""
+    (eef_mean, eef_std), (grip_mean, grip_std) = (stats[k] for k in LOW_DIM_KEYS)
+    return replace(demo, eef_pos=(demo.eef_pos - eef_mean) / eef_std,
+                   gripper_qpos=(demo.gripper_qpos - grip_mean) / grip_std)
 
 
 def state_dict(algo) -> dict:
-    """The policy network's weights (what is frozen and shipped)."""
-    return algo.nets.state_dict()
+    """The policy's weights and its low-dim normalization (what is frozen and shipped)."""
+    import torch
+
+    weights = dict(algo.nets.state_dict())
+    for key, (mean, std) in algo.low_dim_stats.items():
+        weights[f"{STATS_PREFIX}{key}.mean"] = torch.from_numpy(np.asarray(mean, np.float32))
+        weights[f"{STATS_PREFIX}{key}.std"] = torch.from_numpy(np.asarray(std, np.float32))
+    return weights
 
 
 def save_policy(algo, spec: PolicySpec, directory: Path) -> Path:
@@ -165,7 +206,11 @@ def load_policy(directory: Path, device: str = "cpu"):
     spec = PolicySpec.from_json((directory / "spec.json").read_text())
     algo = build_policy(spec, device)
     weights = torch.load(directory / "weights.pt", map_location=device, weights_only=True)
+    stats = {name: weights.pop(name) for name in [n for n in weights if n.startswith(STATS_PREFIX)]}
     algo.nets.load_state_dict(weights)
+    if stats:
+        algo.low_dim_stats = {k: (stats[f"{STATS_PREFIX}{k}.mean"].cpu().numpy(),
+                                  stats[f"{STATS_PREFIX}{k}.std"].cpu().numpy()) for k in LOW_DIM_KEYS}
     algo.set_eval()
     return algo, spec
 
@@ -270,6 +315,8 @@ def train(demos: list[Demo], spec: PolicySpec, *, device: str = "cpu", log_every
 
     torch.set_num_threads(1)
     algo = build_policy(spec, device)
+    algo.low_dim_stats = low_dim_stats(demos)
+    demos = [normalized(d, algo.low_dim_stats) for d in demos]
     curve, window = [], []
     if spec.pretrain_steps and all(d.object_state is not None for d in demos):
         for step, loss in pretrain_encoder(algo, demos, spec, device):
@@ -316,9 +363,12 @@ class PolicyActor:
     def act(self, images: np.ndarray, eef_pos: np.ndarray, gripper_qpos: np.ndarray) -> np.ndarray:
         import torch
 
+        (eef_mean, eef_std), (grip_mean, grip_std) = (self.algo.low_dim_stats[k] for k in LOW_DIM_KEYS)
+        eef = (eef_pos - eef_mean) / eef_std
+        grip = (gripper_qpos - grip_mean) / grip_std
         obs = {IMAGE_KEY: torch.from_numpy(np.ascontiguousarray(images)).to(self.device),
-               "robot0_eef_pos": torch.from_numpy(eef_pos.astype(np.float32)).to(self.device),
-               "robot0_gripper_qpos": torch.from_numpy(gripper_qpos.astype(np.float32)).to(self.device)}
+               "robot0_eef_pos": torch.from_numpy(eef.astype(np.float32)).to(self.device),
+               "robot0_gripper_qpos": torch.from_numpy(grip.astype(np.float32)).to(self.device)}
         obs = self._obs_utils.process_obs_dict(obs)
         with torch.no_grad():
             action = self.algo.get_action(obs_dict=obs)

@@ -132,6 +132,38 @@ def test_save_and_load_give_identical_weights_and_actions(tmp_path, demos, train
         assert np.array_equal(mine, theirs)
 
 
+def test_training_stores_the_demonstrations_low_dim_statistics(tmp_path, demos, trained):
+    """The standardization the network was trained with travels in weights.pt and is applied when acting."""
+    algo, _ = trained
+    eef = np.concatenate([d.eef_pos for d in demos])
+    mean, std = algo.low_dim_stats["robot0_eef_pos"]
+    np.testing.assert_allclose(mean, eef.mean(axis=0), rtol=1e-5)
+    np.testing.assert_allclose(std, eef.std(axis=0), rtol=1e-5)
+    weights = state_dict(algo)
+    assert "low_dim_stats.robot0_gripper_qpos.std" in weights
+    loaded, _ = load_policy(Path(save_policy(algo, TINY, tmp_path / "p")).parent)
+    for key in ("robot0_eef_pos", "robot0_gripper_qpos"):
+        for mine, theirs in zip(algo.low_dim_stats[key], loaded.low_dim_stats[key]):
+            np.testing.assert_array_equal(mine, theirs)
+    # the same network without its statistics acts differently: the statistics are really used
+    loaded.low_dim_stats = build_policy(TINY).low_dim_stats
+    assert not np.array_equal(rollout_actions(PolicyActor(algo), demos[0]),
+                              rollout_actions(PolicyActor(loaded), demos[0]))
+
+
+def test_a_policy_stored_without_statistics_loads_with_identity_normalization(tmp_path):
+    import torch
+
+    fresh = build_policy(TINY)
+    save_policy(fresh, TINY, tmp_path / "p")
+    weights = torch.load(tmp_path / "p" / "weights.pt", weights_only=True)
+    torch.save({k: v for k, v in weights.items() if not k.startswith("low_dim_stats.")},
+               tmp_path / "p" / "weights.pt")
+    loaded, _ = load_policy(tmp_path / "p")
+    mean, std = loaded.low_dim_stats["robot0_eef_pos"]
+    assert not mean.any() and (std == 1).all()
+
+
 def test_loaded_weights_differ_from_a_fresh_build(tmp_path, trained):
     """load_policy really replaces the seeded initial weights (the round trip above could not
     tell a stored policy from a rebuilt untrained one otherwise)."""

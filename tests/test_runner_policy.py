@@ -207,3 +207,24 @@ def test_a_policy_chunk_the_runner_cannot_execute_is_refused_by_name(frozen, chu
     with pytest.raises(ChunkError, match=message):
         run_chunk(RunnerContext(frozen), chunk)
     assert _journal(frozen, chunk.mechanism) == before
+
+
+@pytest.mark.sim
+@needs_data
+@pytest.mark.usefixtures("short_episodes")
+def test_evaluate_policy_counts_episodes_by_layout_level(frozen, capsys):
+    from benchmark_data.policies import evaluate_policy
+    from expaudit.cli import main
+
+    counts = evaluate_policy("policy", EXPERIENCE, QUERY_SET, draw=2, limit=3, root=frozen)
+    assert sum(n for _, n in counts.values()) == 3
+    assert set(counts) <= {f"level {lv}" for lv in range(4)}
+    assert all(0 <= s <= n for s, n in counts.values())
+    assert evaluate_policy("policy", EXPERIENCE, QUERY_SET, draw=2, limit=3, root=frozen) == counts
+
+    assert main(["data", "evaluate-policy", "policy_dr", EXPERIENCE, "--on", QUERY_SET,
+                 "--root", str(frozen)]) == 2
+    assert "policy_dr policy of 'stack-e000'" in capsys.readouterr().err
+    assert main(["data", "evaluate-policy", "policy", EXPERIENCE, "--on", QUERY_SET, "--draw", "7",
+                 "--root", str(frozen)]) == 2
+    assert "draw must be 0-4, got 7" in capsys.readouterr().err
