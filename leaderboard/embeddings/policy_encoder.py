@@ -164,8 +164,11 @@ class PolicyEncoder:
             with torch.inference_mode():
                 for start in range(0, len(images), BATCH):
                     chunk = images[start:start + BATCH]
-                    parts = [core(torch.from_numpy(image_batch(chunk, size))).to(torch.float32).numpy()
-                             for core, size in zip(self._cores, self._sizes)]
+                    # every forward pass has BATCH images: the CPU convolution kernels depend on the
+                    # batch size, and a vector must not depend on its neighbours in the call
+                    padded = list(chunk) + [np.zeros_like(chunk[0])] * (BATCH - len(chunk))
+                    parts = [core(torch.from_numpy(image_batch(padded, size)))[:len(chunk)]
+                             .to(torch.float32).numpy() for core, size in zip(self._cores, self._sizes)]
                     rows.append(np.concatenate(parts, axis=1))
         finally:
             torch.set_num_threads(threads)
