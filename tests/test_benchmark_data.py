@@ -133,6 +133,20 @@ def test_frozen_replay_settings_discriminate():
     assert np.unique(data.scenes.state_ids).size == 40
 
 
+@pytest.mark.parametrize("setting_id", ["door-policydr-k3-orig", "door-policydr-k3-fresh"])
+def test_frozen_door_policy_dr_settings_discriminate(setting_id):
+    """The published Door Policy+DR tensors, when complete, meet the same bar (3 x 200 scenes)."""
+    from benchmark_data.frozen import load_transfer
+
+    data = load_transfer(setting_id)
+    if not data.is_complete:
+        pytest.skip(f"{setting_id} is not complete in this checkout")
+    y = data.success_matrix()
+    random, oracle = y.mean(), y.max(axis=0).mean()
+    assert 0.3 <= random <= 0.85 and oracle - random >= 0.10
+    assert y.shape == (3, 200)
+
+
 def test_cli_export_of_the_frozen_setting(tmp_path, capsys):
     from expaudit.cli import main
 

@@ -166,3 +166,23 @@ def test_a_setting_both_missing_and_measured_is_rejected(store_dir, tmp_path):
     write_missing(copy, [(SETTING, "matrix incomplete")])
     with pytest.raises(ValueError, match=r"settings \['stack-replay-k10-a'\] are listed as not measured"):
         load_store(copy)
+
+
+def test_the_image_policy_result_is_tested_only_on_audited_policy_settings(store_dir, tmp_path):
+    """Without a complete policy matrix the page says 'not tested'; with one it counts its gaps' signs."""
+    directory, data = store_dir
+    page = render_findings(compute_findings(load_store(directory)), "reports")
+    assert "one-directional policy result (all 12 negative) is **not tested** here" in page
+
+    with_policy = tmp_path / "with-policy"
+    compute_rule_reports(with_policy, SETTING, data, _rules(data), **FAST)
+    policy = SettingInfo("stack-policy-k10-x", "stack", "policy", 10, "stack-orig")
+    compute_rule_reports(with_policy, policy, data, _rules(data), **FAST)
+    findings = compute_findings(load_store(with_policy))
+    significant = [x for x in findings.gaps.significant if x.setting.mechanism == "policy"]
+    below = sum(x.gap_direction == "below" for x in significant)
+    page = render_findings(findings, "reports")
+    assert "**not tested**" not in page
+    assert (f"Image-policy settings audited here: stack-policy-k10-x. Below the envelope among their "
+            f"{len(significant)} significant cases: {below} of {len(significant)}") in page
+    assert below >= 1  # the bad assignment lies below its envelope
