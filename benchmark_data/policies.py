@@ -180,8 +180,10 @@ def evaluate_policy(mechanism: str, experience_id: str, on: str = "train", *, dr
     from runner.policy_model import PolicyActor, load_policy
     from runner.policy_rollout import HORIZON, noise_for, run_episode
 
-    if not 0 <= draw <= 4:
-        raise ValueError(f"draw must be 0-4, got {draw}")
+    from benchmark_data.query_sets import N_DRAWS
+
+    if not 0 <= draw < N_DRAWS:
+        raise ValueError(f"draw must be 0-{N_DRAWS - 1}, got {draw}")
     record = read_training(mechanism, experience_id, root)
     task = record["task"]
     if task == "stack":
