@@ -113,6 +113,7 @@ def _evaluate_policy(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from benchmark_data.verify import verify_policy_sample, verify_sample
+    from expaudit.numerics import blas_kernel
 
     reports = []
     if args.sample > 0 or args.policy_sample <= 0:
@@ -125,7 +126,11 @@ def _verify(args: argparse.Namespace) -> int:
         for m in report.mismatches:
             print(f"MISMATCH {'/'.join(map(str, m.key))} draw {m.draw}: {m.field} stored "
                   f"{m.stored!r}, re-run {m.rerun!r}")
-        print(f"verified {report.n_checked} {what}: {len(report.mismatches)} difference(s)")
+        print(f"verified {report.n_checked} {what}: {len(report.mismatches)} difference(s) in "
+              f"{report.cells_differing()} cell(s), success differs in {report.cells_differing('success')}")
+    if not all(report.ok for report, _ in reports):
+        print(f"(re-executed with numpy's OpenBLAS kernel {blas_kernel()}; each cell's packages "
+              f"record names the kernel it ran with, docs/data.md says what reproduces where)")
     return 0 if all(report.ok for report, _ in reports) else 1
 
 

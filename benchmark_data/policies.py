@@ -85,44 +85,66 @@ def _experience(task: str, experience_id: str, root=None):
     return DoorLayout.from_dict(json.loads(row.base_layout)), DoorStyle(**json.loads(row.style))
 
 
-def demos_sha256(demos) -> str:
-    """SHA-256 over every training array, in order (images, low-dim observations, actions)."""
+def demos_sha256(demos, *, images: bool = True) -> str:
+    """SHA-256 over every training array, in order (images, low-dim observations, actions).
+
+    With `images=False` the renders are left out: the scripted demonstrations do
+    not read the camera, so that hash is the same on every machine with the
+    pinned BLAS kernel, while the renders follow the machine's software
+    renderer (docs/data.md, "What reproduces where").
+    """
     h = hashlib.sha256()
     for demo in demos:
-        for array in (demo.images, demo.eef_pos, demo.gripper_qpos, demo.actions):
+        arrays = (demo.images,) if images else ()
+        for array in arrays + (demo.eef_pos, demo.gripper_qpos, demo.actions):
             h.update(np.ascontiguousarray(array).tobytes())
     return h.hexdigest()
 
 
-def train_policy(task: str, mechanism: str, experience_id: str, root=None, *, spec=None,
-                 n_demos: int | None = None, log: Callable[[str], None] = lambda s: None) -> Path:
-    """Record the demonstrations, train, and write the policy's frozen files; returns its directory."""
+def record_training_demos(task: str, mechanism: str, experience_id: str, n_demos: int,
+                          image_size: int, root=None):
+    """The demonstrations a policy is cloned from; returns (demos, plans kept, tries).
+
+    A pure function of its arguments and the library: `train_policy` records
+    them, and the same call regenerates them bit for bit (their SHA-256 is
+    in each policy's training.json).
+    """
     import os
 
     os.environ.setdefault("MUJOCO_GL", "egl")
     from runner.policy_camera import PolicyCamera
-    from runner.policy_model import PolicySpec, save_policy, train
-    from runner.provenance import policy_code_version, policy_package_versions
 
     if mechanism not in {m.value for m in POLICY_MECHANISMS}:
         raise ValueError(f"mechanism must be one of {[m.value for m in POLICY_MECHANISMS]}, got {mechanism!r}")
-    if spec is None:
-        pretrain, clone = TRAINING_STEPS[task]
-        spec = PolicySpec(pretrain_steps=pretrain, train_steps=clone)
-    n_demos = n_demos or N_DEMOS[task]
     base, style = _experience(task, experience_id, root)
     randomized = mechanism == Mechanism.POLICY_DR.value
-    began = time.time()
     if task == "stack":
-        from runner.policy_demos import collect_demos
+        from runner.stack_policy_demos import collect_demos
         from runner.stack_sim import StackSim as Sim
     else:
         from runner.door_policy_demos import collect_door_demos as collect_demos
         from runner.door_sim import DoorSim as Sim
     sim = Sim()
-    camera = PolicyCamera(sim, task=task, size=spec.image_size)
-    demos, plans, tries = collect_demos(sim, camera, experience_id, base, style, n_demos, randomized)
-    camera.close()
+    camera = PolicyCamera(sim, task=task, size=image_size)
+    try:
+        return collect_demos(sim, camera, experience_id, base, style, n_demos, randomized)
+    finally:
+        camera.close()
+
+
+def train_policy(task: str, mechanism: str, experience_id: str, root=None, *, spec=None,
+                 n_demos: int | None = None, log: Callable[[str], None] = lambda s: None) -> Path:
+    """Record the demonstrations, train, and write the policy's frozen files; returns its directory."""
+    from runner.policy_model import PolicySpec, save_policy, train
+    from runner.provenance import policy_code_version, policy_package_versions
+
+    if spec is None:
+        pretrain, clone = TRAINING_STEPS[task]
+        spec = PolicySpec(pretrain_steps=pretrain, train_steps=clone)
+    n_demos = n_demos or N_DEMOS[task]
+    began = time.time()
+    demos, plans, tries = record_training_demos(task, mechanism, experience_id, n_demos,
+                                                spec.image_size, root)
     if len(demos) < n_demos:
         raise RuntimeError(f"{task} {experience_id}: only {len(demos)} of {tries} demonstrations "
                            f"succeeded, {n_demos} needed")
@@ -144,6 +166,7 @@ def train_policy(task: str, mechanism: str, experience_id: str, root=None, *, sp
         "demos": [{"index": p.index, "layout": p.layout.to_dict(), "draw_key": p.draw_key,
                    "draw": p.draw} for p in plans],
         "demos_sha256": demos_sha256(demos),
+        "demos_low_dim_sha256": demos_sha256(demos, images=False),
         "curve": [{"step": s, "loss": round(l, 6)} for s, l in curve],
         "demo_wall_s": round(demo_s, 1), "train_wall_s": round(time.time() - began - demo_s, 1),
         "weights_sha256": hashlib.sha256((out / "weights.pt").read_bytes()).hexdigest(),

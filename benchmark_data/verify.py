@@ -50,6 +50,10 @@ class VerifyReport:
     def ok(self) -> bool:
         return not self.mismatches
 
+    def cells_differing(self, field: str | None = None) -> int:
+        """Cells with at least one difference (in `field` only, when given)."""
+        return len({m.key for m in self.mismatches if field is None or m.field == field})
+
 
 def stored_replay_cells(root=None) -> pd.DataFrame:
     """Every stored Replay cell of the Stack query sets (including own-base cells)."""

@@ -51,19 +51,27 @@ def policy_code_version(policy_dir: str) -> str:
     return "sha256:" + h.hexdigest()[:16]
 
 
+BLAS_KERNEL_KEY = "numpy_blas_kernel"
+"""Key of the OpenBLAS kernel in a cell's packages record (`expaudit.numerics`)."""
+
+
 def _versions(names: tuple[str, ...]) -> str:
-    return json.dumps({name: metadata.version(name) for name in names}, sort_keys=True)
+    from expaudit.numerics import blas_kernel
+
+    versions = {name: metadata.version(name) for name in names}
+    versions[BLAS_KERNEL_KEY] = blas_kernel()
+    return json.dumps(versions, sort_keys=True)
 
 
 @lru_cache(maxsize=1)
 def package_versions() -> str:
-    """JSON object of the versions of `PACKAGES` installed here."""
+    """JSON object of the versions of `PACKAGES` installed here and numpy's BLAS kernel."""
     return _versions(PACKAGES)
 
 
 @lru_cache(maxsize=None)
 def policy_package_versions(device: str = "cpu") -> str:
-    """JSON object of the versions of `POLICY_PACKAGES`, plus the inference device."""
+    """JSON object of the versions of `POLICY_PACKAGES`, numpy's BLAS kernel and the inference device."""
     versions = json.loads(_versions(POLICY_PACKAGES))
     versions["device"] = device
     return json.dumps(versions, sort_keys=True)

@@ -1,6 +1,10 @@
 """Shared pytest fixtures."""
 
-import pytest
+from expaudit.numerics import pin_blas_kernel
+
+pin_blas_kernel()  # before a test module loads numpy: the kernel the stored cells ran with
+
+import pytest  # noqa: E402
 
 
 # ---------------------------------------------------------------- audit engine fixtures

@@ -79,7 +79,7 @@ def frozen(tmp_path_factory):
 
     from benchmark_data.policies import _experience, policy_dir
     from runner.policy_camera import PolicyCamera
-    from runner.policy_demos import plan_demos, record_demo
+    from runner.stack_policy_demos import plan_demos, record_demo
     from runner.policy_model import PolicySpec, save_policy, train
     from runner.stack_sim import StackSim
 
