@@ -9,12 +9,12 @@ dataclasses. `python -m benchmark_data.policy_summary` writes
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from benchmark_data.doc_page import page_main
 from benchmark_data.summary import summarize
 from leaderboard.matrix import MISSING
 
@@ -362,12 +362,7 @@ def write_doc(path: Path, root=None) -> Path:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="write docs/policy_settings.md from the frozen data")
-    parser.add_argument("--out", default="docs/policy_settings.md")
-    parser.add_argument("--root", default=None)
-    args = parser.parse_args(argv)
-    print(f"wrote {write_doc(Path(args.out), args.root)}")
-    return 0
+    return page_main(write_doc, "docs/policy_settings.md", argv)
 
 
 if __name__ == "__main__":

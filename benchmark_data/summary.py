@@ -7,11 +7,12 @@ frozen data, beside the paper's Table I.
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from benchmark_data.doc_page import page_main
 
 ADVANTAGE_MIN_DENOMINATOR = 0.05
 """AUDIT_SPEC: the advantage is undefined when oracle - random is below this."""
@@ -215,12 +216,7 @@ def write_doc(path: Path, root=None) -> Path:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="write docs/replay_settings.md from the frozen data")
-    parser.add_argument("--out", default="docs/replay_settings.md")
-    parser.add_argument("--root", default=None)
-    args = parser.parse_args(argv)
-    print(f"wrote {write_doc(Path(args.out), args.root)}")
-    return 0
+    return page_main(write_doc, "docs/replay_settings.md", argv)
 
 
 if __name__ == "__main__":
