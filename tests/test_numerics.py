@@ -1,0 +1,55 @@
+"""numpy's OpenBLAS kernel is pinned before numpy loads, an explicit choice wins, and the kernel is reported."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+
+import pytest
+
+from expaudit.numerics import BLAS_KERNEL, blas_kernel, pin_blas_kernel
+
+x86_only = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
+                              reason="the pinned kernel is an x86-64 one")
+
+
+def test_pin_sets_a_default_and_leaves_an_explicit_choice(monkeypatch):
+    monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+    pin_blas_kernel()
+    assert os.environ["OPENBLAS_CORETYPE"] == BLAS_KERNEL
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Sandybridge")
+    pin_blas_kernel()
+    assert os.environ["OPENBLAS_CORETYPE"] == "Sandybridge"
+
+
+def _kernel_in_fresh_python(code: str, env_extra: dict) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    env.update(env_extra)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, timeout=120)
+    return out.stdout.strip()
+
+
+@x86_only
+def test_importing_a_package_of_the_project_pins_the_kernel_before_numpy_loads():
+    code = ("import runner.scenes, numpy; from expaudit.numerics import blas_kernel; "
+            "print(blas_kernel())")
+    assert _kernel_in_fresh_python(code, {}) == BLAS_KERNEL
+
+
+@x86_only
+def test_an_explicit_kernel_is_what_numpy_loads():
+    code = "import benchmark_data, numpy; from expaudit.numerics import blas_kernel; print(blas_kernel())"
+    assert _kernel_in_fresh_python(code, {"OPENBLAS_CORETYPE": "Sandybridge"}) == "Sandybridge"
+
+
+@x86_only
+def test_the_test_process_runs_the_pinned_kernel_and_cells_record_it():
+    import json
+
+    from runner.provenance import BLAS_KERNEL_KEY, package_versions
+
+    assert blas_kernel() == BLAS_KERNEL
+    assert json.loads(package_versions())[BLAS_KERNEL_KEY] == BLAS_KERNEL
