@@ -4,22 +4,7 @@ import numpy as np
 import pytest
 
 from leaderboard.metrics.selection import advantage, oracle_tie_counts, select, success
-
-# Three experiences, four scenes (worked by hand in the comments below).
-Y = np.array(
-    [
-        [1.0, 0.0, 0.6, 0.2],
-        [0.0, 1.0, 0.6, 0.2],
-        [0.4, 0.4, 0.0, 0.2],
-    ]
-)
-SCORES = np.array(
-    [
-        [3.0, 2.0, 1.0, 0.0],
-        [1.0, 2.0, 0.0, 0.0],  # scene 1: tie with e0 -> lowest index e0
-        [0.0, 0.0, 0.0, 5.0],
-    ]
-)
+from tests.hand_case import SCORES, Y  # three experiences, four scenes, worked by hand below
 
 
 def test_select_breaks_ties_to_lowest_index():

@@ -48,6 +48,7 @@ def test_sandbox_env_is_built_from_nothing(tmp_path, monkeypatch):
     assert "EXPAUDIT_ADMIN_TOKEN" not in env and "secret" not in env.values()
     assert env["EXPAUDIT_INPUT"] == "/input" and env["EXPAUDIT_OUTPUT"] == "/output"
     assert env["OMP_NUM_THREADS"] == "2" and env["SEED"] == "3" and env["HOME"] == "/tmp"
+    assert env["OPENBLAS_CORETYPE"] == "Haswell"  # the kernel the service computes with
 
 
 def test_tail_buffer_keeps_last_bytes():
