@@ -167,3 +167,15 @@ def test_a_root_without_policy_cells_is_refused(tmp_path):
 
     with pytest.raises(ValueError, match="no stored policy cells to verify"):
         verify_policy_sample(3, root=tmp_path)
+
+
+def test_a_report_counts_cells_not_fields_and_success_on_its_own():
+    from benchmark_data.verify import Mismatch, VerifyReport
+
+    a = ("policy", "door-orig", "door-e000", "door-orig-s00-d1", 0)
+    b = ("policy", "door-orig", "door-e001", "door-orig-s00-d1", 0)
+    report = VerifyReport(5, (Mismatch(a, 1, "final_hash", "x", "y"), Mismatch(a, 1, "success", 1, 0),
+                              Mismatch(b, 1, "final_hash", "u", "v")))
+    assert not report.ok
+    assert report.cells_differing() == 2 and report.cells_differing("success") == 1
+    assert report.cells_differing("state_hash") == 0 and VerifyReport(5, ()).cells_differing() == 0
