@@ -41,6 +41,7 @@ from rq import Queue, SimpleWorker
 
 from service.defaults import RUNNER_QUEUES
 from service.rollout_jobs import Chunk, camera_blind
+from service.worker_shutdown import StopsCleanly
 
 log = logging.getLogger(__name__)
 
@@ -280,14 +281,8 @@ def rollout_chunk_job(chunk: dict) -> str:
             f"{time.monotonic() - started:.1f} s")
 
 
-class RunnerWorker(SimpleWorker):
-    """A non-forking RQ worker that remembers a shutdown request so the loop ends with it."""
-
-    shutdown_requested = False
-
-    def handle_warm_shutdown_request(self):
-        type(self).shutdown_requested = True
-        super().handle_warm_shutdown_request()
+class RunnerWorker(StopsCleanly, SimpleWorker):
+    """A non-forking RQ worker that stops cleanly (`service.worker_shutdown`)."""
 
 
 def run_runner(redis: redis_lib.Redis, root: Path, jobs_context, *, burst: bool = False,

@@ -23,25 +23,21 @@ from service.jobs import JobContext, install_context, reconcile
 from service.publishing import AuditOptions
 from service.settings import ServiceSettings
 from service.storage import StoreError, open_store
+from service.worker_shutdown import StopsCleanly
 
 log = logging.getLogger(__name__)
 
 
-class ServiceWorker(Worker):
-    """An RQ worker that remembers a shutdown request, so the loop ends with it, and gives
-    each forked work horse connections of its own.
+class ServiceWorker(StopsCleanly, Worker):
+    """An RQ worker that stops cleanly (`service.worker_shutdown`) and gives each forked
+    work horse connections of its own.
 
     The horse is a fork of the worker: sharing the parent's pooled HTTP
     connections to the object store would let a horse killed mid-response
     leave a half-read socket behind for the parent.
     """
 
-    shutdown_requested = False
     settings: ServiceSettings | None = None
-
-    def handle_warm_shutdown_request(self):
-        type(self).shutdown_requested = True
-        super().handle_warm_shutdown_request()
 
     def main_work_horse(self, job, queue):
         if self.settings is not None:

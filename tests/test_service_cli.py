@@ -11,6 +11,7 @@ import time
 import pytest
 import requests
 
+from service.defaults import ROLLOUT_QUEUE
 from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ServiceStack, free_port,  # noqa: F401
                            redis_server, scores_csv, service_env, synthetic_setting,
                            write_catalog)
@@ -84,21 +85,19 @@ def _runner_settings(redis_url: str, **overrides):
     return ServiceSettings(redis_url=redis_url, **overrides)
 
 
-def _rollout_workers(redis_url: str, timeout: float) -> int:
+def _listeners(redis_url: str, queue: str, expected: int, timeout: float) -> int:
+    """Workers registered on `queue` once there are `expected` of them, or at `timeout`."""
     import redis
     from rq import Queue, Worker
-
-    from service.defaults import ROLLOUT_QUEUE
 
     conn = redis.Redis.from_url(redis_url)
     deadline = time.monotonic() + timeout
     try:
-        while time.monotonic() < deadline:
-            count = len(Worker.all(queue=Queue(ROLLOUT_QUEUE, connection=conn)))
-            if count:
+        while True:
+            count = len(Worker.all(queue=Queue(queue, connection=conn)))
+            if count == expected or time.monotonic() >= deadline:
                 return count
-            time.sleep(0.5)
-        return 0
+            time.sleep(0.3)
     finally:
         conn.close()
 
@@ -116,13 +115,14 @@ def test_serve_starts_a_rollout_runner_on_the_frozen_root_it_serves(tmp_path, re
         assert note == f"rollout runner started: missing cells are appended to {root.resolve()}"
         assert frozen_root(settings) == root.resolve()
         assert len(children) == 1 and children[0].args[-2:] == ["--frozen-root", str(root.resolve())]
-        assert _rollout_workers(redis_server.url, 60) == 1, "the runner never served `rollouts`"
-        assert _listeners(redis_server.url, "selectors", 10) == 1, "the runner serves `selectors`"
+        assert _listeners(redis_server.url, ROLLOUT_QUEUE, 1, 60) == 1, \
+            "the runner never served `rollouts`"
+        assert _listeners(redis_server.url, "selectors", 1, 10) == 1, "the runner serves `selectors`"
     finally:
         for child in children:
             child.terminate()
             child.wait(30)
-    assert _rollout_workers(redis_server.url, 0.1) == 0
+    assert _listeners(redis_server.url, ROLLOUT_QUEUE, 0, 5) == 0, "a stopped runner is registered"
 
 
 def test_serve_says_why_it_starts_no_runner(tmp_path, redis_server, monkeypatch):
@@ -256,23 +256,6 @@ def test_worker_queue_settings_are_read_and_checked():
     assert worker_command()[-3:] == ["worker", "--queues", "publish,audit,selectors"]
 
 
-def _listeners(redis_url: str, queue: str, timeout: float) -> int:
-    import redis
-    from rq import Queue, Worker
-
-    conn = redis.Redis.from_url(redis_url)
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            count = len(Worker.all(queue=Queue(queue, connection=conn)))
-            if count:
-                return count
-            time.sleep(0.3)
-        return 0
-    finally:
-        conn.close()
-
-
 def test_a_worker_serves_selectors_only_when_told(tmp_path, redis_server):  # noqa: F811
     env = service_env(PYTHONPATH=str(REPO_ROOT), EXPAUDIT_REDIS_URL=redis_server.url,
                       EXPAUDIT_STORE=str(tmp_path / "store"))
@@ -280,15 +263,16 @@ def test_a_worker_serves_selectors_only_when_told(tmp_path, redis_server):  # no
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     told = None
     try:
-        assert _listeners(redis_server.url, "audit", 60) == 1
-        assert _listeners(redis_server.url, "selectors", 0.1) == 0
+        assert _listeners(redis_server.url, "audit", 1, 60) == 1
+        assert _listeners(redis_server.url, "selectors", 1, 0) == 0
         told = subprocess.Popen([sys.executable, "-m", "expaudit", "worker", "--queues",
                                  "publish,audit,selectors"], env=env, cwd=tmp_path,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        assert _listeners(redis_server.url, "selectors", 60) == 1
-        assert _listeners(redis_server.url, "audit", 1) == 2
+        assert _listeners(redis_server.url, "selectors", 1, 60) == 1
+        assert _listeners(redis_server.url, "audit", 2, 5) == 2
     finally:
         for proc in (plain, told):
             if proc is not None:
                 proc.terminate()
                 proc.wait(30)
+    assert _listeners(redis_server.url, "audit", 0, 5) == 0, "a stopped worker is registered"

@@ -1,0 +1,67 @@
+"""A stop signal during a worker's start-up ends it cleanly and deregisters it (real Redis)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+from rq import Queue, SimpleWorker, Worker
+
+from service.worker_shutdown import StopsCleanly
+from tests.servers import redis_conn, redis_server  # noqa: F401
+
+
+class KilledByDefault(Exception):
+    """What the signal would do without the mixin's handlers: end the process."""
+
+
+class _SignalsWhileStarting(SimpleWorker):
+    """Sends itself SIGTERM inside one start-up step, where RQ has no handlers yet."""
+
+    signal_in = ""
+
+    def register_birth(self):
+        super().register_birth()
+        if self.signal_in == "register_birth":
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    def _start_scheduler(self, *args, **kwargs):
+        if self.signal_in == "_start_scheduler":
+            os.kill(os.getpid(), signal.SIGTERM)
+        super()._start_scheduler(*args, **kwargs)
+
+
+class Probe(StopsCleanly, _SignalsWhileStarting):
+    pass
+
+
+@pytest.fixture()
+def default_stop_signals():
+    """SIGTERM raises instead of killing pytest; the process's handlers come back after."""
+    def die(signum, _frame):
+        raise KilledByDefault(signum)
+
+    saved = {sig: signal.signal(sig, die) for sig in (signal.SIGTERM, signal.SIGINT)}
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
+@pytest.mark.parametrize("step", ["register_birth", "_start_scheduler"])
+def test_a_stop_during_start_up_deregisters_the_worker(step, redis_conn, default_stop_signals):  # noqa: F811
+    Probe.shutdown_requested = False
+    worker = Probe([Queue("stop-test", connection=redis_conn)], connection=redis_conn)
+    worker.signal_in = step
+    worked = worker.work(burst=False, with_scheduler=True, logging_level="WARNING")
+    assert worked is False
+    assert Probe.shutdown_requested, "the restart loops would start another worker"
+    assert Worker.all(connection=redis_conn) == [], "a stopped worker is still registered"
+    assert not StopsCleanly.shutdown_requested, "the flag belongs to the worker class that stopped"
+
+
+def test_the_project_workers_stop_cleanly():
+    from runner.runner_worker import RunnerWorker
+    from service.worker import ServiceWorker
+
+    assert ServiceWorker.__mro__[1] is StopsCleanly and RunnerWorker.__mro__[1] is StopsCleanly
