@@ -41,7 +41,7 @@ from rq import Queue, SimpleWorker
 
 from service.defaults import RUNNER_QUEUES
 from service.rollout_jobs import Chunk, camera_blind
-from service.worker_shutdown import StopsCleanly
+from service.worker_loop import StopsCleanly, work_until_stopped
 
 log = logging.getLogger(__name__)
 
@@ -282,7 +282,7 @@ def rollout_chunk_job(chunk: dict) -> str:
 
 
 class RunnerWorker(StopsCleanly, SimpleWorker):
-    """A non-forking RQ worker that stops cleanly (`service.worker_shutdown`)."""
+    """A non-forking RQ worker that stops cleanly (`service.worker_loop`)."""
 
 
 def run_runner(redis: redis_lib.Redis, root: Path, jobs_context, *, burst: bool = False,
@@ -298,21 +298,11 @@ def run_runner(redis: redis_lib.Redis, root: Path, jobs_context, *, burst: bool 
 
     install_runner(RunnerContext(Path(root), policy_device=policy_device, policy_envs=policy_envs))
     install_context(jobs_context)
-    backoff = 1.0
-    while not RunnerWorker.shutdown_requested:
-        try:
-            worker = RunnerWorker([Queue(name, connection=redis) for name in RUNNER_QUEUES],
-                                  connection=redis)
-            started = time.monotonic()
-            worker.work(burst=burst, logging_level="INFO")
-            if burst:
-                return
-            if time.monotonic() - started < 1.0 and not RunnerWorker.shutdown_requested:
-                time.sleep(backoff)  # the worker quit at once (Redis dropped): do not spin
-                backoff = min(backoff * 2, 15.0)
-            else:
-                backoff = 1.0
-        except (redis_lib.ConnectionError, redis_lib.TimeoutError) as exc:
-            log.warning("runner waiting for Redis (%s); retry in %.0f s", type(exc).__name__, backoff)
-            time.sleep(backoff)
-            backoff = min(backoff * 2, 15.0)
+
+    def work_once() -> None:
+        worker = RunnerWorker([Queue(name, connection=redis) for name in RUNNER_QUEUES],
+                              connection=redis)
+        worker.work(burst=burst, logging_level="INFO")
+
+    work_until_stopped(RunnerWorker, work_once, burst=burst, role="runner",
+                       retry_on=(redis_lib.ConnectionError, redis_lib.TimeoutError))

@@ -12,7 +12,6 @@ the loop.
 from __future__ import annotations
 
 import logging
-import time
 
 import redis as redis_lib
 from rq import Queue, Worker
@@ -23,13 +22,13 @@ from service.jobs import JobContext, install_context, reconcile
 from service.publishing import AuditOptions
 from service.settings import ServiceSettings
 from service.storage import StoreError, open_store
-from service.worker_shutdown import StopsCleanly
+from service.worker_loop import StopsCleanly, work_until_stopped
 
 log = logging.getLogger(__name__)
 
 
 class ServiceWorker(StopsCleanly, Worker):
-    """An RQ worker that stops cleanly (`service.worker_shutdown`) and gives each forked
+    """An RQ worker that stops cleanly (`service.worker_loop`) and gives each forked
     work horse connections of its own.
 
     The horse is a fork of the worker: sharing the parent's pooled HTTP
@@ -83,28 +82,17 @@ def run_worker(settings: ServiceSettings, *, burst: bool = False,
     """Reconcile and work until a shutdown signal (or, with `burst`, until the queues are empty)."""
     context = build_context(settings)
     install_context(context)
-    backoff = 1.0
-    while not ServiceWorker.shutdown_requested:
-        try:
-            result = reconcile(context.store, context.redis)
-            if result.enqueued:
-                log.info("reconciler re-enqueued %d of %d open submissions", len(result.enqueued),
-                         result.open)
-            worker = ServiceWorker(queues(context.redis, settings.worker_queues),
-                                   connection=context.redis)
-            worker.settings = settings
-            started = time.monotonic()
-            worker.work(burst=burst, max_idle_time=None if burst else idle_s, with_scheduler=not burst,
-                        logging_level="INFO")
-            if burst:
-                return
-            if time.monotonic() - started < 1.0 and not ServiceWorker.shutdown_requested:
-                time.sleep(backoff)  # the worker quit at once (Redis dropped): do not spin
-                backoff = min(backoff * 2, 15.0)
-            else:
-                backoff = 1.0
-        except (redis_lib.ConnectionError, redis_lib.TimeoutError, StoreError) as exc:
-            log.warning("worker waiting for its dependencies (%s: %s); retry in %.0f s",
-                        type(exc).__name__, exc, backoff)
-            time.sleep(backoff)
-            backoff = min(backoff * 2, 15.0)
+
+    def work_once() -> None:
+        result = reconcile(context.store, context.redis)
+        if result.enqueued:
+            log.info("reconciler re-enqueued %d of %d open submissions", len(result.enqueued),
+                     result.open)
+        worker = ServiceWorker(queues(context.redis, settings.worker_queues),
+                               connection=context.redis)
+        worker.settings = settings
+        worker.work(burst=burst, max_idle_time=None if burst else idle_s, with_scheduler=not burst,
+                    logging_level="INFO")
+
+    work_until_stopped(ServiceWorker, work_once, burst=burst, role="worker",
+                       retry_on=(redis_lib.ConnectionError, redis_lib.TimeoutError, StoreError))

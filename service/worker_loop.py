@@ -1,19 +1,32 @@
-"""Shutdown handling shared by the project's RQ workers (the service worker and the runner).
+"""How the project's RQ workers (the service worker and the runner) stop and restart.
 
-RQ registers a worker in Redis before it installs its SIGTERM/SIGINT
-handlers. A stop signal landing in between would kill the process with the
-default action and leave the registration behind until its TTL expires, and
-`service.rollout_jobs.runner_count` would then report a runner that is gone.
-The mixin installs the handlers first and turns a stop requested during
-start-up into an orderly one: the work loop sees it at once and deregisters.
+Stopping: RQ registers a worker in Redis before it installs its SIGTERM and
+SIGINT handlers. A stop signal landing in between would kill the process
+with the default action and leave the registration behind until its TTL
+expires, and `service.rollout_jobs.runner_count` would then report a runner
+that is gone. `StopsCleanly` installs the handlers first and turns a stop
+requested during start-up into an orderly one: the work loop sees it at
+once and deregisters. It also remembers a stop request class-wide, so that
+`work_until_stopped` ends with it instead of starting a new worker.
 
-It also remembers a stop request class-wide, so the restart loops of
-`run_worker` and `run_runner` end with it instead of starting a new worker.
+Restarting: an RQ worker returns when it has been idle long enough (the
+service worker reconciles, then works again) or when Redis dropped it;
+`work_until_stopped` starts the next one, backing off while a dependency is
+unreachable.
 """
 
 from __future__ import annotations
 
+import logging
+import time
+from typing import Callable
+
 from rq.exceptions import StopRequested
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF_S = 15.0
+"""Longest wait between two attempts while a dependency is unreachable."""
 
 
 class StopsCleanly:
@@ -37,3 +50,31 @@ class StopsCleanly:
             super()._start_scheduler(*args, **kwargs)
         except StopRequested:
             self._stop_requested = True
+
+
+def work_until_stopped(worker_class: type[StopsCleanly], work_once: Callable[[], None], *,
+                       burst: bool, retry_on: tuple[type[BaseException], ...], role: str) -> None:
+    """Call `work_once` (build one `worker_class` worker and let it work) until a stop signal.
+
+    A worker that returns at once (Redis dropped it) or an error of
+    `retry_on` (a dependency not reachable yet) is followed by a doubling
+    wait, up to `MAX_BACKOFF_S`, instead of a spin. With `burst`, one call.
+    `role` names the process in the log ("worker", "runner").
+    """
+    backoff = 1.0
+    while not worker_class.shutdown_requested:
+        started = time.monotonic()
+        try:
+            work_once()
+            if burst:
+                return
+            failed = time.monotonic() - started < 1.0
+        except retry_on as exc:
+            log.warning("%s waiting for its dependencies (%s: %s); retry in %.0f s",
+                        role, type(exc).__name__, exc, backoff)
+            failed = True
+        if failed and not worker_class.shutdown_requested:
+            time.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_S)
+        else:
+            backoff = 1.0

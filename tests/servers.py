@@ -289,6 +289,20 @@ def redis_conn(redis_server):
     conn.close()
 
 
+
+@pytest.fixture()
+def catalog():
+    """The toy catalog of the service tests (`toy_catalog`)."""
+    return toy_catalog()
+
+
+@pytest.fixture()
+def store(tmp_path):
+    """An empty local-disk store."""
+    from service.storage import LocalStore
+
+    return LocalStore(tmp_path / "store")
+
 # ------------------------------------------------------- small synthetic settings
 
 def synthetic_setting(setting_id: str = "toy-k4", k: int = 4, n_states: int = 8, draws: int = 2,

@@ -8,19 +8,8 @@ import json
 import pandas as pd
 import pytest
 
-from service.storage import LocalStore
-from tests.servers import (ADMIN_TOKEN, bearer, make_app, redis_conn, redis_server,  # noqa: F401
-                           run_jobs, scores_csv, scores_rows, toy_catalog)
-
-
-@pytest.fixture()
-def catalog():
-    return toy_catalog()
-
-
-@pytest.fixture()
-def store(tmp_path):
-    return LocalStore(tmp_path / "store")
+from tests.servers import (ADMIN_TOKEN, bearer, catalog, make_app,  # noqa: F401
+                           redis_conn, redis_server, run_jobs, scores_csv, scores_rows, store)
 
 
 @pytest.fixture()

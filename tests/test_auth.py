@@ -10,19 +10,8 @@ import pytest
 
 from service.auth import RateLimiter, TokenRegistry, hash_token
 from service.errors import TooManyRequests, Unauthorized
-from service.storage import LocalStore
-from tests.servers import (ADMIN_TOKEN, bearer, make_app, redis_conn, redis_server,  # noqa: F401
-                           run_jobs, scores_csv, toy_catalog)
-
-
-@pytest.fixture()
-def catalog():
-    return toy_catalog()
-
-
-@pytest.fixture()
-def store(tmp_path):
-    return LocalStore(tmp_path / "store")
+from tests.servers import (ADMIN_TOKEN, bearer, catalog, make_app,  # noqa: F401
+                           redis_conn, redis_server, run_jobs, scores_csv, store)
 
 
 def _client(store, redis_conn, catalog, **config):  # noqa: F811

@@ -34,8 +34,9 @@ def servers(tmp_path):
 
 @pytest.fixture()
 def setting():
-    # K=20 on 200 scenes; with 20,000 resamples an audit takes about half a
-    # second, long enough to kill the worker while one runs.
+    # K=20 on 200 scenes; with 60,000 resamples an audit takes about 1.7 s on
+    # one core (20,000: under half a second, which a loaded machine's polling
+    # and kill could miss), long enough to kill the worker while one runs.
     return synthetic_setting("fault-k20", k=20, n_states=40, draws=5, seeds=3)
 
 
@@ -96,7 +97,7 @@ def _check_no_secret_in_logs(stack, auth) -> None:
 
 def test_worker_killed_mid_audit(tmp_path, servers, setting):
     summary, data = setting
-    stack = _stack(tmp_path, servers, setting, EXPAUDIT_N_SHUFFLES="20000", EXPAUDIT_N_BOOTSTRAP="20000")
+    stack = _stack(tmp_path, servers, setting, EXPAUDIT_N_SHUFFLES="60000", EXPAUDIT_N_BOOTSTRAP="60000")
     try:
         auth = _token(stack)
         worker = stack.start_worker()

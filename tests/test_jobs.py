@@ -16,19 +16,8 @@ from rq.registry import ScheduledJobRegistry
 from service import defaults, jobs
 from service.publishing import AuditOptions
 from service.records import Fault, Manifest, State, SubmissionRepo, new_submission_id, utc_now
-from service.storage import LocalStore
 from service.worker import queues
-from tests.servers import redis_conn, redis_server, run_jobs, scores_csv, toy_catalog  # noqa: F401
-
-
-@pytest.fixture()
-def catalog():
-    return toy_catalog()
-
-
-@pytest.fixture()
-def store(tmp_path):
-    return LocalStore(tmp_path / "store")
+from tests.servers import catalog, redis_conn, redis_server, run_jobs, scores_csv, store  # noqa: F401
 
 
 def _stored_submission(store, body: bytes, settings=("toy-k4",), public=False) -> str:

@@ -9,21 +9,10 @@ import pytest
 
 from service.errors import TooManyRequests
 from service.sealed import QUOTA_KEY, give_back_sealed_quota, sealed_settings, take_sealed_quota
-from service.storage import LocalStore
-from tests.servers import (ADMIN_TOKEN, bearer, make_app, redis_conn, redis_server,  # noqa: F401
-                           run_jobs, scores_csv, toy_catalog)
+from tests.servers import (ADMIN_TOKEN, bearer, catalog, make_app,  # noqa: F401
+                           redis_conn, redis_server, run_jobs, scores_csv, store)
 
 NOON = datetime(2026, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
-
-
-@pytest.fixture()
-def catalog():
-    return toy_catalog()
-
-
-@pytest.fixture()
-def store(tmp_path):
-    return LocalStore(tmp_path / "store")
 
 
 @pytest.fixture()

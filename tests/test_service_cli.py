@@ -37,15 +37,25 @@ def _read_until(proc: subprocess.Popen, needle: str, timeout: float,
     raise AssertionError(f"no '{needle}' in output:\n{''.join(seen)}")
 
 
+def _serve_env(**overrides) -> dict[str, str]:
+    """The environment of `expaudit serve` in these tests: small resampling counts."""
+    return service_env(EXPAUDIT_N_SHUFFLES="100", EXPAUDIT_N_BOOTSTRAP="100",
+                       PYTHONPATH=str(REPO_ROOT), **overrides)
+
+
+def _serve(cwd, env: dict[str, str], port: int) -> subprocess.Popen:
+    """`expaudit serve` with one web worker, in its own session (the test stops the group)."""
+    return subprocess.Popen([sys.executable, "-m", "expaudit", "serve", "--port", str(port),
+                             "--workers", "1"], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
 def test_serve_starts_everything_and_stops_cleanly(tmp_path):
     summary, data = synthetic_setting("serve-k3", k=3)
     catalog = write_catalog(tmp_path / "catalog", (summary, data))
     port = free_port()
-    env = service_env(EXPAUDIT_CATALOG=str(catalog), EXPAUDIT_N_SHUFFLES="100",
-                      EXPAUDIT_N_BOOTSTRAP="100", PYTHONPATH=str(REPO_ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "expaudit", "serve", "--port", str(port),
-                             "--workers", "1"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    env = _serve_env(EXPAUDIT_CATALOG=str(catalog))
+    proc = _serve(tmp_path, env, port)
     try:
         early: list[str] = []
         line = _read_until(proc, "expaudit is serving at", 90, early)
@@ -214,11 +224,8 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
     scores = tmp_path / "scores.csv"
     scores.write_bytes(_scores(root, seed=1))
     port = free_port()
-    env = service_env(EXPAUDIT_FROZEN_ROOT=str(root), EXPAUDIT_N_SHUFFLES="100",
-                      EXPAUDIT_N_BOOTSTRAP="100", PYTHONPATH=str(REPO_ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "expaudit", "serve", "--port", str(port),
-                             "--workers", "1"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    env = _serve_env(EXPAUDIT_FROZEN_ROOT=str(root))
+    proc = _serve(tmp_path, env, port)
     try:
         early: list[str] = []
         _read_until(proc, "expaudit is serving at", 120, early)

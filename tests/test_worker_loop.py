@@ -8,7 +8,7 @@ import signal
 import pytest
 from rq import Queue, SimpleWorker, Worker
 
-from service.worker_shutdown import StopsCleanly
+from service.worker_loop import StopsCleanly
 from tests.servers import redis_conn, redis_server  # noqa: F401
 
 
@@ -65,3 +65,39 @@ def test_the_project_workers_stop_cleanly():
     from service.worker import ServiceWorker
 
     assert ServiceWorker.__mro__[1] is StopsCleanly and RunnerWorker.__mro__[1] is StopsCleanly
+
+
+class _Stoppable:
+    shutdown_requested = False
+
+
+def test_workers_restart_with_a_doubling_back_off_until_stopped(monkeypatch):
+    from service import worker_loop
+
+    waits: list[float] = []
+    monkeypatch.setattr(worker_loop.time, "sleep", waits.append)
+    calls: list[int] = []
+
+    def work_once():
+        calls.append(1)
+        if len(calls) <= 5:
+            raise ConnectionError("redis is not up yet")
+        _Stoppable.shutdown_requested = True
+
+    _Stoppable.shutdown_requested = False
+    worker_loop.work_until_stopped(_Stoppable, work_once, burst=False, retry_on=(ConnectionError,),
+                                   role="worker")
+    assert len(calls) == 6
+    assert waits == [1.0, 2.0, 4.0, 8.0, worker_loop.MAX_BACKOFF_S]
+
+    def unexpected():
+        raise ValueError("a bug, not a dependency")
+
+    _Stoppable.shutdown_requested = False
+    with pytest.raises(ValueError, match="a bug"):
+        worker_loop.work_until_stopped(_Stoppable, unexpected, burst=False,
+                                       retry_on=(ConnectionError,), role="worker")
+    calls.clear()
+    worker_loop.work_until_stopped(_Stoppable, lambda: calls.append(1), burst=True,
+                                   retry_on=(ConnectionError,), role="worker")
+    assert calls == [1], "a burst worker works once"
