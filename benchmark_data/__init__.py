@@ -1,5 +1,5 @@
 """Settings registry, generation pipeline and frozen artifacts of the benchmark."""
 
-from expaudit.numerics import pin_blas_kernel
+from expaudit.numerics import pin_kernels
 
-pin_blas_kernel()  # before any module of this package loads numpy
+pin_kernels()  # before any module of this package loads numpy or torch

@@ -113,7 +113,7 @@ def _evaluate_policy(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from benchmark_data.verify import verify_policy_sample, verify_sample
-    from expaudit.numerics import blas_kernel
+    from expaudit.numerics import blas_kernel, torch_cpu_capability
 
     reports = []
     if args.sample > 0 or args.policy_sample <= 0:
@@ -129,8 +129,11 @@ def _verify(args: argparse.Namespace) -> int:
         print(f"verified {report.n_checked} {what}: {len(report.mismatches)} difference(s) in "
               f"{report.cells_differing()} cell(s), success differs in {report.cells_differing('success')}")
     if not all(report.ok for report, _ in reports):
-        print(f"(re-executed with numpy's OpenBLAS kernel {blas_kernel()}; each cell's packages "
-              f"record names the kernel it ran with, docs/data.md says what reproduces where)")
+        kernels = f"numpy's OpenBLAS kernel {blas_kernel()}"
+        if args.policy_sample > 0:
+            kernels += f" and torch's {torch_cpu_capability()} kernels"
+        print(f"(re-executed with {kernels}; each cell's packages record names the kernels it "
+              f"ran with, docs/data.md says what reproduces where)")
     return 0 if all(report.ok for report, _ in reports) else 1
 
 
@@ -152,10 +155,6 @@ def _manifest(args: argparse.Namespace) -> int:
 
 
 def _images(args: argparse.Namespace) -> int:
-    import os
-
-    # MuJoCo picks its OpenGL backend at import; EGL renders without a display.
-    os.environ.setdefault("MUJOCO_GL", "egl")
     from benchmark_data.images import write_base_images, write_query_images
     from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
     from runner.appearance import SceneRenderer

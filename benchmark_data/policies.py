@@ -109,9 +109,6 @@ def record_training_demos(task: str, mechanism: str, experience_id: str, n_demos
     them, and the same call regenerates them bit for bit (their SHA-256 is
     in each policy's training.json).
     """
-    import os
-
-    os.environ.setdefault("MUJOCO_GL", "egl")
     from runner.policy_camera import PolicyCamera
 
     if mechanism not in {m.value for m in POLICY_MECHANISMS}:
@@ -195,9 +192,6 @@ def evaluate_policy(mechanism: str, experience_id: str, on: str = "train", *, dr
     noise of `seed`). Returns {group: (successes, episodes)}, grouped by layout
     level for a query set and as "train" for the demonstrations.
     """
-    import os
-
-    os.environ.setdefault("MUJOCO_GL", "egl")
     from runner.appearance import sample_draw
     from runner.policy_camera import PolicyCamera
     from runner.policy_model import PolicyActor, load_policy

@@ -187,9 +187,6 @@ def _rerun_policy_cell(cell, world) -> tuple:
 
 def verify_policy_sample(n: int, *, seed: int = 0, root=None) -> VerifyReport:
     """Re-execute `n` random stored policy cells (seeded choice) from scratch; report every difference."""
-    import os
-
-    os.environ.setdefault("MUJOCO_GL", "egl")  # offscreen rendering picks its backend at import
     from benchmark_data.generate import build_policy_world
     from benchmark_data.registry import QUERY_SETS
     from runner.executor import Cell

@@ -2,6 +2,6 @@
 
 __version__ = "0.1.0"
 
-from expaudit.numerics import pin_blas_kernel  # noqa: E402
+from expaudit.numerics import pin_kernels  # noqa: E402
 
-pin_blas_kernel()  # before any expaudit module loads numpy
+pin_kernels()  # before any expaudit module loads numpy or torch

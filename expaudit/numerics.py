@@ -1,30 +1,60 @@
-"""One floating-point path on every x86 machine: OpenBLAS's kernel is pinned before numpy loads it.
+"""One floating-point path on every x86 machine: the CPU kernels of OpenBLAS and torch are pinned.
 
 numpy's bundled OpenBLAS picks its kernels by CPU at load time (Haswell on
-AVX2 machines, Cooperlake or SkylakeX on AVX-512 ones), and the kernels round
-differently. The operational-space controller runs small matrix products every
-physics step, so a rollout's final state, and sometimes its outcome, depends
-on the kernel: stored Replay cells re-executed on an AVX-512 machine differ in
-their final state hashes unless the kernel is pinned. The benchmark's cells
-were executed with the Haswell kernel, which every x86-64 CPU with AVX2 runs.
+AVX2 machines, Cooperlake or SkylakeX on AVX-512 ones, Zen on AMD), and the
+kernels round differently. The operational-space controller runs small
+matrix products every physics step, so a rollout's final state, and
+sometimes its outcome, depends on the kernel: stored Replay cells
+re-executed on an AVX-512 machine differ in their final state hashes unless
+the kernel is pinned. The benchmark's cells were executed with the Haswell
+kernel, which every x86-64 CPU with AVX2 runs.
 
-`pin_blas_kernel` only sets a default (an explicit `OPENBLAS_CORETYPE` wins)
-and must run before numpy is first imported; every expaudit package calls it
-on import. `blas_kernel` reports the kernel the loaded OpenBLAS actually
-uses, which each stored cell records.
+torch dispatches its CPU operators the same way (AVX2 or AVX-512 code), and
+an image policy runs closed loop, so a last-bit difference in one action
+changes the rest of the episode: re-executed with torch's scalar kernels
+instead of AVX2 ones, 8 of 8 stored policy cells end in another state.
+torch is pinned to AVX2 (`TORCH_CPU_CAPABILITY`) on x86-64.
+
+`pin_kernels` only sets defaults (an explicit `OPENBLAS_CORETYPE` or
+`ATEN_CPU_CAPABILITY` wins) and must run before numpy and torch are first
+imported; every expaudit package calls it on import. `blas_kernel` and
+`torch_cpu_capability` report what the loaded libraries actually use, which
+each stored cell records.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 
 BLAS_KERNEL = "Haswell"
 """The OpenBLAS kernel the benchmark's rollouts are executed with."""
+TORCH_CPU_CAPABILITY = "avx2"
+"""The torch CPU kernels (`ATEN_CPU_CAPABILITY`) policy cells are executed with on x86-64."""
 
 
-def pin_blas_kernel() -> None:
-    """Make OpenBLAS load `BLAS_KERNEL` unless the environment already names one."""
-    os.environ.setdefault("OPENBLAS_CORETYPE", BLAS_KERNEL)
+def kernel_env() -> dict[str, str]:
+    """The environment variables that pin the kernels on this machine (none of torch's off x86-64)."""
+    env = {"OPENBLAS_CORETYPE": BLAS_KERNEL}
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        env["ATEN_CPU_CAPABILITY"] = TORCH_CPU_CAPABILITY
+    return env
+
+
+def pin_kernels() -> None:
+    """Set `kernel_env` as defaults of this process (and its children) unless already set."""
+    for name, value in kernel_env().items():
+        os.environ.setdefault(name, value)
+
+
+def torch_cpu_capability() -> str:
+    """The CPU kernels the loaded torch dispatches to (e.g. "AVX2"), or "unknown"."""
+    import torch
+
+    try:
+        return str(torch.backends.cpu.get_cpu_capability())
+    except AttributeError:  # a torch without the query
+        return "unknown"
 
 
 def blas_kernel() -> str:

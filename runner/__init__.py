@@ -1,5 +1,11 @@
 """Rollouts in robosuite/MuJoCo: scenes, scripted experts, reuse mechanisms, the executor."""
 
-from expaudit.numerics import pin_blas_kernel
+import os
 
-pin_blas_kernel()  # before any module of this package loads numpy
+from expaudit.numerics import pin_kernels
+
+pin_kernels()  # before any module of this package loads numpy or torch
+# Headless rendering by default: MuJoCo picks its OpenGL backend once, when it is first
+# imported (by a module of this package), and EGL needs no display. An explicit MUJOCO_GL
+# (osmesa, glfw) wins.
+os.environ.setdefault("MUJOCO_GL", "egl")

@@ -17,7 +17,6 @@ runs beside it.
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -159,7 +158,6 @@ _WORKER: dict = {}
 
 
 def _init_worker(world: PolicyWorld, device: str, envs: int) -> None:
-    os.environ.setdefault("MUJOCO_GL", "egl")
     import torch
 
     torch.set_num_threads(1)

@@ -53,6 +53,8 @@ def policy_code_version(policy_dir: str) -> str:
 
 BLAS_KERNEL_KEY = "numpy_blas_kernel"
 """Key of the OpenBLAS kernel in a cell's packages record (`expaudit.numerics`)."""
+TORCH_KERNEL_KEY = "torch_cpu_capability"
+"""Key of torch's CPU kernels in a policy cell's packages record (`expaudit.numerics`)."""
 
 
 def _versions(names: tuple[str, ...]) -> str:
@@ -71,7 +73,11 @@ def package_versions() -> str:
 
 @lru_cache(maxsize=None)
 def policy_package_versions(device: str = "cpu") -> str:
-    """JSON object of the versions of `POLICY_PACKAGES`, numpy's BLAS kernel and the inference device."""
+    """JSON object of the versions of `POLICY_PACKAGES`, numpy's and torch's CPU kernels and the
+    inference device."""
+    from expaudit.numerics import torch_cpu_capability
+
     versions = json.loads(_versions(POLICY_PACKAGES))
+    versions[TORCH_KERNEL_KEY] = torch_cpu_capability()
     versions["device"] = device
     return json.dumps(versions, sort_keys=True)

@@ -103,8 +103,6 @@ def _runner(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"expaudit runner: {exc}", file=sys.stderr)
         return 2
-    # Policy cells render headless; MuJoCo picks its OpenGL backend at first import.
-    os.environ.setdefault("MUJOCO_GL", "egl")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     context = build_context(replace(settings, redis_url=redis_url, frozen_root=str(root)),
                             sandbox=True)

@@ -1,8 +1,8 @@
 """Shared pytest fixtures."""
 
-from expaudit.numerics import pin_blas_kernel
+from expaudit.numerics import pin_kernels
 
-pin_blas_kernel()  # before a test module loads numpy: the kernel the stored cells ran with
+pin_kernels()  # before a test module loads numpy or torch: the kernels the stored cells ran with
 
 import pytest  # noqa: E402
 

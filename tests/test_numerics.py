@@ -1,4 +1,5 @@
-"""numpy's OpenBLAS kernel is pinned before numpy loads, an explicit choice wins, and the kernel is reported."""
+"""The OpenBLAS and torch CPU kernels are pinned before numpy and torch load, an explicit choice
+wins, and the kernels are reported."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import sys
 
 import pytest
 
-from expaudit.numerics import BLAS_KERNEL, blas_kernel, pin_blas_kernel
+from expaudit.numerics import (BLAS_KERNEL, TORCH_CPU_CAPABILITY, blas_kernel, kernel_env, pin_kernels,
+                               torch_cpu_capability)
 
 x86_only = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
                               reason="the pinned kernel is an x86-64 one")
@@ -17,15 +19,19 @@ x86_only = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
 
 def test_pin_sets_a_default_and_leaves_an_explicit_choice(monkeypatch):
     monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
-    pin_blas_kernel()
+    monkeypatch.delenv("ATEN_CPU_CAPABILITY", raising=False)
+    pin_kernels()
     assert os.environ["OPENBLAS_CORETYPE"] == BLAS_KERNEL
+    assert os.environ.get("ATEN_CPU_CAPABILITY") == kernel_env().get("ATEN_CPU_CAPABILITY")
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Sandybridge")
-    pin_blas_kernel()
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
+    pin_kernels()
     assert os.environ["OPENBLAS_CORETYPE"] == "Sandybridge"
+    assert os.environ["ATEN_CPU_CAPABILITY"] == "default"
 
 
 def _kernel_in_fresh_python(code: str, env_extra: dict) -> str:
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY")}
     env.update(env_extra)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True, timeout=120)
@@ -53,3 +59,21 @@ def test_the_test_process_runs_the_pinned_kernel_and_cells_record_it():
 
     assert blas_kernel() == BLAS_KERNEL
     assert json.loads(package_versions())[BLAS_KERNEL_KEY] == BLAS_KERNEL
+
+
+@x86_only
+def test_importing_a_package_of_the_project_pins_torch_before_it_loads():
+    assert kernel_env()["ATEN_CPU_CAPABILITY"] == TORCH_CPU_CAPABILITY
+    code = "import runner, torch; from expaudit.numerics import torch_cpu_capability; print(torch_cpu_capability())"
+    assert _kernel_in_fresh_python(code, {}) == TORCH_CPU_CAPABILITY.upper()
+    assert _kernel_in_fresh_python(code, {"ATEN_CPU_CAPABILITY": "default"}) == "DEFAULT"
+
+
+@x86_only
+def test_policy_cells_record_the_torch_kernels():
+    import json
+
+    from runner.provenance import TORCH_KERNEL_KEY, policy_package_versions
+
+    assert torch_cpu_capability() == TORCH_CPU_CAPABILITY.upper()
+    assert json.loads(policy_package_versions("cpu"))[TORCH_KERNEL_KEY] == TORCH_CPU_CAPABILITY.upper()

@@ -106,3 +106,21 @@ def test_expert_stacks_in_its_base_scene(sim):
     assert rec.actions.shape == (len(rec.path), 7)
     assert np.all(np.abs(rec.actions) <= 1.0)
     assert rec.states.shape[0] == len(rec.path)
+
+
+def test_the_runner_package_renders_headless_without_being_told():
+    """No MUJOCO_GL, no display: a simulator built first (which loads MuJoCo) and a policy
+    camera after it still render, as in `expaudit data verify --sample N --policy-sample M`."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os; from runner.stack_sim import StackSim; sim = StackSim(); "
+            "from runner.policy_camera import PolicyCamera; "
+            "camera = PolicyCamera(sim, task='stack', size=16); "
+            "print(os.environ['MUJOCO_GL'], 'camera-ok'); camera.close()")
+    env = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "DISPLAY", "PYOPENGL_PLATFORM")}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "egl camera-ok" in proc.stdout

@@ -210,19 +210,19 @@ def sandbox_env(spec: RunSpec, *, input_path: str = "/input",
     """The complete environment of a selector: fixed entries plus the spec's extras.
 
     Built from nothing, never from the host environment, so no token, key or
-    password of the service can reach a submitted program. OpenBLAS gets the
-    kernel the service itself computes with (`expaudit.numerics`), so a
-    selector's numpy scores match the service's own to the bit.
+    password of the service can reach a submitted program. OpenBLAS and torch
+    get the kernels the service itself computes with (`expaudit.numerics`), so
+    a selector's numpy and torch scores match the service's own to the bit.
     """
-    from expaudit.numerics import BLAS_KERNEL
+    from expaudit.numerics import kernel_env
 
     threads = str(spec.limits.cpu_count)
     env = {
         "PATH": defaults.SANDBOX_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
         "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
-        "OPENBLAS_CORETYPE": BLAS_KERNEL,
         "EXPAUDIT_INPUT": input_path, "EXPAUDIT_OUTPUT": output_path,
+        **kernel_env(),
     }
     env.update(spec.env)
     return env
