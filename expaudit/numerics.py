@@ -13,7 +13,8 @@ torch dispatches its CPU operators the same way (AVX2 or AVX-512 code), and
 an image policy runs closed loop, so a last-bit difference in one action
 changes the rest of the episode: re-executed with torch's scalar kernels
 instead of AVX2 ones, 8 of 8 stored policy cells end in another state.
-torch is pinned to AVX2 (`TORCH_CPU_CAPABILITY`) on x86-64.
+torch is pinned to AVX2 (`TORCH_CPU_CAPABILITY`). Both pins apply only on
+x86-64 CPUs with AVX2; elsewhere the libraries choose for themselves.
 
 `pin_kernels` only sets defaults (an explicit `OPENBLAS_CORETYPE` or
 `ATEN_CPU_CAPABILITY` wins) and must run before numpy and torch are first
@@ -33,12 +34,26 @@ TORCH_CPU_CAPABILITY = "avx2"
 """The torch CPU kernels (`ATEN_CPU_CAPABILITY`) policy cells are executed with on x86-64."""
 
 
+def cpu_has_avx2() -> bool:
+    """Whether this is an x86-64 CPU with AVX2 (read from /proc/cpuinfo; False where it is absent)."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    return "avx2" in line.split()
+    except OSError:
+        pass
+    return False
+
+
 def kernel_env() -> dict[str, str]:
-    """The environment variables that pin the kernels on this machine (none of torch's off x86-64)."""
-    env = {"OPENBLAS_CORETYPE": BLAS_KERNEL}
-    if platform.machine().lower() in ("x86_64", "amd64"):
-        env["ATEN_CPU_CAPABILITY"] = TORCH_CPU_CAPABILITY
-    return env
+    """The environment variables that pin the kernels here: both need AVX2, so none elsewhere
+    (forcing them on a CPU without it would crash on the first unsupported instruction)."""
+    if not cpu_has_avx2():
+        return {}
+    return {"OPENBLAS_CORETYPE": BLAS_KERNEL, "ATEN_CPU_CAPABILITY": TORCH_CPU_CAPABILITY}
 
 
 def pin_kernels() -> None:

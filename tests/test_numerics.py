@@ -4,25 +4,34 @@ wins, and the kernels are reported."""
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
 import sys
 
 import pytest
 
-from expaudit.numerics import (BLAS_KERNEL, TORCH_CPU_CAPABILITY, blas_kernel, kernel_env, pin_kernels,
-                               torch_cpu_capability)
+from expaudit.numerics import (BLAS_KERNEL, TORCH_CPU_CAPABILITY, blas_kernel, cpu_has_avx2, kernel_env,
+                               pin_kernels, torch_cpu_capability)
 
-x86_only = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
-                              reason="the pinned kernel is an x86-64 one")
+avx2_only = pytest.mark.skipif(not cpu_has_avx2(), reason="the pinned kernels need an x86-64 CPU with AVX2")
 
 
+def test_no_pin_where_the_kernels_could_not_run(monkeypatch):
+    from expaudit import numerics
+
+    monkeypatch.setattr(numerics, "cpu_has_avx2", lambda: False)
+    assert numerics.kernel_env() == {}
+    monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+    numerics.pin_kernels()
+    assert "OPENBLAS_CORETYPE" not in os.environ
+
+
+@avx2_only
 def test_pin_sets_a_default_and_leaves_an_explicit_choice(monkeypatch):
     monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
     monkeypatch.delenv("ATEN_CPU_CAPABILITY", raising=False)
     pin_kernels()
     assert os.environ["OPENBLAS_CORETYPE"] == BLAS_KERNEL
-    assert os.environ.get("ATEN_CPU_CAPABILITY") == kernel_env().get("ATEN_CPU_CAPABILITY")
+    assert os.environ["ATEN_CPU_CAPABILITY"] == TORCH_CPU_CAPABILITY
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Sandybridge")
     monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
     pin_kernels()
@@ -38,20 +47,20 @@ def _kernel_in_fresh_python(code: str, env_extra: dict) -> str:
     return out.stdout.strip()
 
 
-@x86_only
+@avx2_only
 def test_importing_a_package_of_the_project_pins_the_kernel_before_numpy_loads():
     code = ("import runner.scenes, numpy; from expaudit.numerics import blas_kernel; "
             "print(blas_kernel())")
     assert _kernel_in_fresh_python(code, {}) == BLAS_KERNEL
 
 
-@x86_only
+@avx2_only
 def test_an_explicit_kernel_is_what_numpy_loads():
     code = "import benchmark_data, numpy; from expaudit.numerics import blas_kernel; print(blas_kernel())"
     assert _kernel_in_fresh_python(code, {"OPENBLAS_CORETYPE": "Sandybridge"}) == "Sandybridge"
 
 
-@x86_only
+@avx2_only
 def test_the_test_process_runs_the_pinned_kernel_and_cells_record_it():
     import json
 
@@ -61,7 +70,7 @@ def test_the_test_process_runs_the_pinned_kernel_and_cells_record_it():
     assert json.loads(package_versions())[BLAS_KERNEL_KEY] == BLAS_KERNEL
 
 
-@x86_only
+@avx2_only
 def test_importing_a_package_of_the_project_pins_torch_before_it_loads():
     assert kernel_env()["ATEN_CPU_CAPABILITY"] == TORCH_CPU_CAPABILITY
     code = "import runner, torch; from expaudit.numerics import torch_cpu_capability; print(torch_cpu_capability())"
@@ -69,7 +78,7 @@ def test_importing_a_package_of_the_project_pins_torch_before_it_loads():
     assert _kernel_in_fresh_python(code, {"ATEN_CPU_CAPABILITY": "default"}) == "DEFAULT"
 
 
-@x86_only
+@avx2_only
 def test_policy_cells_record_the_torch_kernels():
     import json
 
