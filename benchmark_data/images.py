@@ -29,36 +29,40 @@ def _add_png(tar: tarfile.TarFile, name: str, png: bytes) -> None:
 def write_query_images(query_set: str, sim, renderer, root=None) -> Path:
     """Render every scene (state x draw) of a query set into `images.tar` (sim of the set's task)."""
     from benchmark_data.query_sets import read_scenes
-    from runner.appearance import encode_png, sample_draw
-    from runner.door_scenes import DoorLayout
-    from runner.scenes import StackLayout
+    from runner.appearance import sample_draw
 
     scenes = read_scenes(query_set, root)
-    path = query_set_dir(query_set, root) / QUERY_TAR
-    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
-        for row in scenes.itertuples():
-            layout_cls = DoorLayout if row.task == "door" else StackLayout
-            sim.restore(layout_cls.from_dict(json.loads(row.layout)))
-            image = renderer.render(sample_draw(row.state_id, int(row.appearance_draw)))
-            _add_png(tar, f"{row.scene_id}.png", encode_png(image))
-    return path
+    renders = ((f"{row.scene_id}.png", _layout(row.task, row.layout),
+                sample_draw(row.state_id, int(row.appearance_draw))) for row in scenes.itertuples())
+    return _write_renders(query_set_dir(query_set, root) / QUERY_TAR, renders, sim, renderer)
 
 
 def write_base_images(library_id: str, sim, renderer, root=None) -> Path:
     """Render each experience's base scene (nominal appearance) into `base_images.tar`."""
     from benchmark_data.library import read_experiences
-    from runner.appearance import encode_png, sample_draw
+    from runner.appearance import sample_draw
+
+    frame = read_experiences(library_id, root)
+    renders = ((f"{row.experience_id}.png", _layout(row.task, row.base_layout),
+                sample_draw(f"base-{row.experience_id}", 0)) for row in frame.itertuples())
+    return _write_renders(library_dir(library_id, root) / BASE_TAR, renders, sim, renderer)
+
+
+def _layout(task: str, layout_json: str):
     from runner.door_scenes import DoorLayout
     from runner.scenes import StackLayout
 
-    frame = read_experiences(library_id, root)
-    path = library_dir(library_id, root) / BASE_TAR
+    return (DoorLayout if task == "door" else StackLayout).from_dict(json.loads(layout_json))
+
+
+def _write_renders(path: Path, renders, sim, renderer) -> Path:
+    """One PNG per (file name, layout, appearance draw), in order, into the tar at `path`."""
+    from runner.appearance import encode_png
+
     with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
-        for row in frame.itertuples():
-            layout_cls = DoorLayout if row.task == "door" else StackLayout
-            sim.restore(layout_cls.from_dict(json.loads(row.base_layout)))
-            image = renderer.render(sample_draw(f"base-{row.experience_id}", 0))
-            _add_png(tar, f"{row.experience_id}.png", encode_png(image))
+        for name, layout, draw in renders:
+            sim.restore(layout)
+            _add_png(tar, name, encode_png(renderer.render(draw)))
     return path
 
 

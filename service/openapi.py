@@ -144,6 +144,20 @@ _RATE = _err("Rate limit or concurrency cap reached (see Retry-After)")
 _NOTFOUND = _err("Not found (or not visible to this caller)")
 
 
+def _table_download(summary: str) -> dict:
+    """A setting's table as Parquet, CSV (the default) or JSON rows."""
+    return {"get": {
+        "summary": summary, "tags": ["downloads"],
+        "parameters": [_SETTING, _format_param(["parquet", "csv", "json"], "csv")],
+        "responses": {
+            "200": {"description": "The table", "content": {
+                "application/vnd.apache.parquet": {"schema": _BINARY},
+                "text/csv": {"schema": {"type": "string"}},
+                "application/json": {"schema": {"type": "array", "items": {"type": "object"}}}}},
+            "302": {"description": "Redirect to a presigned URL"},
+            "404": _NOTFOUND, "422": _err("Unknown format")}}}
+
+
 def _settings_paths() -> dict:
     """Settings and their downloads."""
     return {
@@ -169,26 +183,9 @@ def _settings_paths() -> dict:
                 "302": {"description": "Redirect to a presigned URL"},
                 "403": _err("The setting is sealed"), "404": _NOTFOUND,
                 "422": _err("Unknown format")}}},
-        "/api/v1/settings/{setting_id}/scenes": {"get": {
-            "summary": "Download the scene metadata", "tags": ["downloads"],
-            "parameters": [_SETTING, _format_param(["parquet", "csv", "json"], "csv")],
-            "responses": {
-                "200": {"description": "The table", "content": {
-                    "application/vnd.apache.parquet": {"schema": _BINARY},
-                    "text/csv": {"schema": {"type": "string"}},
-                    "application/json": {"schema": {"type": "array", "items": {"type": "object"}}}}},
-                "302": {"description": "Redirect to a presigned URL"},
-                "404": _NOTFOUND, "422": _err("Unknown format")}}},
-        "/api/v1/settings/{setting_id}/experiences": {"get": {
-            "summary": "Download the library's experience ids in library order", "tags": ["downloads"],
-            "parameters": [_SETTING, _format_param(["parquet", "csv", "json"], "csv")],
-            "responses": {
-                "200": {"description": "The table", "content": {
-                    "application/vnd.apache.parquet": {"schema": _BINARY},
-                    "text/csv": {"schema": {"type": "string"}},
-                    "application/json": {"schema": {"type": "array", "items": {"type": "object"}}}}},
-                "302": {"description": "Redirect to a presigned URL"},
-                "404": _NOTFOUND, "422": _err("Unknown format")}}},
+        "/api/v1/settings/{setting_id}/scenes": _table_download("Download the scene metadata"),
+        "/api/v1/settings/{setting_id}/experiences": _table_download(
+            "Download the library's experience ids in library order"),
         "/api/v1/settings/{setting_id}/archives/{kind}": {"get": {
             "summary": "Download the images or library archive where the frozen data has one",
             "tags": ["downloads"],
