@@ -255,10 +255,24 @@ def _visible(svc: Services, sid: str) -> tuple[Manifest, bool]:
     except ObjectNotFound:
         raise NotFound(f"no submission '{sid}'", field="submission_id") from None
     public = svc.repo.is_public(sid)
-    token = current_token(required=False)
-    if not public and (token is None or not (token.admin or manifest.owner == token.token_id)):
+    if not public and not _owns(current_token(required=False), manifest):
         raise NotFound(f"no submission '{sid}'", field="submission_id")
     return manifest, public
+
+
+def _owns(token, manifest: Manifest) -> bool:
+    """Whether `token` (None: anonymous) may act on the submission: its owner or an admin."""
+    return token is not None and (token.admin or manifest.owner == token.token_id)
+
+
+def _owned(svc: Services, sid: str, missing: str) -> Manifest:
+    """The manifest of a submission the caller owns (or administers); 404 `missing` otherwise,
+    also for a public submission of someone else."""
+    token = current_token(required=True)  # 401 before anything about the submission
+    manifest, _public = _visible(svc, sid)
+    if not _owns(token, manifest):
+        raise NotFound(missing, field="submission_id")
+    return manifest
 
 
 def _status_document(svc: Services, sid: str, manifest: Manifest | None = None,
@@ -312,11 +326,7 @@ def get_submission(submission_id: str):
 def get_selector_run(submission_id: str):
     """A container submission's run with its stdout and stderr tails: owner (or admin) only."""
     svc = services()
-    token = current_token(required=True)
-    manifest, _public = _visible(svc, submission_id)
-    if not (token.admin or manifest.owner == token.token_id):
-        raise NotFound(f"no selector run of submission '{submission_id}' for this token",
-                       field="submission_id")
+    manifest = _owned(svc, submission_id, f"no selector run of submission '{submission_id}' for this token")
     if manifest.kind != "container":
         raise NotFound(f"submission '{submission_id}' is a scores upload; it ran no selector",
                        field="submission_id")
@@ -371,10 +381,7 @@ def get_report(submission_id: str):
 @api.post("/submissions/<submission_id>/publish")
 def publish_submission(submission_id: str):
     svc = services()
-    token = current_token(required=True)
-    manifest, _public = _visible(svc, submission_id)
-    if not (token.admin or manifest.owner == token.token_id):
-        raise NotFound(f"no submission '{submission_id}'", field="submission_id")
+    _owned(svc, submission_id, f"no submission '{submission_id}'")
     status = svc.repo.status(submission_id)
     if status.state is State.FAILED:
         raise Conflict("a failed submission cannot be made public", field="submission_id")
