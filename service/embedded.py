@@ -70,9 +70,11 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
     directory.mkdir(parents=True, exist_ok=True)
     port = _free_port()
     with open(directory / "redis.log", "ab") as log_file:
+        # its own session: a Ctrl-C at the terminal must not stop Redis before the processes
+        # that deregister from it on their way out (`serve` stops it last)
         proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir",
                                  str(directory), "--appendonly", "yes", "--save", ""],
-                                stdout=log_file, stderr=subprocess.STDOUT)
+                                stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
     _wait_for_port("127.0.0.1", port, proc)
     return proc, f"redis://127.0.0.1:{port}/0"
 
@@ -138,10 +140,10 @@ def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
             started, on which frozen root, or why not.
     """
     children: list[subprocess.Popen] = []
+    redis_proc = None
     try:
         if not settings.redis_url:
             redis_proc, url = start_redis(var_dir / "redis")
-            children.append(redis_proc)
             settings = replace(settings, redis_url=url)
         token_note = "the configured EXPAUDIT_ADMIN_TOKEN"
         if not settings.admin_token:
@@ -162,9 +164,11 @@ def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
             on_runner(note)
         _wait_for_port(host, port, web)
         on_ready(f"http://{host}:{port}", token_note)
-        return _supervise(children)
+        return _supervise(children + ([redis_proc] if redis_proc is not None else []))
     finally:
-        _stop(children)
+        _stop(children)  # the web, worker and runner first: they deregister from Redis
+        if redis_proc is not None:
+            _stop([redis_proc])
 
 
 def start_runner(settings: ServiceSettings, env: dict[str, str],

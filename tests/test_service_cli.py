@@ -80,13 +80,34 @@ def test_serve_starts_everything_and_stops_cleanly(tmp_path):
         assert (tmp_path / "var" / "store" / "leaderboard" / "index.html").is_file()
         assert (tmp_path / "var" / "redis" / "appendonlydir").is_dir()
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        os.killpg(proc.pid, signal.SIGTERM)  # as a Ctrl-C at the terminal: the whole group
         proc.wait(30)
+        os.set_blocking(proc.stdout.fileno(), True)
+        shutdown = proc.stdout.read()
         proc.stdout.close()
     assert proc.returncode == 0
+    assert "Traceback" not in shutdown and "could not connect to Redis" not in shutdown, shutdown
     time.sleep(0.5)
     with pytest.raises(requests.ConnectionError):
         requests.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+    _assert_no_worker_left_registered(tmp_path / "var" / "redis")
+
+
+def _assert_no_worker_left_registered(redis_dir) -> None:
+    """Redis persists to `redis_dir`: restarted from it, it must list no worker of the stopped serve."""
+    import redis
+    from rq import Worker
+
+    from service.embedded import start_redis
+
+    server, url = start_redis(redis_dir)
+    try:
+        conn = redis.Redis.from_url(url)
+        assert Worker.all(connection=conn) == [], "a stopped serve left workers registered"
+        conn.close()
+    finally:
+        server.terminate()
+        server.wait(10)
 
 
 def _runner_settings(redis_url: str, **overrides):
