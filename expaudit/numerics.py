@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import platform
+from functools import lru_cache
 
 BLAS_KERNEL = "Haswell"
 """The OpenBLAS kernel the benchmark's rollouts are executed with."""
@@ -34,6 +35,7 @@ TORCH_CPU_CAPABILITY = "avx2"
 """The torch CPU kernels (`ATEN_CPU_CAPABILITY`) policy cells are executed with on x86-64."""
 
 
+@lru_cache(maxsize=1)
 def cpu_has_avx2() -> bool:
     """Whether this is an x86-64 CPU with AVX2 (read from /proc/cpuinfo; False where it is absent)."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
@@ -63,13 +65,10 @@ def pin_kernels() -> None:
 
 
 def torch_cpu_capability() -> str:
-    """The CPU kernels the loaded torch dispatches to (e.g. "AVX2"), or "unknown"."""
+    """The CPU kernels the loaded torch dispatches to (e.g. "AVX2")."""
     import torch
 
-    try:
-        return str(torch.backends.cpu.get_cpu_capability())
-    except AttributeError:  # a torch without the query
-        return "unknown"
+    return str(torch.backends.cpu.get_cpu_capability())
 
 
 def blas_kernel() -> str:

@@ -1,8 +1,8 @@
 """Shared pytest fixtures."""
 
-from expaudit.numerics import pin_kernels
-
-pin_kernels()  # before a test module loads numpy or torch: the kernels the stored cells ran with
+# Before a test module loads numpy, torch or MuJoCo (some import robosuite directly): the
+# runner package pins the kernels the stored cells ran with and makes rendering headless.
+import runner  # noqa: F401
 
 import pytest  # noqa: E402
 

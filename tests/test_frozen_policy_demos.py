@@ -13,13 +13,10 @@ frozen policy keeps the file fast.
 from __future__ import annotations
 
 import json
-import os
 
-os.environ.setdefault("MUJOCO_GL", "egl")  # offscreen rendering picks its backend when mujoco is imported
+import pytest
 
-import pytest  # noqa: E402
-
-from benchmark_data.policies import (  # noqa: E402
+from benchmark_data.policies import (
     demos_sha256,
     is_trained,
     policy_dir,

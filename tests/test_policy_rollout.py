@@ -5,12 +5,8 @@ leaves the physics alone, an episode is a pure function of its cell, a batch
 of one is an episode) holds for any weights.
 """
 
-import os
-
-os.environ.setdefault("MUJOCO_GL", "egl")  # offscreen rendering picks its backend when mujoco is imported
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
 pytest.importorskip("robosuite")
 pytest.importorskip("torch")

@@ -11,18 +11,14 @@ steps so the file runs in seconds.
 
 from __future__ import annotations
 
-import os
+import json
 
-os.environ.setdefault("MUJOCO_GL", "egl")  # offscreen rendering picks its backend when mujoco is imported
+import pytest
 
-import json  # noqa: E402
-
-import pytest  # noqa: E402
-
-from runner.runner_cli import policy_options  # noqa: E402
-from runner.runner_worker import ChunkError, RunnerContext, run_chunk  # noqa: E402
-from service.rollout_jobs import Chunk  # noqa: E402
-from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available  # noqa: E402
+from runner.runner_cli import policy_options
+from runner.runner_worker import ChunkError, RunnerContext, run_chunk
+from service.rollout_jobs import Chunk
+from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 
 EXPERIENCE = "stack-e000"
 QUERY_SET = "stack-orig"

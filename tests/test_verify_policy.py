@@ -13,18 +13,14 @@ file runs in seconds.
 
 from __future__ import annotations
 
-import os
+import json
+import shutil
 
-os.environ.setdefault("MUJOCO_GL", "egl")  # offscreen rendering picks its backend when mujoco is imported
+import pandas as pd
+import pytest
 
-import json  # noqa: E402
-import shutil  # noqa: E402
-
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-
-from benchmark_data.paths import cells_journal, query_set_dir  # noqa: E402
-from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available  # noqa: E402
+from benchmark_data.paths import cells_journal, query_set_dir
+from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 
 EXPERIENCE = "stack-e000"
 QUERY_SET = "stack-orig"
