@@ -25,6 +25,7 @@ from service.catalog import Catalog, DataUnavailable, UnknownSetting, open_catal
 from service.context import Services
 from service.errors import ServiceError
 from service.metrics import Metrics
+from service.request_body import BoundedBody
 from service.settings import ServiceSettings, from_env
 from service.storage import InvalidKey, ObjectNotFound, ObjectStore, StoreUnavailable, open_store
 
@@ -63,6 +64,7 @@ def create_app(config: dict | None = None, *, store: ObjectStore | None = None,
     _register_blueprints(app)
     _register_error_handlers(app)
     _register_metrics_hooks(app)
+    app.wsgi_app = BoundedBody(app.wsgi_app, settings.max_upload_bytes)
     return app
 
 

@@ -1,0 +1,42 @@
+"""Bodies sent without a Content-Length (chunked) are held to the upload limit like any other.
+
+Werkzeug stops reading a chunked body at `MAX_CONTENT_LENGTH` without an
+error, so an over-limit upload would arrive cut short and could pass as a
+smaller, valid file. This middleware reads such a body up to one byte past
+the limit before the app sees it and hands the app a body of known length:
+the whole body when it fits, and otherwise a declared length over the limit,
+which the app refuses with its usual 413 (`too_large`, field `body`).
+"""
+
+from __future__ import annotations
+
+import io
+
+
+class BoundedBody:
+    """WSGI middleware: give every request body a Content-Length, reading at most `limit` + 1 bytes."""
+
+    def __init__(self, app, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    def __call__(self, environ, start_response):
+        if not environ.get("CONTENT_LENGTH") and _chunked(environ):
+            stream = environ["wsgi.input"]
+            chunks, size = [], 0
+            while size <= self.limit:
+                chunk = stream.read(min(64 * 1024, self.limit + 1 - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            body = b"".join(chunks)
+            environ["wsgi.input"] = io.BytesIO(body)
+            environ["CONTENT_LENGTH"] = str(len(body))  # over the limit when it did not fit
+            environ.pop("HTTP_TRANSFER_ENCODING", None)
+            environ["wsgi.input_terminated"] = False
+        return self.app(environ, start_response)
+
+
+def _chunked(environ) -> bool:
+    return "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
