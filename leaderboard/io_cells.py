@@ -7,7 +7,9 @@ Line convention (see `leaderboard.errors`): the header is line 1, data row r
 from __future__ import annotations
 
 import csv
+import io
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +19,8 @@ from leaderboard.errors import InputError
 
 FIRST_DATA_LINE = 2
 """Line number of the first data row: line 1 is the header."""
+_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf|infinity|nan)", re.ASCII | re.IGNORECASE)
+"""The decimal numbers a cell may hold (non-finite ones are refused where finite numbers are needed)."""
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
@@ -29,41 +33,54 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise InputError(source, "file not found")
     if suffix == ".csv":
         return _read_csv(Path(path), source)
+    return read_parquet(path, source)
+
+
+def read_parquet(file, source: str) -> pd.DataFrame:
+    """Read a Parquet file (a path or a binary file object); errors name `source`.
+
+    A stored pandas index is dropped (it is not data). Malformed pandas
+    metadata in the file's schema is reported like any unreadable file.
+    """
     try:
-        frame = pd.read_parquet(path)
-    except (ValueError, OSError) as exc:
+        frame = pd.read_parquet(file)
+    except (ValueError, OSError, KeyError, TypeError, AttributeError) as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(source, f"cannot be read: {first_line}") from exc
+        raise InputError(source, f"cannot be read as parquet: {first_line}") from None
     return frame.reset_index(drop=True)
 
 
 def _read_csv(path: Path, source: str) -> pd.DataFrame:
-    """Read a CSV with the standard library so that every row keeps its true line number.
+    return read_csv_bytes(path.read_bytes(), source)
 
-    Rows with more or fewer fields than the header, blank lines and quoted
-    fields spanning several lines are errors (pandas would silently shift a
-    long first row into an index, skip blank lines, or renumber lines).
+
+def read_csv_bytes(data: bytes, source: str) -> pd.DataFrame:
+    """Read CSV text (UTF-8) with the standard library so that every row keeps its true line number.
+
+    Every cell stays text. Rows with more or fewer fields than the header,
+    blank lines and quoted fields spanning several lines are errors (pandas
+    would silently shift a long first row into an index, skip blank lines, or
+    renumber lines).
     """
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            if header is None:
-                raise InputError(source, "file is empty (no header line)")
-            rows = []
-            for row in reader:
-                line = len(rows) + FIRST_DATA_LINE
-                if reader.line_num != line:
-                    raise InputError(
-                        source, "a quoted field spans several lines; every row must be one line", line=line
-                    )
-                if not row:
-                    raise InputError(source, "is a blank line; remove it", line=line)
-                if len(row) != len(header):
-                    raise InputError(
-                        source, f"has {len(row)} fields, the header has {len(header)}", line=line
-                    )
-                rows.append(row)
+        reader = csv.reader(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline=""))
+        header = next(reader, None)
+        if header is None:
+            raise InputError(source, "file is empty (no header line)")
+        rows = []
+        for row in reader:
+            line = len(rows) + FIRST_DATA_LINE
+            if reader.line_num != line:
+                raise InputError(
+                    source, "a quoted field spans several lines; every row must be one line", line=line
+                )
+            if not row:
+                raise InputError(source, "is a blank line; remove it", line=line)
+            if len(row) != len(header):
+                raise InputError(
+                    source, f"has {len(row)} fields, the header has {len(header)}", line=line
+                )
+            rows.append(row)
     except UnicodeDecodeError as exc:
         raise InputError(source, f"is not UTF-8 text (bad byte at offset {exc.start})") from None
     except csv.Error as exc:
@@ -127,10 +144,9 @@ class Cells:
         for position, text in enumerate(self.text(column)):
             if text.strip() == "":
                 raise self.error("is empty", position, column, text)
-            try:
-                yield position, text, float(text)
-            except ValueError:
-                raise self.error("is not a number", position, column, text) from None
+            if not _NUMBER.fullmatch(text.strip()):  # float() would also take "1_000" and non-ASCII digits
+                raise self.error("is not a number", position, column, text)
+            yield position, text, float(text)
 
     def integers(self, column: str) -> list[int]:
         out = []

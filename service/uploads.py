@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from leaderboard.errors import InputError
+from leaderboard.io_cells import read_csv_bytes, read_parquet
 from service.catalog import Catalog, UnknownSetting
 from service.errors import ValidationFailed
 
@@ -60,28 +61,21 @@ def read_frame(data: bytes, fmt: str, source: str) -> pd.DataFrame:
     """Parse the upload into a table; errors name the file."""
     if not data:
         raise InputError(source, "file is empty")
-    try:
-        if fmt == "csv":
-            frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, na_filter=False)
-        elif fmt == "parquet":
-            frame = pd.read_parquet(io.BytesIO(data))
-        else:
-            frame = _json_frame(data, source)
-    except InputError:
-        raise
-    except pd.errors.EmptyDataError:
-        raise InputError(source, "file is empty (no header line)") from None
-    except (pd.errors.ParserError, ValueError, OSError, UnicodeDecodeError) as exc:
-        lines = str(exc).strip().splitlines()
-        raise InputError(source, f"cannot be read as {fmt}: {lines[0] if lines else type(exc).__name__}") from None
-    return frame.reset_index(drop=True)
+    if fmt == "csv":
+        return read_csv_bytes(data, source)
+    if fmt == "parquet":
+        return read_parquet(io.BytesIO(data), source)
+    return _json_frame(data, source)
 
 
 def _json_frame(data: bytes, source: str) -> pd.DataFrame:
+    """Rows of a JSON upload, every value as written (a missing key or null is an empty cell)."""
     try:
         document = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError, and integers too long to read
         raise InputError(source, f"is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(source, "is not valid JSON: nested too deeply") from None
     rows = document.get("rows") if isinstance(document, dict) else document
     if not isinstance(rows, list) or not rows:
         raise InputError(source, "JSON must be a non-empty list of row objects or {\"rows\": [...]}",
@@ -90,7 +84,8 @@ def _json_frame(data: bytes, source: str) -> pd.DataFrame:
         if not isinstance(row, dict):
             raise InputError(source, "is not an object", line=position + 2, field="rows",
                              value=json.dumps(row)[:80])
-    return pd.DataFrame.from_records(rows)
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    return pd.DataFrame({c: [row.get(c) for row in rows] for c in columns}, dtype=object)
 
 
 def requested_settings(field_value: str | None) -> list[str]:

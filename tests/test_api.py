@@ -208,6 +208,55 @@ def test_unreadable_files(client, token, body, filename, message):
     assert error.status_code == 422 and message in error.json["error"]["message"]
 
 
+def _csv_lines(catalog) -> list[str]:
+    return scores_csv(_data(catalog)).decode().splitlines()
+
+
+def test_csv_rows_are_read_strictly_with_true_line_numbers(client, token, catalog):
+    lines = _csv_lines(catalog)
+    shifted = [lines[0]] + [f"junk,{line}" for line in lines[1:]]  # pandas would make 'junk' an index
+    error = _error(_submit(client, token, "\n".join(shifted).encode(), setting="toy-k4"), 422,
+                   "invalid_scores", None)
+    assert error["line"] == 2 and "has 4 fields, the header has 3" in error["message"]
+    blank = lines[:5] + [""] + lines[5:]
+    error = _error(_submit(client, token, "\n".join(blank).encode(), setting="toy-k4"), 422,
+                   "invalid_scores", None)
+    assert error["line"] == 6 and "is a blank line" in error["message"]
+    odd = lines[:2] + [lines[2].rsplit(",", 1)[0] + ",1_000"] + lines[3:]
+    error = _error(_submit(client, token, "\n".join(odd).encode(), setting="toy-k4"), 422,
+                   "invalid_scores", "score")
+    assert error["line"] == 3 and error["value"] == "1_000" and "is not a number" in error["message"]
+
+
+def test_json_values_are_reported_as_written(client, token, catalog):
+    rows = scores_rows(_data(catalog))
+    missing = [{k: v for k, v in rows[0].items() if k != "score"}, *rows[1:]]
+    error = _error(_submit(client, token, json.dumps(missing).encode(), "s.json", setting="toy-k4"),
+                   422, "invalid_scores", "score")
+    assert error["line"] == 2 and "is empty" in error["message"]
+    huge = json.dumps([{**rows[0], "score": 0}, *rows[1:]]).replace('"score": 0', '"score": 1' + "0" * 400, 1)
+    error = _error(_submit(client, token, huge.encode(), "s.json", setting="toy-k4"), 422,
+                   "invalid_scores", "score")
+    assert error["line"] == 2 and "is not a finite number" in error["message"]
+    nested = b"[" * 100_000 + b"]" * 100_000
+    error = _error(_submit(client, token, nested, "s.json", setting="toy-k4"), 422, "invalid_scores", None)
+    assert "nested too deeply" in error["message"]
+
+
+def test_parquet_with_malformed_pandas_metadata_is_unreadable_not_a_crash(client, token, catalog):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(pd.DataFrame(scores_rows(_data(catalog))), preserve_index=False)
+    pandas_meta = json.loads(table.schema.metadata[b"pandas"])
+    table = table.replace_schema_metadata({b"pandas": json.dumps({**pandas_meta, "index_columns": ["nope"]})})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    error = _error(_submit(client, token, buffer.getvalue(), "s.parquet", setting="toy-k4"), 422,
+                   "invalid_scores", None)
+    assert "cannot be read as parquet" in error["message"]
+
+
 def test_unknown_format(client, token, catalog):
     error = _error(_submit(client, token, scores_csv(_data(catalog)), "s.txt", setting="toy-k4"),
                    422, "invalid", "format")

@@ -14,7 +14,7 @@ def test_read_table_rejects_unknown_types_and_missing_files(tmp_path):
         read_table(tmp_path / "nothing.csv")
     broken = tmp_path / "broken.parquet"
     broken.write_text("not parquet")
-    with pytest.raises(InputError, match=r"broken\.parquet: cannot be read: "):
+    with pytest.raises(InputError, match=r"broken\.parquet: cannot be read as parquet: "):
         read_table(broken)
 
 
