@@ -40,7 +40,7 @@ LEADERBOARD_SCHEMA_VERSION = "1.0"
 KINDS = ("baseline", "submission")
 """A row is a reference rule computed by the benchmark itself, or a user's submission."""
 
-_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,127}$")
+_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,127}")
 """Ids become file names in the published site and object-store keys, so only
 URL-, path- and key-safe ids pass (letters, digits, '.' and '-')."""
 
@@ -130,7 +130,7 @@ class SettingInfo:
 
 
 def _check_id(field: str, value: object) -> None:
-    if not isinstance(value, str) or not _ID_PATTERN.match(value):
+    if not isinstance(value, str) or not _ID_PATTERN.fullmatch(value):
         raise ValueError(
             f"field '{field}' must be 1-128 characters of letters, digits, '.' or '-' "
             f"starting with a letter or digit, got {value!r}"

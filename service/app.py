@@ -98,7 +98,7 @@ def _register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(UnknownSetting)
     def unknown_setting(exc: UnknownSetting):
-        return _error(404, "not_found", str(exc), "setting_id")
+        return _error(404, "not_found", str(exc), exc.field)
 
     @app.errorhandler(DataUnavailable)
     def data_unavailable(exc: DataUnavailable):

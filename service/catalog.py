@@ -40,10 +40,11 @@ class SelectorsUnsupported(LookupError):
 
 
 class UnknownSetting(KeyError):
-    """No setting with this id."""
+    """No setting with this id; `field` is the request field that named it."""
 
-    def __init__(self, setting_id: str) -> None:
+    def __init__(self, setting_id: str, field: str = "setting_id") -> None:
         self.setting_id = setting_id
+        self.field = field
         super().__init__(setting_id)
 
     def __str__(self) -> str:

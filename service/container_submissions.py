@@ -19,8 +19,9 @@ from pathlib import PurePosixPath
 
 from flask import Request
 
-from service.catalog import Catalog
+from service.catalog import Catalog, UnknownSetting
 from service.errors import ValidationFailed
+from service.form_fields import request_fields
 from service.selector_archive import ARCHIVE_FORMAT, IMAGE_FORMAT, check_archive, check_image_reference
 from service.uploads import requested_settings
 
@@ -45,7 +46,7 @@ def is_container_request(request: Request) -> bool:
 
 def read_selector_request(request: Request) -> tuple[bytes, str, dict[str, str]]:
     """(archive bytes, or b"" for an image; archive name or image reference; form fields)."""
-    fields = {k: v for k, v in request.form.items()}
+    fields = request_fields(request)
     if "file" in request.files:
         raise ValidationFailed("send either a scores 'file' or a selector ('selector' archive or "
                                "'image'), not both", field="file")
@@ -67,7 +68,10 @@ def check_selector(data: bytes, name: str, fields: dict[str, str], catalog: Cata
         raise ValidationFailed(f"a container submission names exactly one setting (field "
                                f"'setting'); got {settings or 'none'}", field="setting")
     setting_id = settings[0]
-    catalog.get_setting(setting_id)
+    try:
+        catalog.get_setting(setting_id)
+    except UnknownSetting:
+        raise UnknownSetting(setting_id, field="setting") from None
     if backend == "none":
         raise ValidationFailed("this service does not run selectors; upload a scores file",
                                field="selector")

@@ -27,7 +27,7 @@ from service.errors import ValidationFailed
 SELECTOR_ENTRY = "selector.py"
 ARCHIVE_FORMAT = "selector-tar.gz"
 IMAGE_FORMAT = "docker-image"
-_IMAGE = re.compile(r"^[a-z0-9]+([._/:-][a-z0-9]+)*@sha256:[0-9a-f]{64}$")
+_IMAGE = re.compile(r"[a-z0-9]+([._/:-][a-z0-9]+)*@sha256:[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ def _make_parents(directory: Path, target: Path) -> None:
 def check_image_reference(value: str) -> str:
     """An image reference pinned by digest (`name@sha256:<64 hex>`); raises otherwise."""
     value = value.strip()
-    if not _IMAGE.match(value):
+    if not _IMAGE.fullmatch(value):
         raise ValidationFailed(
             f"image must be a reference pinned by digest, like 'registry/name@sha256:<64 hex>'; "
             f"got '{value[:200]}'", field="image")

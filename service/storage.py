@@ -24,7 +24,11 @@ from pathlib import Path
 
 from service import defaults
 
-_KEY_PATTERN = re.compile(r"^[A-Za-z0-9._=-]+(/[A-Za-z0-9._=-]+)*$")
+_KEY_PATTERN = re.compile(r"[A-Za-z0-9._=-]+(/[A-Za-z0-9._=-]+)*")
+MAX_KEY_PART_LENGTH = 255
+"""Longest part of a key: a file name on common local file systems."""
+MAX_KEY_LENGTH = 1024
+"""Longest key: S3's limit."""
 """Keys are relative slash-separated paths of safe characters (they become
 file names in `LocalStore` and URL paths in `S3Store`)."""
 
@@ -50,12 +54,16 @@ class InvalidKey(ValueError):
 
 
 def check_key(key: str) -> str:
-    """Return `key` if it is a safe relative object key, else raise ValueError."""
-    if not isinstance(key, str) or not _KEY_PATTERN.match(key) or any(
-        part in (".", "..") for part in key.split("/")
+    """Return `key` if it is a safe relative object key, else raise `InvalidKey` (a ValueError).
+
+    Safe on every backend: no `.` or `..` part, no part longer than a file
+    name may be on a local disk, and the whole key within S3's 1024 bytes.
+    """
+    if not isinstance(key, str) or not _KEY_PATTERN.fullmatch(key) or len(key) > MAX_KEY_LENGTH or any(
+        part in (".", "..") or len(part) > MAX_KEY_PART_LENGTH for part in key.split("/")
     ):
-        raise InvalidKey(f"invalid object key {key!r}: use a relative path of "
-                         "letters, digits and ._=- separated by '/'")
+        raise InvalidKey(f"invalid object key {key[:300]!r}: use a relative path of letters, digits "
+                         f"and ._=- separated by '/', parts of at most {MAX_KEY_PART_LENGTH} characters")
     return key
 
 

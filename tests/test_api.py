@@ -289,6 +289,49 @@ def test_upload_over_the_size_limit_is_413(store, redis_conn, catalog):  # noqa:
     _error(response, 413, "too_large", "body")
 
 
+def test_a_field_given_twice_or_in_the_wrong_place_is_an_error(client, token, catalog):
+    body = scores_csv(_data(catalog))
+    twice = client.post("/api/v1/submissions", headers=bearer(token), content_type="multipart/form-data",
+                        data={"file": (io.BytesIO(body), "s.csv"), "setting": ["toy-k3", "toy-k4"]})
+    assert "given more than once" in _error(twice, 422, "invalid", "setting")["message"]
+    two_files = client.post("/api/v1/submissions", headers=bearer(token), content_type="multipart/form-data",
+                            data={"file": [(io.BytesIO(body), "a.csv"), (io.BytesIO(body), "b.csv")],
+                                  "setting": "toy-k4"})
+    _error(two_files, 422, "invalid", "file")
+    in_query = client.post("/api/v1/submissions?public=true", headers=bearer(token),
+                           content_type="multipart/form-data",
+                           data={"file": (io.BytesIO(body), "s.csv"), "setting": "toy-k4"})
+    assert "as a form field" in _error(in_query, 422, "invalid", "public")["message"]
+    raw_twice = client.post("/api/v1/submissions?setting=toy-k4&setting=toy-k3&filename=s.csv",
+                            data=body, headers=bearer(token), content_type="text/csv")
+    _error(raw_twice, 422, "invalid", "setting")
+
+
+def test_an_unknown_setting_field_is_blamed_on_the_field(client, token, catalog):
+    error = _error(_submit(client, token, scores_csv(_data(catalog)), setting="nope"), 404,
+                   "not_found", "setting")
+    assert "unknown setting 'nope'" in error["message"]
+
+
+def test_names_are_checked_whole_and_defaults_made_valid(client, token, catalog):
+    body = scores_csv(_data(catalog))
+    _error(_submit(client, token, body, setting="toy-k4", name="abc\n"), 422, "invalid", "name")
+    _error(_submit(client, token, body, setting="toy-k4", name="   "), 422, "invalid", "name")
+    derived = _submit(client, token, body, "scores#1.csv", setting="toy-k4")
+    assert derived.status_code == 202 and derived.json["name"] == "scores-1"
+    _error(client.get(f"/api/v1/submissions/{derived.json['id']}%0A", headers=bearer(token)),
+           404, "not_found", "submission_id")
+
+
+def test_an_idempotency_key_reused_for_another_file_name_conflicts(client, token, catalog):
+    body = scores_csv(_data(catalog))
+    headers = {**bearer(token), "Idempotency-Key": "k-name"}
+    for filename, status in (("first.csv", 202), ("second.csv", 409)):
+        response = client.post("/api/v1/submissions", headers=headers, content_type="multipart/form-data",
+                               data={"file": (io.BytesIO(body), filename), "setting": "toy-k4"})
+        assert response.status_code == status, response.json
+
+
 def test_idempotency_key_replays_and_conflicts(client, token, catalog):
     body = scores_csv(_data(catalog))
     headers = {**bearer(token), "Idempotency-Key": "k-1"}
@@ -375,6 +418,12 @@ def test_status_of_a_final_submission_is_answered_without_the_store(client, toke
     public = client.get(url)
     assert public.status_code == 200 and public.json["public"] is True
     assert public.json["state"] == "published"
+
+
+def test_site_paths_no_object_can_have_are_404(client, store):
+    store.put_bytes("leaderboard/index.html", b"<html></html>")  # the site folder exists
+    error = _error(client.get("/leaderboard/" + "a" * 300), 404, "not_found", "path")
+    assert len(error["message"]) < 300  # the path is shortened in the message
 
 
 def test_leaderboard_not_published_yet_is_404(client):

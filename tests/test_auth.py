@@ -80,6 +80,13 @@ def test_only_admin_manages_tokens(store, redis_conn, catalog):  # noqa: F811
     assert bad.status_code == 422 and bad.json["error"]["field"] == "name"
     not_json = client.post("/api/v1/tokens", data="x", headers=bearer(ADMIN_TOKEN))
     assert not_json.status_code == 422 and not_json.json["error"]["field"] == "body"
+    nested = client.post("/api/v1/tokens", data="[" * 100_000 + "]" * 100_000,
+                         content_type="application/json", headers=bearer(ADMIN_TOKEN))
+    assert nested.status_code == 422 and nested.json["error"]["field"] == "body"
+    typo = client.post("/api/v1/tokens", json={"name": "lab-x", "admn": True}, headers=bearer(ADMIN_TOKEN))
+    assert typo.status_code == 422 and typo.json["error"]["field"] == "admn"  # not a silent non-admin
+    newline = client.post("/api/v1/tokens", json={"name": "lab\n"}, headers=bearer(ADMIN_TOKEN))
+    assert newline.status_code == 422 and newline.json["error"]["field"] == "name"
     listed = client.get("/api/v1/tokens", headers=bearer(ADMIN_TOKEN)).json["tokens"]
     assert [t["name"] for t in listed] == ["lab"] and "token" not in listed[0]
 

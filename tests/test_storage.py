@@ -58,7 +58,8 @@ def test_delete_is_idempotent(store):
     assert not store.exists("d/x")
 
 
-@pytest.mark.parametrize("key", ["../etc/passwd", "/abs", "a//b", "a/./b", "", "a b"])
+@pytest.mark.parametrize("key", ["../etc/passwd", "/abs", "a//b", "a/./b", "", "a b", "a\n", "a/b\n",
+                                 "x" * 256, "d/" + "x" * 256, "/".join(["x" * 200] * 6)])
 def test_unsafe_keys_rejected(key):
     with pytest.raises(ValueError, match="invalid object key"):
         check_key(key)

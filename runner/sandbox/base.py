@@ -83,7 +83,7 @@ class Limits:
         return max(1, math.ceil(self.cpus))
 
 
-_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 RESERVED_ENV = frozenset({"PATH", "HOME", "TMPDIR", "EXPAUDIT_INPUT", "EXPAUDIT_OUTPUT"})
 """Variables the sandbox sets itself; a spec may not override them."""
 
@@ -123,7 +123,7 @@ class RunSpec:
                 raise SandboxConfigError(
                     f"run spec field 'command': value {self.command!r} must be non-empty strings")
         for name, value in self.env.items():
-            if not _ENV_NAME.match(name) or name in RESERVED_ENV:
+            if not _ENV_NAME.fullmatch(name) or name in RESERVED_ENV:
                 raise SandboxConfigError(
                     f"run spec field 'env': name {name!r} is not an allowed variable name")
             if not isinstance(value, str) or "\0" in value:

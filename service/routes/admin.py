@@ -11,22 +11,33 @@ from service.errors import ValidationFailed
 
 api = Blueprint("tokens", __name__)
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}")
 
 
-def _json_body() -> dict:
-    body = request.get_json(silent=True)
+_TOKEN_FIELDS = ("name", "admin")
+
+
+def _json_body(allowed: tuple[str, ...]) -> dict:
+    """The request's JSON object; a field outside `allowed` is an error, never ignored."""
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:
+        body = None
     if not isinstance(body, dict):
         raise ValidationFailed("the request body must be a JSON object", field="body")
+    for field in body:
+        if field not in allowed:
+            raise ValidationFailed(f"'{str(field)[:80]}' is not a field of this request "
+                                   f"(fields: {', '.join(allowed)})", field=str(field)[:80])
     return body
 
 
 @api.post("/tokens")
 def create_token():
     require_admin()
-    body = _json_body()
+    body = _json_body(_TOKEN_FIELDS)
     name = body.get("name")
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValidationFailed("name must be 1-64 letters, digits, spaces or ._- starting with a "
                                f"letter or digit, got {name!r}", field="name")
     admin = body.get("admin", False)

@@ -50,7 +50,7 @@ def site_file(path: str):
     try:
         check_key(path)
     except ValueError:
-        raise NotFound(f"'{path}' is not published", field="path") from None
+        raise NotFound(f"'{path[:120]}' is not published", field="path") from None
     response = Response(_published(path), content_type=content_type(path))
     response.headers["Cache-Control"] = "public, max-age=30"
     return response

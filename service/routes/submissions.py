@@ -14,6 +14,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from service import container_submissions, defaults, jobs
 from service.context import Services, current_token, services
 from service.errors import Conflict, NotFound, TooManyRequests, ValidationFailed
+from service.form_fields import request_fields
 from service.publishing import DIRTY_KEY
 from service.records import Manifest, State, new_submission_id, utc_now
 from service.sealed import give_back_sealed_quota, sealed_settings, take_sealed_quota
@@ -57,7 +58,7 @@ def _install_final_documents(state) -> None:
     state.app.extensions.setdefault(_FINAL_DOCUMENTS, FinalDocuments())
 
 
-_NAME_PATTERN = re.compile(r"^[\w .,:()+/-]{1,100}$")
+_NAME_PATTERN = re.compile(r"[\w .,:()+/-]{1,100}")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
 
 
@@ -72,15 +73,16 @@ class Upload:
 
 
 def _read_upload() -> Upload:
+    fields = request_fields(request)
     if request.mimetype == "multipart/form-data":
         file = request.files.get("file")
         if file is None:
             raise ValidationFailed("multipart upload needs a 'file' part", field="file")
         name = PurePosixPath(file.filename or "upload").name or "upload"
-        return Upload(file.read(), name, file.mimetype, {k: v for k, v in request.form.items()})
+        return Upload(file.read(), name, file.mimetype, fields)
     data = request.get_data(cache=False)
-    name = PurePosixPath(request.args.get("filename", "upload")).name or "upload"
-    return Upload(data, name, request.mimetype, dict(request.args.items()))
+    name = PurePosixPath(fields.get("filename", "upload")).name or "upload"
+    return Upload(data, name, request.mimetype, fields)
 
 
 def _flag(fields: dict[str, str], name: str) -> bool:
@@ -93,10 +95,14 @@ def _flag(fields: dict[str, str], name: str) -> bool:
 
 
 def _display_name(fields: dict[str, str], filename: str) -> str:
-    name = fields.get("name") or PurePosixPath(filename).stem or "unnamed"
-    if not _NAME_PATTERN.match(name):
+    """The `name` field, checked; without one (or empty), the file's stem made into a valid name."""
+    if not fields.get("name"):
+        stem = re.sub(r"[^\w .,:()+/-]+", "-", PurePosixPath(filename).stem)[:100].strip()
+        return stem or "unnamed"
+    name = fields["name"]
+    if not _NAME_PATTERN.fullmatch(name) or not name.strip():
         raise ValidationFailed("name must be 1-100 letters, digits, spaces or .,:()+/- "
-                               f"characters, got '{name[:120]}'", field="name")
+                               f"characters, not only spaces, got {name[:120]!r}", field="name")
     return name
 
 
@@ -116,7 +122,9 @@ def _idempotent_replay(svc: Services, owner: str, key: str | None, body_hash: st
 
 
 def _body_hash(upload: Upload) -> str:
+    """What makes two create requests the same request: the bytes, the file's name and type, every field."""
     digest = hashlib.sha256(upload.data)
+    digest.update(f"\0filename={upload.filename}\0content_type={upload.content_type}".encode())
     for key in sorted(upload.fields):
         digest.update(f"\0{key}={upload.fields[key]}".encode())
     return digest.hexdigest()
@@ -242,13 +250,13 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
     return _accepted(sid)
 
 
-_SUBMISSION_ID = re.compile(r"^sub-[0-9]{14}-[0-9a-f]{12}$")
+_SUBMISSION_ID = re.compile(r"sub-[0-9]{14}-[0-9a-f]{12}")
 
 
 def _visible(svc: Services, sid: str) -> tuple[Manifest, bool]:
     """The manifest and public flag of a submission the caller may see (owner, admin, or
     anyone once public); 404 otherwise, so private submissions do not leak their existence."""
-    if not _SUBMISSION_ID.match(sid):
+    if not _SUBMISSION_ID.fullmatch(sid):
         raise NotFound(f"no submission '{sid}'", field="submission_id")
     try:
         manifest = svc.repo.manifest(sid)
