@@ -36,18 +36,38 @@ def read_table(path: str | Path) -> pd.DataFrame:
     return read_parquet(path, source)
 
 
-def read_parquet(file, source: str) -> pd.DataFrame:
+def read_parquet(file, source: str, *, max_rows: int | None = None,
+                 max_bytes: int | None = None) -> pd.DataFrame:
     """Read a Parquet file (a path or a binary file object); errors name `source`.
 
     A stored pandas index is dropped (it is not data). Malformed pandas
     metadata in the file's schema is reported like any unreadable file.
+    `max_rows` and `max_bytes` (uncompressed) refuse a file from its footer,
+    before anything is decompressed: a small upload can unpack to gigabytes.
     """
     try:
+        if max_rows is not None or max_bytes is not None:
+            _check_parquet_size(file, source, max_rows, max_bytes)
         frame = pd.read_parquet(file)
+    except InputError:
+        raise
     except (ValueError, OSError, KeyError, TypeError, AttributeError) as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(source, f"cannot be read as parquet: {first_line}") from None
     return frame.reset_index(drop=True)
+
+
+def _check_parquet_size(file, source: str, max_rows: int | None, max_bytes: int | None) -> None:
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(file).metadata
+    unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if max_rows is not None and meta.num_rows > max_rows:
+        raise InputError(source, f"has {meta.num_rows} rows; at most {max_rows} are read")
+    if max_bytes is not None and unpacked > max_bytes:
+        raise InputError(source, f"unpacks to {unpacked} bytes; at most {max_bytes} are read")
+    if hasattr(file, "seek"):
+        file.seek(0)
 
 
 def _read_csv(path: Path, source: str) -> pd.DataFrame:

@@ -23,6 +23,10 @@ from service.catalog import Catalog, UnknownSetting
 from service.errors import ValidationFailed
 
 FORMATS = ("csv", "parquet", "json")
+MAX_PARQUET_ROWS = 1_000_000
+"""Rows a Parquet upload may hold (a CSV within the upload limit holds at most about as many)."""
+MAX_PARQUET_UNPACKED_BYTES = 256 * 1024 * 1024
+"""Uncompressed size a Parquet upload may unpack to, read from its footer before unpacking."""
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
 _CONTENT_TYPES = {"text/csv": "csv", "application/vnd.apache.parquet": "parquet",
                   "application/x-parquet": "parquet", "application/json": "json"}
@@ -64,7 +68,8 @@ def read_frame(data: bytes, fmt: str, source: str) -> pd.DataFrame:
     if fmt == "csv":
         return read_csv_bytes(data, source)
     if fmt == "parquet":
-        return read_parquet(io.BytesIO(data), source)
+        return read_parquet(io.BytesIO(data), source, max_rows=MAX_PARQUET_ROWS,
+                            max_bytes=MAX_PARQUET_UNPACKED_BYTES)
     return _json_frame(data, source)
 
 

@@ -257,6 +257,22 @@ def test_parquet_with_malformed_pandas_metadata_is_unreadable_not_a_crash(client
     assert "cannot be read as parquet" in error["message"]
 
 
+def test_parquet_is_refused_from_its_footer_when_it_would_unpack_too_far(client, token, catalog, monkeypatch):
+    import service.uploads
+
+    buffer = io.BytesIO()
+    pd.DataFrame(scores_rows(_data(catalog))).to_parquet(buffer, index=False)
+    monkeypatch.setattr(service.uploads, "MAX_PARQUET_ROWS", 10)
+    error = _error(_submit(client, token, buffer.getvalue(), "s.parquet", setting="toy-k4"), 422,
+                   "invalid_scores", None)
+    assert "rows; at most 10 are read" in error["message"]
+    monkeypatch.setattr(service.uploads, "MAX_PARQUET_ROWS", 1_000_000)
+    monkeypatch.setattr(service.uploads, "MAX_PARQUET_UNPACKED_BYTES", 100)
+    error = _error(_submit(client, token, buffer.getvalue(), "s.parquet", setting="toy-k4"), 422,
+                   "invalid_scores", None)
+    assert "bytes; at most 100 are read" in error["message"]
+
+
 def test_unknown_format(client, token, catalog):
     error = _error(_submit(client, token, scores_csv(_data(catalog)), "s.txt", setting="toy-k4"),
                    422, "invalid", "format")

@@ -25,3 +25,13 @@ def test_mutual_proximity_hand_computed():
         mutual_proximity(S),
         [[1 / 24, 0.375, 0.625], [0.625, 1 / 24, 0.125]],
     )
+
+
+def test_csls_of_scores_near_the_float_limit_is_finite_and_ranks_as_scaled_scores():
+    rng = np.random.default_rng(4)
+    scores = rng.uniform(-1.0, 1.0, (5, 7))
+    huge = scores * 1.7e308  # finite scores an upload may hold; 2 s overflows
+    assert np.isfinite(huge).all()
+    adjusted = csls(huge)
+    assert np.isfinite(adjusted).all()
+    np.testing.assert_array_equal(select(adjusted), select(csls(scores)))

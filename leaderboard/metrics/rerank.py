@@ -28,7 +28,14 @@ def csls(scores: np.ndarray, k: int = defaults.CSLS_K) -> np.ndarray:
     the mean of experience i's k highest scores over scenes and `r_scene(q)`
     the mean of scene q's k highest scores over experiences. An experience
     that scores high everywhere (a hub) is penalised.
+
+    Scores so large that `2 s` would overflow are first divided by their
+    largest magnitude: CSLS scales with the scores, so every scene's
+    ranking is kept, and the result stays finite.
     """
+    largest = float(np.max(np.abs(scores))) if scores.size else 0.0
+    if largest > np.finfo(np.float64).max / 4:
+        scores = scores / largest
     r_experience = _mean_top_k(scores, k, axis=1)  # (K,)
     r_scene = _mean_top_k(scores, k, axis=0)  # (Q,)
     return 2.0 * scores - r_experience[:, None] - r_scene[None, :]
