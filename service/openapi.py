@@ -313,11 +313,12 @@ def _token_paths() -> dict:
                 "summary": "Create a token (admin); the secret is in the response only",
                 "tags": ["tokens"], "security": _AUTH,
                 "requestBody": {"required": True, "content": {"application/json": {"schema": {
-                    "type": "object", "required": ["name"],
+                    "type": "object", "required": ["name"], "additionalProperties": False,
                     "properties": {"name": {"type": "string"}, "admin": {"type": "boolean"}}}}}},
                 "responses": {"201": _json({"$ref": "#/components/schemas/Token"}, "Created"),
                               "401": _UNAUTH, "403": _err("Not the admin token"),
-                              "422": _err("Bad name"), "429": _RATE}},
+                              "422": _err("Bad name or admin flag, or a field that is not name or admin"),
+                              "429": _RATE}},
             "get": {
                 "summary": "List tokens (admin; never the secrets)", "tags": ["tokens"],
                 "security": _AUTH,
