@@ -10,6 +10,8 @@ import argparse
 import sys
 import time
 
+from expaudit.cli_args import non_negative_int, positive_int
+
 
 def _log(message: str) -> None:
     stamp = time.strftime("%H:%M:%S", time.gmtime())
@@ -116,12 +118,20 @@ def _verify(args: argparse.Namespace) -> int:
     from expaudit.numerics import blas_kernel, torch_cpu_capability
 
     reports = []
-    if args.sample > 0 or args.policy_sample <= 0:
-        reports.append((verify_sample(args.sample, seed=args.seed, workers=args.workers, root=args.root),
-                        "cells across renders and from scratch"))
-    if args.policy_sample > 0:
-        reports.append((verify_policy_sample(args.policy_sample, seed=args.seed, root=args.root),
-                        "policy cells from scratch"))
+    if args.sample == 0 and args.policy_sample == 0:
+        print("expaudit data verify: --sample and --policy-sample are both 0: nothing to verify",
+              file=sys.stderr)
+        return 2
+    try:
+        if args.sample > 0:
+            reports.append((verify_sample(args.sample, seed=args.seed, workers=args.workers, root=args.root),
+                            "cells across renders and from scratch"))
+        if args.policy_sample > 0:
+            reports.append((verify_policy_sample(args.policy_sample, seed=args.seed, root=args.root),
+                            "policy cells from scratch"))
+    except ValueError as exc:  # nothing stored to sample from
+        print(f"expaudit data verify: {exc}", file=sys.stderr)
+        return 2
     for report, what in reports:
         for m in report.mismatches:
             print(f"MISMATCH {'/'.join(map(str, m.key))} draw {m.draw}: {m.field} stored "
@@ -140,7 +150,14 @@ def _verify(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from benchmark_data.export import export_setting
 
-    result = export_setting(args.setting, args.directory, root=args.root)
+    from benchmark_data.query_sets import QuerySetNotFoundError
+    from benchmark_data.registry import UnknownSettingError
+
+    try:
+        result = export_setting(args.setting, args.directory, root=args.root)
+    except (UnknownSettingError, QuerySetNotFoundError) as exc:
+        print(f"expaudit data export: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
     print(f"wrote {result.directory}/experiences.csv, scenes.csv, outcomes.csv "
           f"({result.n_outcomes} outcomes, {result.n_missing} cells missing)")
     return 0
@@ -148,7 +165,11 @@ def _export(args: argparse.Namespace) -> int:
 
 def _manifest(args: argparse.Namespace) -> int:
     from benchmark_data.export import write_manifest
+    from benchmark_data.paths import root_or_default
 
+    if not root_or_default(args.root).is_dir():
+        print(f"expaudit data manifest: --root '{args.root}' is not a directory", file=sys.stderr)
+        return 2
     path = write_manifest(args.root)
     print(f"wrote {path}")
     return 0
@@ -159,6 +180,11 @@ def _images(args: argparse.Namespace) -> int:
     from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
     from runner.appearance import SceneRenderer
 
+    unknown = [q for q in args.query_sets if q not in QUERY_SETS]
+    if unknown:
+        print(f"expaudit data images: unknown query set(s) {unknown}; known: {sorted(QUERY_SETS)}",
+              file=sys.stderr)
+        return 2
     for task in ("stack", "door"):
         sets = [q for q in args.query_sets if QUERY_SETS.get(q) == task]
         if not sets:
@@ -191,7 +217,7 @@ def _door(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     """Add `data generate|verify|export|manifest` to the `expaudit` command."""
     data = subparsers.add_parser("data", help="generate, verify and export the frozen benchmark data")
-    sub = data.add_subparsers(dest="data_command", metavar="ACTION")
+    sub = data.add_subparsers(dest="data_command", metavar="ACTION", required=True)
 
     gen = sub.add_parser("generate", help="run the rollouts of a setting (resumable)")
     gen.add_argument("setting", nargs="?", help="setting id (see benchmark_data.registry)")
@@ -222,16 +248,16 @@ def register(subparsers) -> None:
     ev.add_argument("--on", default="train",
                     help="'train' (its demonstration layouts, default) or a query set id (e.g. door-orig)")
     ev.add_argument("--draw", type=int, default=0, help="query set: the appearance draw 0-4 (default 0)")
-    ev.add_argument("--seed", type=int, default=0, help="execution-noise seed (default 0)")
-    ev.add_argument("--limit", type=int, default=None, help="at most this many episodes")
+    ev.add_argument("--seed", type=non_negative_int, default=0, help="execution-noise seed (default 0)")
+    ev.add_argument("--limit", type=positive_int, default=None, help="at most this many episodes")
     ev.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     ev.set_defaults(handler=_evaluate_policy)
 
     ver = sub.add_parser("verify", help="re-execute random stored cells across renders and from scratch")
-    ver.add_argument("--sample", type=int, default=200, help="cells to re-execute (default 200)")
-    ver.add_argument("--seed", type=int, default=0, help="seed of the sample choice")
-    ver.add_argument("--workers", type=int, default=1, help="simulator processes (default 1)")
-    ver.add_argument("--policy-sample", type=int, default=0,
+    ver.add_argument("--sample", type=non_negative_int, default=200, help="cells to re-execute (default 200)")
+    ver.add_argument("--seed", type=non_negative_int, default=0, help="seed of the sample choice")
+    ver.add_argument("--workers", type=positive_int, default=1, help="simulator processes (default 1)")
+    ver.add_argument("--policy-sample", type=non_negative_int, default=0,
                      help="policy cells to re-execute from scratch on the CPU (default 0: none)")
     ver.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     ver.set_defaults(handler=_verify)

@@ -40,14 +40,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+USER_ERRORS = (
+    ("leaderboard.errors", "InputError"),
+    ("service.settings", "SettingsError"),
+    ("requests", "RequestException"),
+    ("redis.exceptions", "RedisError"),
+)
+"""Errors that come from the user's input or surroundings (besides OSError), by module and name.
+
+Looked up only among modules already imported, so the boundary loads nothing."""
+
+
+def _user_error_types() -> tuple[type[BaseException], ...]:
+    types: list[type[BaseException]] = [OSError]
+    for module_name, name in USER_ERRORS:
+        module = sys.modules.get(module_name)
+        if module is not None:
+            types.append(getattr(module, name))
+    return tuple(types)
+
+
+def _one_line(exc: BaseException) -> str:
+    request = getattr(exc, "request", None)
+    if type(exc).__name__ in ("ConnectionError", "ConnectTimeout") and request is not None:
+        return f"cannot reach {request.url}: is the server running and --server right?"
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand; a file, network or input error is one line on stderr and exit status 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return 2
-    return int(handler(args) or 0)
+    try:
+        return int(handler(args) or 0)
+    except Exception as exc:
+        if not isinstance(exc, _user_error_types()):
+            raise
+        print(f"expaudit {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -9,24 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from expaudit.cli_args import non_negative_int, positive_int
 from leaderboard import defaults
-
-
-def _int_at_least(minimum: int, what: str):
-    """An argparse type: an integer >= `minimum`, named `what` in the error."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be a {what} integer, got {value}")
-        return value
-    return parse
-
-
-_positive_int = _int_at_least(1, "positive")
-_seed = _int_at_least(0, "non-negative")
 
 
 def register(subparsers) -> None:
@@ -65,19 +49,19 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--shuffles",
-        type=_positive_int,
+        type=positive_int,
         default=defaults.N_SHUFFLES,
         help=f"frequency-matched shuffles (default {defaults.N_SHUFFLES})",
     )
     parser.add_argument(
         "--bootstrap",
-        type=_positive_int,
+        type=positive_int,
         default=defaults.N_BOOTSTRAP,
         help=f"cluster-bootstrap resamples over states (default {defaults.N_BOOTSTRAP})",
     )
     parser.add_argument(
         "--seed",
-        type=_seed,
+        type=non_negative_int,
         default=defaults.SEED,
         help=f"seed of every random draw (default {defaults.SEED})",
     )

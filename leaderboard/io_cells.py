@@ -27,6 +27,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
     """Read a CSV (every cell as text) or Parquet file; errors name the file."""
     source = str(path)
     suffix = Path(path).suffix.lower()
+    if Path(path).is_dir():
+        raise InputError(source, "is a directory, not a file")
     if suffix not in (".csv", ".parquet", ".pq"):
         raise InputError(source, f"unsupported file type '{suffix}': use .csv or .parquet")
     if not Path(path).is_file():
@@ -71,7 +73,11 @@ def _check_parquet_size(file, source: str, max_rows: int | None, max_bytes: int 
 
 
 def _read_csv(path: Path, source: str) -> pd.DataFrame:
-    return read_csv_bytes(path.read_bytes(), source)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(source, f"cannot be read: {exc.strerror or exc}") from None
+    return read_csv_bytes(data, source)
 
 
 def read_csv_bytes(data: bytes, source: str) -> pd.DataFrame:

@@ -60,7 +60,7 @@ def register(subparsers) -> None:
     download.set_defaults(handler=_download)
 
     token = subparsers.add_parser("token", help="manage tokens (admin)")
-    token_sub = token.add_subparsers(dest="token_command", metavar="ACTION")
+    token_sub = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
     create = token_sub.add_parser("create", help="issue a token (printed once)")
     create.add_argument("--name", required=True)
     create.add_argument("--admin", action="store_true")

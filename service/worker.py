@@ -20,7 +20,7 @@ from service import defaults
 from service.catalog import open_catalog
 from service.jobs import JobContext, install_context, reconcile
 from service.publishing import AuditOptions
-from service.settings import ServiceSettings
+from service.settings import ServiceSettings, SettingsError
 from service.storage import StoreError, open_store
 from service.worker_loop import StopsCleanly, work_until_stopped
 
@@ -45,7 +45,10 @@ class ServiceWorker(StopsCleanly, Worker):
 
 
 def connect_redis(url: str) -> redis_lib.Redis:
-    return redis_lib.Redis.from_url(url, socket_connect_timeout=3, health_check_interval=10)
+    try:
+        return redis_lib.Redis.from_url(url, socket_connect_timeout=3, health_check_interval=10)
+    except ValueError as exc:  # not a redis:// URL
+        raise SettingsError(f"EXPAUDIT_REDIS_URL / --redis-url '{url}': {exc}") from None
 
 
 def build_context(settings: ServiceSettings, *, sandbox: bool | None = None) -> JobContext:
@@ -56,7 +59,7 @@ def build_context(settings: ServiceSettings, *, sandbox: bool | None = None) -> 
     queue, so a worker without the Docker socket never looks for an engine.
     """
     if not settings.redis_url:
-        raise ValueError("no Redis: set EXPAUDIT_REDIS_URL")
+        raise SettingsError("no Redis: set EXPAUDIT_REDIS_URL or pass --redis-url")
     from service.container_jobs import make_sandbox, selector_limits
 
     if sandbox is None:

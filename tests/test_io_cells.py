@@ -18,6 +18,16 @@ def test_read_table_rejects_unknown_types_and_missing_files(tmp_path):
         read_table(broken)
 
 
+def test_read_table_names_a_directory_and_an_unreadable_file(tmp_path):
+    (tmp_path / "d.csv").mkdir()
+    with pytest.raises(InputError, match=r"d\.csv: is a directory, not a file"):
+        read_table(tmp_path / "d.csv")
+    unreadable = tmp_path / "mem.csv"
+    unreadable.symlink_to("/proc/self/mem")  # a file whose read fails (EIO), even for root
+    with pytest.raises(InputError, match=r"mem\.csv: cannot be read: "):
+        read_table(unreadable)
+
+
 def test_non_utf8_csv_is_rejected(tmp_path):
     path = tmp_path / "E.csv"
     path.write_bytes(b"experience_id\ne\xff1\n")
