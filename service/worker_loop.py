@@ -58,7 +58,8 @@ def work_until_stopped(worker_class: type[StopsCleanly], work_once: Callable[[],
 
     A worker that returns at once (Redis dropped it) or an error of
     `retry_on` (a dependency not reachable yet) is followed by a doubling
-    wait, up to `MAX_BACKOFF_S`, instead of a spin. With `burst`, one call.
+    wait, up to `MAX_BACKOFF_S`, instead of a spin. With `burst` (batch use),
+    one call, and an error of `retry_on` is raised instead of waited out.
     `role` names the process in the log ("worker", "runner").
     """
     backoff = 1.0
@@ -70,6 +71,8 @@ def work_until_stopped(worker_class: type[StopsCleanly], work_once: Callable[[],
                 return
             failed = time.monotonic() - started < 1.0
         except retry_on as exc:
+            if burst:
+                raise
             log.warning("%s waiting for its dependencies (%s: %s); retry in %.0f s",
                         role, type(exc).__name__, exc, backoff)
             failed = True

@@ -53,3 +53,9 @@ def test_service_commands_name_a_bad_redis_url(capsys, tmp_path):
            "--redis-url 'notaurl'")
     _fails(capsys, ["reconcile", "--redis-url", "notaurl", "--store", str(tmp_path / "store")],
            "--redis-url 'notaurl'")
+
+
+def test_a_burst_worker_fails_at_once_when_redis_is_unreachable(capsys, tmp_path):
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    _fails(capsys, ["worker", "--burst", "--redis-url", url, "--store", str(tmp_path / "store")],
+           "expaudit worker: error:")

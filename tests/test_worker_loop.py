@@ -101,3 +101,12 @@ def test_workers_restart_with_a_doubling_back_off_until_stopped(monkeypatch):
     worker_loop.work_until_stopped(_Stoppable, lambda: calls.append(1), burst=True,
                                    retry_on=(ConnectionError,), role="worker")
     assert calls == [1], "a burst worker works once"
+
+    def unreachable():
+        calls.append(2)
+        raise ConnectionError("redis down")
+
+    with pytest.raises(ConnectionError, match="redis down"):  # batch use fails at once, no waiting
+        worker_loop.work_until_stopped(_Stoppable, unreachable, burst=True,
+                                       retry_on=(ConnectionError,), role="worker")
+    assert calls == [1, 2]
