@@ -61,9 +61,10 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
 
 
 def _one_line(exc: BaseException) -> str:
-    request = getattr(exc, "request", None)
-    if type(exc).__name__ in ("ConnectionError", "ConnectTimeout") and request is not None:
-        return f"cannot reach {request.url}: is the server running and --server right?"
+    requests = sys.modules.get("requests")
+    if (requests is not None and isinstance(exc, (requests.ConnectionError, requests.Timeout))
+            and exc.request is not None):
+        return f"cannot reach {exc.request.url}: is the server running and --server right?"
     return " ".join(str(exc).split()) or type(exc).__name__
 
 

@@ -111,11 +111,12 @@ class Catalog(abc.ABC):
     def list_settings(self) -> list[SettingSummary]:
         """Every setting, in publication order."""
 
-    def get_setting(self, setting_id: str) -> SettingSummary:
+    def get_setting(self, setting_id: str, field: str = "setting_id") -> SettingSummary:
+        """The setting's summary; `UnknownSetting` names `field`, the request field that gave the id."""
         for summary in self.list_settings():
             if summary.id == setting_id:
                 return summary
-        raise UnknownSetting(setting_id)
+        raise UnknownSetting(setting_id, field)
 
     @abc.abstractmethod
     def load_transfer(self, setting_id: str) -> TransferData:

@@ -19,7 +19,7 @@ from pathlib import PurePosixPath
 
 from flask import Request
 
-from service.catalog import Catalog, UnknownSetting
+from service.catalog import Catalog
 from service.errors import ValidationFailed
 from service.form_fields import request_fields
 from service.selector_archive import ARCHIVE_FORMAT, IMAGE_FORMAT, check_archive, check_image_reference
@@ -68,10 +68,7 @@ def check_selector(data: bytes, name: str, fields: dict[str, str], catalog: Cata
         raise ValidationFailed(f"a container submission names exactly one setting (field "
                                f"'setting'); got {settings or 'none'}", field="setting")
     setting_id = settings[0]
-    try:
-        catalog.get_setting(setting_id)
-    except UnknownSetting:
-        raise UnknownSetting(setting_id, field="setting") from None
+    catalog.get_setting(setting_id, field="setting")
     if backend == "none":
         raise ValidationFailed("this service does not run selectors; upload a scores file",
                                field="selector")

@@ -25,12 +25,12 @@ from pathlib import Path
 from service import defaults
 
 _KEY_PATTERN = re.compile(r"[A-Za-z0-9._=-]+(/[A-Za-z0-9._=-]+)*")
+"""Keys are relative slash-separated paths of safe characters (they become
+file names in `LocalStore` and URL paths in `S3Store`)."""
 MAX_KEY_PART_LENGTH = 255
 """Longest part of a key: a file name on common local file systems."""
 MAX_KEY_LENGTH = 1024
 """Longest key: S3's limit."""
-"""Keys are relative slash-separated paths of safe characters (they become
-file names in `LocalStore` and URL paths in `S3Store`)."""
 
 
 class StoreError(Exception):

@@ -132,10 +132,7 @@ def validate_upload(frame: pd.DataFrame, requested: list[str], catalog: Catalog,
     from leaderboard.io import parse_scores_table
 
     for setting_id in requested:
-        try:
-            catalog.get_setting(setting_id)
-        except UnknownSetting:
-            raise UnknownSetting(setting_id, field="setting") from None
+        catalog.get_setting(setting_id, field="setting")
     out = []
     for setting_id, rows in split_by_setting(frame, requested, source).items():
         try:

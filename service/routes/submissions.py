@@ -58,7 +58,9 @@ def _install_final_documents(state) -> None:
     state.app.extensions.setdefault(_FINAL_DOCUMENTS, FinalDocuments())
 
 
-_NAME_PATTERN = re.compile(r"[\w .,:()+/-]{1,100}")
+_NAME_CHARS = r"\w .,:()+/-"
+"""What a display name is made of: letters, digits, spaces and .,:()+/-."""
+_NAME_PATTERN = re.compile(f"[{_NAME_CHARS}]{{1,100}}")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
 
 
@@ -97,7 +99,7 @@ def _flag(fields: dict[str, str], name: str) -> bool:
 def _display_name(fields: dict[str, str], filename: str) -> str:
     """The `name` field, checked; without one (or empty), the file's stem made into a valid name."""
     if not fields.get("name"):
-        stem = re.sub(r"[^\w .,:()+/-]+", "-", PurePosixPath(filename).stem)[:100].strip()
+        stem = re.sub(f"[^{_NAME_CHARS}]+", "-", PurePosixPath(filename).stem)[:100].strip()
         return stem or "unnamed"
     name = fields["name"]
     if not _NAME_PATTERN.fullmatch(name) or not name.strip():
