@@ -10,7 +10,6 @@ line 1), also when the rows of one setting are validated on their own.
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass
 
@@ -18,15 +17,24 @@ import numpy as np
 import pandas as pd
 
 from leaderboard.errors import InputError
-from leaderboard.io_cells import read_csv_bytes, read_parquet
+from leaderboard.io_cells import read_csv_bytes
 from service.catalog import Catalog, UnknownSetting
 from service.errors import ValidationFailed
+from service.parquet_upload import read_bounded_parquet
 
 FORMATS = ("csv", "parquet", "json")
 MAX_PARQUET_ROWS = 1_000_000
 """Rows a Parquet upload may hold (a CSV within the upload limit holds at most about as many)."""
 MAX_PARQUET_UNPACKED_BYTES = 256 * 1024 * 1024
-"""Uncompressed size a Parquet upload may unpack to, read from its footer before unpacking."""
+"""Size a Parquet upload may decode to: checked against its footer first, then against what
+is really decoded, batch by batch (a footer can understate it a thousandfold)."""
+MAX_PARQUET_CELL_CHARS = 1024
+"""Longest text cell (bytes) of a Parquet upload; ids are a few dozen characters, and a
+longer cell is refused from the file's dictionary before it is repeated into every row."""
+MAX_PARQUET_COLUMNS = 16
+"""Columns a Parquet upload may have: the scores table has four (plus a stored index)."""
+NUMBER_COLUMNS = ("score",)
+"""Columns that must hold numbers: a Parquet text column there is refused from its type."""
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
 _CONTENT_TYPES = {"text/csv": "csv", "application/vnd.apache.parquet": "parquet",
                   "application/x-parquet": "parquet", "application/json": "json"}
@@ -68,8 +76,10 @@ def read_frame(data: bytes, fmt: str, source: str) -> pd.DataFrame:
     if fmt == "csv":
         return read_csv_bytes(data, source)
     if fmt == "parquet":
-        return read_parquet(io.BytesIO(data), source, max_rows=MAX_PARQUET_ROWS,
-                            max_bytes=MAX_PARQUET_UNPACKED_BYTES)
+        return read_bounded_parquet(data, source, max_rows=MAX_PARQUET_ROWS,
+                                    max_bytes=MAX_PARQUET_UNPACKED_BYTES,
+                                    max_cell_chars=MAX_PARQUET_CELL_CHARS,
+                                    max_columns=MAX_PARQUET_COLUMNS, number_columns=NUMBER_COLUMNS)
     return _json_frame(data, source)
 
 

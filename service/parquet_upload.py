@@ -1,0 +1,137 @@
+"""Reading an uploaded Parquet file with a bound on what it decodes to, not on what it claims.
+
+A Parquet footer states sizes that the pages need not keep: one
+dictionary-encoded 2,000-character string repeated 1,000,000 times is a
+200 KB file whose footer claims 200 KB, and it decodes to 2 GB. The footer is
+therefore only a first filter; the bounds hold on the decoded data:
+
+- before anything is decoded (from the schema): flat columns only, at most
+  `max_columns` of them, and the columns that must hold numbers (`score`)
+  of a number type, so a text column there is refused rather than decoded
+  and parsed;
+- while decoding, `BATCH_ROWS` rows at a time: text columns are read as
+  dictionaries (each distinct value once, plus one index per row), so a
+  value is checked against `max_cell_chars` and the size the batch would
+  expand to is computed before it is expanded; all batches together stay
+  within `max_bytes`. The first batch past a bound stops the read with an
+  `InputError` naming the column (and the line, for a cell).
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+
+from leaderboard.errors import InputError
+
+BATCH_ROWS = 65_536
+"""Rows decoded at a time: small enough that one batch of indices is a few
+hundred KB, large enough that a million-row upload takes a few dozen batches."""
+
+_OFFSET_BYTES = 4
+"""Bytes per row of a decoded text column besides the text: its 32-bit offset."""
+
+
+def read_bounded_parquet(data: bytes, source: str, *, max_rows: int, max_bytes: int,
+                         max_cell_chars: int, max_columns: int,
+                         number_columns: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The upload as a table; raises `InputError` (naming `source`) for an unreadable file
+    or one past a bound. A stored pandas index is dropped (it is not data)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(io.BytesIO(data))
+        _check_footer(parquet.metadata, source, max_rows, max_bytes, max_columns)
+        schema = parquet.schema_arrow
+        text = _check_schema(schema, source, number_columns)
+        reader = pq.ParquetFile(io.BytesIO(data), read_dictionary=text)
+        batches, decoded, first_row = [], 0, 0
+        for batch in reader.iter_batches(batch_size=BATCH_ROWS, use_pandas_metadata=True):
+            decoded += _expanded_bytes(batch, source, first_row, max_cell_chars)
+            if decoded > max_bytes:
+                raise InputError(source, f"decodes to more than {max_bytes} bytes by line "
+                                 f"{first_row + batch.num_rows + 1}; at most {max_bytes} are read")
+            batches.append(_decoded(batch))
+            first_row += batch.num_rows
+        if batches:
+            table = pa.Table.from_batches(batches).replace_schema_metadata(schema.metadata)
+        else:
+            table = schema.empty_table()
+        frame = table.to_pandas()
+    except InputError:
+        raise
+    except (ValueError, OSError, KeyError, TypeError, AttributeError, pa.ArrowException) as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(source, f"cannot be read as parquet: {first_line}") from None
+    return frame.reset_index(drop=True)
+
+
+def _check_footer(meta, source: str, max_rows: int, max_bytes: int, max_columns: int) -> None:
+    """Refuse what the footer already shows to be too large (it may understate, never matters
+    when it overstates)."""
+    if meta.num_columns > max_columns:
+        raise InputError(source, f"has {meta.num_columns} columns; at most {max_columns} are read")
+    if meta.num_rows > max_rows:
+        raise InputError(source, f"has {meta.num_rows} rows; at most {max_rows} are read")
+    unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if unpacked > max_bytes:
+        raise InputError(source, f"unpacks to {unpacked} bytes; at most {max_bytes} are read")
+
+
+def _check_schema(schema, source: str, number_columns: tuple[str, ...]) -> list[str]:
+    """The text columns (to read as dictionaries); raises for nested columns and for text
+    where numbers are expected."""
+    import pyarrow as pa
+
+    text = []
+    for field in schema:
+        kind = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+        if pa.types.is_nested(kind):
+            raise InputError(source, f"is a nested column ({field.type}); only flat columns of "
+                             "text or numbers are read", field=field.name)
+        is_text = pa.types.is_string(kind) or pa.types.is_large_string(kind) or \
+            pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+        if field.name in number_columns and not (pa.types.is_integer(kind) or pa.types.is_floating(kind)
+                                                 or pa.types.is_decimal(kind) or pa.types.is_null(kind)):
+            raise InputError(source, f"is a {field.type} column; it must hold numbers (an integer "
+                             "or floating-point column)", field=field.name)
+        if is_text and not pa.types.is_dictionary(field.type):
+            text.append(field.name)
+    return text
+
+
+def _expanded_bytes(batch, source: str, first_row: int, max_cell_chars: int) -> int:
+    """What `batch` takes once its dictionaries are expanded; raises for a cell longer than
+    `max_cell_chars` (found in the dictionary, before anything is expanded)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    total = 0
+    for name, column in zip(batch.schema.names, batch.columns):
+        if not pa.types.is_dictionary(column.type):
+            total += column.nbytes
+            continue
+        lengths = pc.binary_length(column.dictionary).fill_null(0).to_numpy(zero_copy_only=False)
+        indices = column.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        too_long = np.flatnonzero(lengths > max_cell_chars)
+        if too_long.size:
+            rows = np.flatnonzero(np.isin(indices, too_long) & column.is_valid().to_numpy(zero_copy_only=False))
+            line = first_row + int(rows[0]) + 2 if rows.size else None
+            raise InputError(source, f"is a cell of {int(lengths[too_long[0]])} bytes; at most "
+                             f"{max_cell_chars} are read", line=line, field=name)
+        used = lengths[indices] if len(lengths) else np.zeros(0, dtype=np.int64)
+        total += int(used.sum()) + _OFFSET_BYTES * (len(column) + 1)
+    return total
+
+
+def _decoded(batch):
+    """`batch` with its dictionary columns expanded to plain ones."""
+    import pyarrow as pa
+
+    if not any(pa.types.is_dictionary(c.type) for c in batch.columns):
+        return batch
+    columns = [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c for c in batch.columns]
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
