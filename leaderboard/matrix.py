@@ -64,4 +64,6 @@ class TransferData:
         """y[i, q] = mean success over seeds, shape (K, Q); requires a complete tensor."""
         if not self.is_complete:
             raise ValueError(f"outcome tensor has {self.n_missing} missing cells")
-        return self.outcomes.astype(np.float64).mean(axis=2)
+        # integer sums divided by S: the same values as a float mean over seeds, without
+        # a float64 copy of the whole (K, Q, S) tensor
+        return self.outcomes.sum(axis=2, dtype=np.int64) / self.outcomes.shape[2]

@@ -5,7 +5,10 @@ are not independent; resampling whole states (40 clusters in the paper's
 settings) gives honest intervals. Every statistic here is a ratio of sums
 over scenes, so a resample is a vector of cluster multiplicities `w` (C,)
 and each statistic is `w @ cluster_sums / w @ cluster_sizes`: all resamples
-are one (B, C) count matrix times per-cluster aggregates.
+are one (B, C) count matrix times per-cluster aggregates. The count matrix
+is drawn and multiplied in blocks of resamples (`chunking.row_blocks`; the
+generator's stream is the same whatever the block size), so memory is
+O(block x max(C, K)) and time O(B x C x K).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from leaderboard import defaults
+from leaderboard.metrics.chunking import row_blocks
 from leaderboard.metrics.selection import FLOAT_TOLERANCE
 
 
@@ -82,6 +86,32 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     return out
 
 
+def _resampled_totals(
+    sums: np.ndarray,
+    quality_sums: np.ndarray,
+    auroc_sums: np.ndarray | None,
+    n_bootstrap: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Per-resample totals `w @ aggregates` of B resamples, drawn in blocks of resamples.
+
+    Returns (w @ sums (B, m), max_i (w @ quality_sums)[i] (B,), w @ auroc_sums
+    (B, 2) or None). Only one block's (block, C) weights and (block, K)
+    experience totals exist at a time.
+    """
+    n_clusters = sums.shape[0]
+    totals = np.empty((n_bootstrap, sums.shape[1]))
+    best = np.empty(n_bootstrap)
+    auroc = None if auroc_sums is None else np.empty((n_bootstrap, auroc_sums.shape[1]))
+    for block in row_blocks(n_bootstrap, max(n_clusters, quality_sums.shape[1])):
+        weights = resample_counts(n_clusters, block.stop - block.start, rng).astype(np.float64)
+        totals[block] = weights @ sums
+        best[block] = (weights @ quality_sums).max(axis=1)
+        if auroc is not None:
+            auroc[block] = weights @ auroc_sums
+    return totals, best, auroc
+
+
 def bootstrap_intervals(
     y: np.ndarray,
     sel: np.ndarray,
@@ -114,26 +144,28 @@ def bootstrap_intervals(
     )
     sums = cluster_sums(index, n_clusters, per_scene)
     quality_sums = cluster_sums(index, n_clusters, y.T)  # (C, K)
-    weights = resample_counts(n_clusters, n_bootstrap, rng).astype(np.float64)
-    size, rule, random, oracle, gap = (weights @ sums).T
-    rule, random, oracle, gap = rule / size, random / size, oracle / size, gap / size
-    best_fixed = (weights @ quality_sums).max(axis=1) / size
-    denominator = oracle - random
-    advantage = np.where(
-        denominator >= defaults.ADVANTAGE_MIN_DENOMINATOR - FLOAT_TOLERANCE,
-        (rule - random) / np.where(denominator > 0, denominator, 1.0),
-        np.nan,
-    )
-    if scene_auroc is None:
-        within = Interval(None, None, "ranking metrics are not computable for this input")
-    else:
+    auroc_sums = None
+    if scene_auroc is not None:
         eligible = np.isfinite(scene_auroc)
         auroc_sums = cluster_sums(
             index,
             n_clusters,
             np.column_stack([np.where(eligible, scene_auroc, 0.0), eligible.astype(np.float64)]),
         )
-        hits, count = (weights @ auroc_sums).T
+    totals, best_fixed, auroc_totals = _resampled_totals(sums, quality_sums, auroc_sums, n_bootstrap, rng)
+    size, rule, random, oracle, gap = totals.T
+    rule, random, oracle, gap = rule / size, random / size, oracle / size, gap / size
+    best_fixed = best_fixed / size
+    denominator = oracle - random
+    advantage = np.where(
+        denominator >= defaults.ADVANTAGE_MIN_DENOMINATOR - FLOAT_TOLERANCE,
+        (rule - random) / np.where(denominator > 0, denominator, 1.0),
+        np.nan,
+    )
+    if auroc_totals is None:
+        within = Interval(None, None, "ranking metrics are not computable for this input")
+    else:
+        hits, count = auroc_totals.T
         within = percentile_interval(_ratio(hits, count), "within_query_auroc")
     return BootstrapResult(
         success_rule=percentile_interval(rule, "success_rule"),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from leaderboard import defaults
+from leaderboard.metrics.chunking import row_blocks
 from leaderboard.metrics.reference import library_references
 from leaderboard.metrics.rerank import csls, mutual_proximity
 from leaderboard.metrics.selection import advantage, select, success
@@ -94,6 +95,20 @@ def equalized_library(y: np.ndarray, scores: np.ndarray, quality: np.ndarray) ->
     return advantage_on(y, scores, keep)
 
 
+def _top_pick_shares(y: np.ndarray, scores: np.ndarray, draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rule, oracle) top-pick share in each sub-library of `draws` (n, size): one gather, one argmax."""
+    n_draws, size = draws.shape
+    n_scenes = y.shape[1]
+    sub_y = y[draws]  # (n, size, Q)
+    picks = np.argmax(scores[draws], axis=1)  # (n, Q)
+    counts = np.zeros((n_draws, size))
+    np.add.at(counts, (np.repeat(np.arange(n_draws), n_scenes), picks.ravel()), 1.0)
+    best = sub_y.max(axis=1, keepdims=True)
+    tied = (sub_y == best).astype(np.float64)
+    oracle_share = (tied / tied.sum(axis=1, keepdims=True)).sum(axis=2).max(axis=1) / n_scenes
+    return counts.max(axis=1) / n_scenes, oracle_share
+
+
 def random_sublibraries(
     y: np.ndarray,
     scores: np.ndarray,
@@ -103,8 +118,10 @@ def random_sublibraries(
 ) -> RandomSubLibraries:
     """Share of random sub-libraries where the rule's top-pick share exceeds the oracle's.
 
-    Applies to libraries of at least `SUBLIBRARY_SOURCE_K` experiences. All
-    draws are vectorised: (n_draws, size) index matrix, one gather, one argmax.
+    Applies to libraries of at least `SUBLIBRARY_SOURCE_K` experiences. The
+    draws are one (n_draws, size) index matrix; they are evaluated in blocks
+    of draws (`chunking.row_blocks`), each one gather and one argmax, so
+    memory is bounded whatever the number of scenes.
     """
     n_experiences, n_scenes = y.shape
     if n_experiences < defaults.SUBLIBRARY_SOURCE_K:
@@ -119,14 +136,9 @@ def random_sublibraries(
         )
     # sorted rows keep library order inside a draw, so ties still go to the lowest index
     draws = np.sort(np.argsort(rng.random((n_draws, n_experiences)), axis=1)[:, :size], axis=1)
-    sub_y = y[draws]  # (n_draws, size, Q)
-    picks = np.argmax(scores[draws], axis=1)  # (n_draws, Q)
-    counts = np.zeros((n_draws, size))
-    np.add.at(counts, (np.repeat(np.arange(n_draws), n_scenes), picks.ravel()), 1.0)
-    rule_share = counts.max(axis=1) / n_scenes
-    best = sub_y.max(axis=1, keepdims=True)
-    tied = (sub_y == best).astype(np.float64)
-    oracle_share = (tied / tied.sum(axis=1, keepdims=True)).sum(axis=2).max(axis=1) / n_scenes
+    rule_share, oracle_share = np.empty(n_draws), np.empty(n_draws)
+    for block in row_blocks(n_draws, size * n_scenes):
+        rule_share[block], oracle_share[block] = _top_pick_shares(y, scores, draws[block])
     return RandomSubLibraries(
         share_exceeding_oracle=float((rule_share > oracle_share).mean()),
         reason=None,

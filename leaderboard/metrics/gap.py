@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from leaderboard import defaults
+from leaderboard.metrics.chunking import row_blocks
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,10 @@ def discrimination_gap(
 ) -> GapResult:
     """Gap of selection `sel` (Q,) on transfer matrix `y` (K, Q).
 
-    All shuffles are drawn at once as one permutation index matrix; the
-    shuffled success of every shuffle is one gather and one mean.
+    The shuffles are drawn in blocks of rows of one permutation index matrix
+    (`chunking.row_blocks`: the generator's stream, and so every draw, is the
+    same whatever the block size); the shuffled success of every shuffle is
+    one gather and one mean. Memory is O(block x Q), time O(n_shuffles x Q).
     The envelope is the central `confidence` interval of
     `S(sel_pi) - shuffle_mean` over the shuffles.
     """
@@ -70,9 +73,13 @@ def discrimination_gap(
         )
     scene_index = np.arange(n_scenes)
     rule = float(y[sel, scene_index].mean())
-    shuffled_sel = sel[permutation_matrix(n_shuffles, n_scenes, rng)]
-    shuffled_outcome = y[shuffled_sel, scene_index]  # (n_shuffles, Q)
-    shuffled_success = shuffled_outcome.mean(axis=1)
+    shuffled_success = np.empty(n_shuffles)
+    outcome_sums = np.zeros(n_scenes)
+    for block in row_blocks(n_shuffles, n_scenes):
+        permutations = permutation_matrix(block.stop - block.start, n_scenes, rng)
+        shuffled_outcome = y[sel[permutations], scene_index]  # (block, Q)
+        shuffled_success[block] = shuffled_outcome.mean(axis=1)
+        outcome_sums += shuffled_outcome.sum(axis=0)
     shuffle_mean = float(shuffled_success.mean())
     tail = 100.0 * (1.0 - confidence) / 2.0
     low, high = np.percentile(shuffled_success - shuffle_mean, [tail, 100.0 - tail])
@@ -87,7 +94,7 @@ def discrimination_gap(
         direction=direction,
         n_scenes=n_scenes,
         reason=None,
-        scene_shuffle_mean=shuffled_outcome.mean(axis=0),
+        scene_shuffle_mean=outcome_sums / n_shuffles,
     )
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from leaderboard import defaults
+from leaderboard.metrics.chunking import row_blocks
+from leaderboard.metrics.ties import sorted_rows, tie_bounds
 from leaderboard.metrics.selection import FLOAT_TOLERANCE as _TOLERANCE
 
 
@@ -71,20 +73,42 @@ def pooled_auroc(y: np.ndarray, scores: np.ndarray) -> tuple[float | None, str |
     return mann_whitney_auroc(scores[pos], scores[neg]), None
 
 
+def _twice_mann_whitney(scores: np.ndarray, positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
+    """2 x Mann-Whitney count per row of a block of scenes (rows = scenes, columns = candidates).
+
+    For each positive candidate: the negatives scored below it, plus half the
+    negatives tied with it (`2 x` keeps it an exact integer). One stable sort
+    per scene groups tied scores (`ties.tie_bounds`); a tie group's negatives
+    are counted from the cumulative negative count at its first and last
+    position, so a scene costs O(K log K) time and O(K) memory.
+    """
+    order, ordered = sorted_rows(scores)
+    first, last = tie_bounds(ordered)
+    is_positive = np.take_along_axis(positive, order, axis=1)
+    is_negative = np.take_along_axis(negative, order, axis=1)
+    negatives_through = np.cumsum(is_negative, axis=1, dtype=np.int64)
+    rows = np.arange(scores.shape[0])[:, None]
+    below = negatives_through[rows, first] - is_negative[rows, first]
+    tied = negatives_through[rows, last] - below
+    return np.where(is_positive, 2 * below + tied, 0).sum(axis=1)
+
+
 def scene_aurocs(y: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Within-query AUROC of every scene, vectorised over all candidate pairs.
+    """Within-query AUROC of every scene: a rank-based Mann-Whitney per scene, ties averaged.
 
     Returns (auroc (Q,), eligible (Q,)); auroc is NaN where a scene lacks a
-    positive or a negative. Builds the (Q, K, K) comparison tensor
-    `[s_i > s_j] + [s_i == s_j] / 2` once.
+    positive or a negative. O(Q K log K) time; scenes are taken in blocks of
+    at most `chunking.CHUNK_ELEMENTS` candidates, so memory is O(K) per scene
+    of a block, never a (Q, K, K) comparison tensor. The counts are exact
+    (integers and halves), so the result does not depend on the block size.
     """
     pos, neg = labels(y)
-    cols_pos = pos.T.astype(np.float64)  # (Q, K)
-    cols_neg = neg.T.astype(np.float64)
-    s = scores.T  # (Q, K)
-    wins = (s[:, :, None] > s[:, None, :]) + 0.5 * (s[:, :, None] == s[:, None, :])
-    hits = np.einsum("qi,qij,qj->q", cols_pos, wins, cols_neg)
-    n_pairs = cols_pos.sum(axis=1) * cols_neg.sum(axis=1)
+    n_pos = pos.sum(axis=0).astype(np.float64)
+    n_neg = neg.sum(axis=0).astype(np.float64)
+    hits = np.empty(y.shape[1])
+    for block in row_blocks(y.shape[1], y.shape[0]):
+        hits[block] = _twice_mann_whitney(scores[:, block].T, pos[:, block].T, neg[:, block].T) / 2.0
+    n_pairs = n_pos * n_neg
     eligible = n_pairs > 0
     auroc = np.full(y.shape[1], np.nan)
     auroc[eligible] = hits[eligible] / n_pairs[eligible]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from leaderboard import defaults
+from leaderboard.metrics.chunking import row_blocks
+from leaderboard.metrics.ties import sorted_rows, tie_bounds
 
 
 def _mean_top_k(scores: np.ndarray, k: int, axis: int) -> np.ndarray:
@@ -44,14 +46,16 @@ def csls(scores: np.ndarray, k: int = defaults.CSLS_K) -> np.ndarray:
 def _empirical_cdf_rows(scores: np.ndarray) -> np.ndarray:
     """Per row, the mid-rank empirical CDF of each entry within its row.
 
-    `F[i, q] = (#{q': s[i,q'] < s[i,q]} + #{q': s[i,q'] == s[i,q]} / 2) / Q`.
+    `F[i, q] = (#{q': s[i,q'] < s[i,q]} + #{q': s[i,q'] == s[i,q]} / 2) / Q`,
+    i.e. `(first + last + 1) / (2 Q)` over the positions of s[i, q]'s tie
+    group in the sorted row. Rows are taken in blocks (`chunking.row_blocks`).
     """
     out = np.empty(scores.shape)
-    for row, values in enumerate(scores):
-        ordered = np.sort(values)
-        below = np.searchsorted(ordered, values, side="left")
-        at_or_below = np.searchsorted(ordered, values, side="right")
-        out[row] = (below + at_or_below) / (2.0 * len(values))
+    n_cols = scores.shape[1]
+    for block in row_blocks(scores.shape[0], n_cols):
+        order, ordered = sorted_rows(scores[block])
+        first, last = tie_bounds(ordered)
+        np.put_along_axis(out[block], order, (first + last + 1) / (2.0 * n_cols), axis=1)
     return out
 
 
