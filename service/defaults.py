@@ -141,6 +141,16 @@ SELECTOR_ARCHIVE_MAX_BYTES = 256 * 1024 * 1024
 """Unpacked size cap of a selector archive (a gzip bomb stops here, checked from
 the headers before anything is written)."""
 
+SELECTOR_ARCHIVE_MAX_RATIO = 100
+"""Unpacked size a selector archive may reach per byte uploaded, once past
+`SELECTOR_ARCHIVE_RATIO_FREE_BYTES`: sources and weights compress 2-10 times, a
+file of zeros about 1000 times. Counted on the decompressed stream as it is read,
+so a bomb stops within a second instead of keeping a web worker busy."""
+
+SELECTOR_ARCHIVE_RATIO_FREE_BYTES = 16 * 1024 * 1024
+"""Unpacked bytes a selector archive may always reach, whatever its ratio (a small
+selector with a sparse file is no threat)."""
+
 SEALED_SUBMISSIONS_PER_DAY = 5
 """Submissions one token may make per UTC day to sealed settings (overridable).
 Each audit report reveals aggregate success rates of the submitted choices; a

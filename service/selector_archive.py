@@ -3,7 +3,8 @@
 - Local backend: a gzip-compressed tar of a selector directory (`selector.py`
   at its top, or inside its one top-level folder). It is checked when
   uploaded (only regular files and folders, relative names, bounded count and
-  unpacked size, read from the headers before anything is written), stored
+  unpacked size, each header checked as it is read, before the data behind it
+  is decompressed), stored
   content-addressed like a scores upload, and unpacked afresh into the job's
   work directory with world-readable modes (the selector runs as a uid of its
   own).
@@ -14,6 +15,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import re
 import tarfile
@@ -44,11 +46,66 @@ def _invalid(filename: str, message: str) -> ValidationFailed:
     return ValidationFailed(f"selector archive '{filename}': {message}", field="selector")
 
 
-def _open(data: bytes, filename: str) -> tarfile.TarFile:
+class _ArchiveTooLarge(Exception):
+    """The decompressed stream passed its bound (`_BoundedStream`)."""
+
+
+class _BoundedStream:
+    """The decompressed bytes of a gzip stream, refusing to yield more than `limit` of them.
+
+    Skipping a member's data in a compressed tar means decompressing it, so a
+    bound on the headers alone still lets a bomb's zeros keep the reader busy;
+    this bound holds on what is actually decompressed.
+    """
+
+    def __init__(self, data: bytes, limit: int) -> None:
+        self._gzip = gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb")
+        self.limit = limit
+        self.count = 0
+
+    def read(self, size: int = -1) -> bytes:
+        room = self.limit + 1 - self.count
+        chunk = self._gzip.read(room if size is None or size < 0 else min(size, room))
+        self.count += len(chunk)
+        if self.count > self.limit:
+            raise _ArchiveTooLarge
+        return chunk
+
+
+def content_limit(compressed_bytes: int) -> int:
+    """Unpacked bytes an archive of `compressed_bytes` may reach: the size cap, and at most
+    `SELECTOR_ARCHIVE_MAX_RATIO` times the upload once past `SELECTOR_ARCHIVE_RATIO_FREE_BYTES`."""
+    by_ratio = max(defaults.SELECTOR_ARCHIVE_RATIO_FREE_BYTES,
+                   defaults.SELECTOR_ARCHIVE_MAX_RATIO * compressed_bytes)
+    return min(defaults.SELECTOR_ARCHIVE_MAX_BYTES, by_ratio)
+
+
+_HEADER_BYTES = 1536
+"""Decompressed bytes an entry may take besides its data: its header, an extended
+header and the padding of its data to the next 512-byte block."""
+
+
+def _too_large(filename: str, data: bytes) -> ValidationFailed:
+    limit = content_limit(len(data))
+    if limit < defaults.SELECTOR_ARCHIVE_MAX_BYTES:
+        return _invalid(filename, f"unpacks to more than {limit} bytes, over "
+                        f"{defaults.SELECTOR_ARCHIVE_MAX_RATIO} times its {len(data)} compressed "
+                        "bytes; a selector's files compress far less")
+    return _invalid(filename, f"unpacks to more than {defaults.SELECTOR_ARCHIVE_MAX_BYTES} bytes")
+
+
+def _members(data: bytes, filename: str):
+    """The archive's members in order, each yielded before the data behind it is read
+    (a streamed tar over a bounded decompressed stream)."""
     try:
-        return tarfile.open(fileobj=io.BytesIO(data), mode="r:gz")
+        limit = content_limit(len(data)) + _HEADER_BYTES * (defaults.SELECTOR_ARCHIVE_MAX_FILES + 2)
+        with tarfile.open(fileobj=_BoundedStream(data, limit), mode="r|") as tar:
+            for member in tar:
+                yield tar, member
+    except _ArchiveTooLarge:
+        raise _too_large(filename, data) from None
     except (tarfile.TarError, zlib.error, EOFError, OSError) as exc:
-        raise _invalid(filename, f"is not a gzip-compressed tar archive ({exc})") from None
+        raise _invalid(filename, f"is not a gzip-compressed tar archive, or is damaged ({exc})") from None
 
 
 def _member_path(member: tarfile.TarInfo, filename: str) -> PurePosixPath | None:
@@ -73,17 +130,13 @@ class CheckedArchive:
 
 def check_archive(data: bytes, filename: str) -> CheckedArchive:
     """Check an uploaded selector archive; raises `ValidationFailed` naming the archive and
-    the offending entry."""
-    entries, total = [], 0
-    with _open(data, filename) as tar:
-        try:
-            members = tar.getmembers()
-        except (tarfile.TarError, zlib.error, EOFError, OSError) as exc:
-            raise _invalid(filename, f"is damaged ({exc})") from None
-    if len(members) > defaults.SELECTOR_ARCHIVE_MAX_FILES:
-        raise _invalid(filename, f"has {len(members)} entries; at most "
-                       f"{defaults.SELECTOR_ARCHIVE_MAX_FILES} are accepted")
-    for member in members:
+    the offending entry. Each header is checked before the data behind it is decompressed."""
+    entries, total, count = [], 0, 0
+    for _tar, member in _members(data, filename):
+        count += 1
+        if count > defaults.SELECTOR_ARCHIVE_MAX_FILES:
+            raise _invalid(filename, f"has more than {defaults.SELECTOR_ARCHIVE_MAX_FILES} entries; "
+                           f"at most {defaults.SELECTOR_ARCHIVE_MAX_FILES} are accepted")
         path = _member_path(member, filename)
         if not (member.isfile() or member.isdir()):
             raise _invalid(filename, f"entry '{member.name}' is a link or special file; "
@@ -91,8 +144,8 @@ def check_archive(data: bytes, filename: str) -> CheckedArchive:
         if path is None:
             continue
         total += member.size
-        if total > defaults.SELECTOR_ARCHIVE_MAX_BYTES:
-            raise _invalid(filename, f"unpacks to more than {defaults.SELECTOR_ARCHIVE_MAX_BYTES} bytes")
+        if total > content_limit(len(data)):
+            raise _too_large(filename, data)
         entries.append(ArchiveEntry(path, member.isdir(), member.size, bool(member.mode & 0o111)))
     return _locate_entry(entries, filename)
 
@@ -124,23 +177,22 @@ def unpack_archive(data: bytes, filename: str, directory: Path) -> Path:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o755)
-    with _open(data, filename) as tar:
-        for member in tar:
-            path = _member_path(member, filename)
-            if path is None or len(path.parts) <= checked.strip:
-                continue
-            entry = wanted.get(PurePosixPath(*path.parts[checked.strip:]))
-            if entry is None:
-                continue
-            target = directory.joinpath(*entry.path.parts)
-            if entry.is_dir:
-                target.mkdir(parents=True, exist_ok=True)
-                target.chmod(0o755)
-                continue
-            _make_parents(directory, target)
-            source = tar.extractfile(member)
-            target.write_bytes(source.read(member.size) if source is not None else b"")
-            target.chmod(0o755 if entry.executable else 0o644)
+    for tar, member in _members(data, filename):
+        path = _member_path(member, filename)
+        if path is None or len(path.parts) <= checked.strip:
+            continue
+        entry = wanted.get(PurePosixPath(*path.parts[checked.strip:]))
+        if entry is None:
+            continue
+        target = directory.joinpath(*entry.path.parts)
+        if entry.is_dir:
+            target.mkdir(parents=True, exist_ok=True)
+            target.chmod(0o755)
+            continue
+        _make_parents(directory, target)
+        source = tar.extractfile(member)
+        target.write_bytes(source.read(member.size) if source is not None else b"")
+        target.chmod(0o755 if entry.executable else 0o644)
     return directory
 
 

@@ -135,3 +135,98 @@ def test_a_valid_parquet_upload_still_reads_like_its_csv(stack):
                  _parquet(frame, compression="zstd", use_dictionary=False)):
         response = _post_scores(stack, headers, body, "s.parquet", summary.id)
         assert response.status_code == 202, response.text[:500]
+
+
+# ------------------------------------------------------------ selector archives
+
+def archive_bomb(gib: int = 8) -> bytes:
+    """A .tar.gz (about 1 MB per GiB) whose one member, `selector.py`, is `gib` GiB of zeros:
+    gzip members of 64 MiB of zeros each, concatenated (a valid gzip stream)."""
+    import gzip
+    import tarfile
+
+    info = tarfile.TarInfo("selector.py")
+    info.size = gib * 2**30
+    zeros = gzip.compress(b"\0" * 2**26, compresslevel=9)
+    return gzip.compress(info.tobuf(format=tarfile.GNU_FORMAT)) + zeros * (16 * gib)
+
+
+def _zero_files(count: int, size: int) -> bytes:
+    """A .tar.gz of `count` files of `size` zero bytes each and a one-line selector.py."""
+    import tarfile
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in [*((f"weights{i}.bin", b"\0" * size) for i in range(count)),
+                           ("selector.py", b"print(1)\n")]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def test_an_archive_that_unpacks_far_past_its_size_is_refused_by_its_ratio():
+    from service.errors import ValidationFailed
+    from service.selector_archive import check_archive
+
+    archive = _zero_files(40, 2**20)  # 40 MiB of zeros in about 40 KB
+    with pytest.raises(ValidationFailed, match=r"unpacks to more than 16777216 bytes, over 100 "
+                                               r"times its \d+ compressed bytes"):
+        check_archive(archive, "zeros.tar.gz")
+    small = _zero_files(4, 2**20)  # 4 MiB: under the size that is always allowed
+    assert [str(e.path) for e in check_archive(small, "small.tar.gz").entries][-1] == "selector.py"
+
+
+def test_a_member_is_refused_from_its_header_before_its_data_is_decompressed():
+    """The streamed reader stops at the header: the gzip stream after it is never read, so
+    a truncated stream there raises nothing else."""
+    from service.errors import ValidationFailed
+    from service.selector_archive import check_archive
+
+    bomb = archive_bomb(1)[:600_000]  # its header and a few hundred MiB of zeros, cut short
+    with pytest.raises(ValidationFailed, match=r"unpacks to more than 60000000 bytes, over 100 times"):
+        check_archive(bomb, "bomb.tar.gz")
+
+
+@pytest.fixture(scope="module")
+def selector_stack(tmp_path_factory, redis_server):  # noqa: F811
+    """gunicorn with a short worker timeout on a tiny frozen root whose setting takes selectors."""
+    from tests.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
+                                   real_data_available)
+
+    if not real_data_available():
+        pytest.skip("frozen data not built")
+    directory = tmp_path_factory.mktemp("bombs")
+    root = directory / "frozen"
+    states = ["stack-orig-s00", "stack-orig-s10"]
+    copy_library(root, experience_ids(3))
+    copy_query_set(root, "stack-orig", states)
+    copy_cells(root, "stack-orig", experience_ids(3), states)
+    stack = ServiceStack(directory, redis_server, directory / "no-catalog",
+                         extra_env={"EXPAUDIT_CATALOG": "", "EXPAUDIT_FROZEN_ROOT": str(root),
+                                    "EXPAUDIT_SANDBOX": "local",
+                                    "GUNICORN_CMD_ARGS": "--timeout 10"})
+    stack.start_web(workers=1)
+    token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "bombs"},
+                          headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10).json()["token"]
+    yield stack, {"Authorization": f"Bearer {token}"}
+    stack.stop()
+
+
+def test_an_archive_bomb_is_a_prompt_422_not_a_worker_timeout(selector_stack):
+    stack, headers = selector_stack
+    bomb = archive_bomb(8)
+    assert len(bomb) < 10 * 2**20  # within the upload limit
+    response = requests.post(f"{stack.url}/api/v1/submissions", headers=headers,
+                             files={"selector": ("bomb.tar.gz", bomb, "application/gzip")},
+                             data={"setting": "stack-replay-k3-orig"}, timeout=60)
+    assert response.status_code == 422, response.text[:300]
+    error = response.json()["error"]
+    assert error["field"] == "selector"
+    assert error["message"] == "selector archive 'bomb.tar.gz': unpacks to more than 268435456 bytes"
+    zeros = _zero_files(40, 2**20)
+    response = requests.post(f"{stack.url}/api/v1/submissions", headers=headers,
+                             files={"selector": ("zeros.tar.gz", zeros, "application/gzip")},
+                             data={"setting": "stack-replay-k3-orig"}, timeout=60)
+    assert response.status_code == 422 and "over 100 times its" in response.json()["error"]["message"]
+    assert "worker timeout" not in stack.web.log_tail(20000).lower()
