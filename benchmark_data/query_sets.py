@@ -207,3 +207,15 @@ def check_validation_disjoint(name: str, training_layouts=(), training_draw_keys
             if sample_draw(key, d) in draws:
                 raise ValidationOverlapError(f"validation set {name!r}: training draw {key!r}/{d} equals "
                                              f"a draw of state {draws[sample_draw(key, d)]!r}")
+
+
+def check_not_a_query_state(task: str, training_layouts) -> None:
+    """Raise `ValidationOverlapError` if a training layout equals a state of any frozen or validation
+    query set of `task` (training demonstrations must be drawn from their own seeds)."""
+    seeds, states_of, _, _ = _task_layouts(task)
+    keys = {s.layout.key(): s.state_id for q in seeds for s in states_of(q)}
+    keys.update({s.layout.key(): s.state_id for name, t in VALIDATION_TASK.items() if t == task
+                 for s in validation_states(name)})
+    for i, layout in enumerate(training_layouts):
+        if layout.key() in keys:
+            raise ValidationOverlapError(f"training layout {i} equals the layout of query state {keys[layout.key()]!r}")

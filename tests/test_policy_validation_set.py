@@ -99,3 +99,13 @@ def test_the_committed_records_match_the_code():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.main(["--check"]) == 0
+
+
+def test_a_training_layout_equal_to_any_query_state_is_refused():
+    from benchmark_data.query_sets import check_not_a_query_state
+
+    check_not_a_query_state("stack", [StackLayout((0.3, 0.3, 0.0), (0.5, 0.5, 0.0))])
+    with pytest.raises(ValidationOverlapError, match="training layout 1 equals the layout of query state 'stack-hidden-s04'"):
+        check_not_a_query_state("stack", [StackLayout((0.3, 0.3, 0.0), (0.5, 0.5, 0.0)), query_states("stack-hidden")[4].layout])
+    with pytest.raises(ValidationOverlapError, match="query state 'door-val-s31'"):
+        check_not_a_query_state("door", [validation_states("door-val")[31].layout])

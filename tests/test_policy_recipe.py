@@ -1,0 +1,138 @@
+"""The recipe trial (runner.policy_recipe, runner.wrist_camera, runner.recipe_demos): two real cameras,
+layouts over levels 0-2 from their own seeds, frozen encoders, cloning on cached features."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("robomimic")
+
+from benchmark_data.query_sets import check_not_a_query_state, check_validation_disjoint  # noqa: E402
+from runner.appearance import sample_draw  # noqa: E402
+from runner.policy_model import ACTION_DIM, SEQUENCE_LENGTH, Demo  # noqa: E402
+from runner.policy_recipe import (  # noqa: E402
+    CAMERAS, FeatureDemos, RecipeActor, RecipePolicy, RecipeSpec, pretrain_targets, sample_sequences,
+    train_recipe,
+)
+from runner.recipe_demos import recipe_plans  # noqa: E402
+from runner.scenes import query_states  # noqa: E402
+from runner.wrist_camera import DualCamera, split  # noqa: E402
+
+TINY = RecipeSpec(image_size=32, feature_dim=8, keypoints=4, hidden_dim=16, pretrain_steps=3, pretrain_batch=4,
+                  train_steps=4, batch_size=3)
+
+
+@pytest.fixture(scope="module")
+def stack_sim():
+    from runner.stack_sim import StackSim
+
+    return StackSim()
+
+
+def test_the_dual_camera_shows_the_agent_view_left_and_the_hand_camera_right(stack_sim):
+    from runner.policy_camera import PolicyCamera
+
+    state = query_states("stack-orig")[4]
+    dual = DualCamera(stack_sim)
+    try:
+        dual.set_draw(sample_draw(state.state_id, 0))
+        stack_sim.restore(state.layout)
+        nominal = dual.render()
+        agent, wrist = split(nominal)
+        assert nominal.shape == (64, 128, 3) and nominal.dtype == np.uint8
+        assert not np.array_equal(agent, wrist)
+        dual.set_draw(sample_draw(state.state_id, 2))
+        tinted_agent, tinted_wrist = split(dual.render())
+        assert not np.array_equal(tinted_wrist, wrist)  # lights, tints and textures reach the hand camera
+        dual.set_draw(sample_draw(state.state_id, 0))
+        assert np.array_equal(dual.render(), nominal)  # back to nominal exactly
+    finally:
+        dual.close()
+    single = PolicyCamera(stack_sim)
+    try:
+        single.set_draw(sample_draw(state.state_id, 0))
+        assert np.array_equal(single.render(), agent)  # the left half is the published policies' view
+    finally:
+        single.close()
+
+
+def test_split_refuses_frames_that_are_not_side_by_side():
+    with pytest.raises(ValueError, match=r"expected side-by-side frames \(H, 2H, 3\), got shape \(4, 64, 64, 3\)"):
+        split(np.zeros((4, 64, 64, 3), np.uint8))
+
+
+def test_recipe_plans_cycle_levels_0_to_2_from_their_own_seeds():
+    plans = recipe_plans("stack", "stack-e000", 30, randomized=False)
+    assert plans == recipe_plans("stack", "stack-e000", 30, randomized=False)
+    assert plans != recipe_plans("stack", "stack-e001", 30, randomized=False)
+    assert {p.draw for p in plans} == {0}
+    assert [p.draw for p in recipe_plans("door", "door-e001", 7, randomized=True)] == [0, 1, 2, 3, 4, 0, 1]
+    layouts = [p.layout for p in plans]
+    assert [abs(L.cube_a[2]) <= 0.1 for L in layouts[0::3]] == [True] * 10  # level 0: nominal yaw spread
+    spread = max(abs(L.cube_a[0]) for L in layouts)
+    assert spread > 0.06  # wider than the published demonstrations' base-scene neighbourhood
+    check_not_a_query_state("stack", layouts)
+    check_validation_disjoint("stack-val", layouts, [p.draw_key for p in plans])
+    with pytest.raises(ValueError, match="task must be 'stack' or 'door', got 'lift'"):
+        recipe_plans("lift", "lift-e000", 1, randomized=False)
+
+
+def test_the_hand_camera_encoder_learns_positions_relative_to_the_hand():
+    state = np.array([[0.1, 0.2, 0.8, 0.3, 0.4, 0.85], [0.0, 0.0, 0.8, 0.1, 0.1, 0.85]])
+    eef = np.array([[0.1, 0.1, 1.0], [0.0, -0.1, 0.9]])
+    assert np.array_equal(pretrain_targets("stack", "agentview", state, eef), state)
+    np.testing.assert_allclose(pretrain_targets("stack", "eye_in_hand", state, eef),
+                               [[0.0, 0.1, -0.2, 0.2, 0.3, -0.15], [0.0, 0.1, -0.1, 0.1, 0.2, -0.05]])
+    door = np.array([[0.5, 0.5, 1.0, 0.1, 0.2]])
+    np.testing.assert_allclose(pretrain_targets("door", "eye_in_hand", door, np.array([[0.4, 0.5, 0.9]])),
+                               [[0.1, 0.0, 0.1, 0.1, 0.2]])
+
+
+def test_sequences_stay_inside_one_demonstration_and_pad_with_its_last_frame():
+    data = FeatureDemos(obs={"x": np.arange(15, dtype=np.float32)[:, None]}, actions=np.zeros((15, 7), np.float32),
+                        starts=np.array([0, 12]), ends=np.array([12, 15]))
+    batch = sample_sequences(data, np.random.default_rng(0), 200)
+    x = batch["obs"]["x"][..., 0]
+    assert x.shape == (200, SEQUENCE_LENGTH)
+    for row in x:
+        demo_end = 12 if row[0] < 12 else 15
+        assert np.all(np.diff(row) >= 0) and row.max() == min(row[0] + SEQUENCE_LENGTH - 1, demo_end - 1)
+
+
+def _demos(size=32, lengths=(14, 9)):
+    rng = np.random.default_rng(7)
+    return [Demo(images=rng.integers(0, 256, (n, size, 2 * size, 3), dtype=np.uint8),
+                 eef_pos=rng.normal(0.0, 0.1, (n, 3)), gripper_qpos=rng.uniform(-0.04, 0.04, (n, 2)),
+                 actions=rng.uniform(-1.0, 1.0, (n, ACTION_DIM)), object_state=rng.normal(size=(n, 6)))
+            for n in lengths]
+
+
+def test_a_trained_recipe_policy_keeps_its_pretrained_encoders_and_round_trips(tmp_path):
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        demos = _demos()
+        policy, curves = train_recipe("stack", demos, TINY)
+    finally:
+        torch.set_num_threads(threads)
+    assert [s for s, _ in curves["cloning"]] == [TINY.train_steps] and np.isfinite(curves["cloning"][0][1])
+    assert set(curves) == {*CAMERAS, "cloning"}
+    for core in policy.encoders.values():
+        assert not any(p.requires_grad for p in core.parameters())  # frozen before features were cached
+    policy.save(tmp_path / "p")
+    again = RecipePolicy.load(tmp_path / "p")
+    assert again.spec == TINY
+    frames = demos[0]
+    actions = []
+    for p in (policy, again):
+        actor = RecipeActor(p)
+        actor.reset()
+        actions.append(np.concatenate([actor.act(frames.images[t:t + 1], frames.eef_pos[t:t + 1],
+                                                 frames.gripper_qpos[t:t + 1]) for t in range(5)]))
+    assert actions[0].shape == (5, ACTION_DIM) and np.isfinite(actions[0]).all()
+    np.testing.assert_array_equal(actions[0], actions[1])
+    changed = replace(TINY, seed=1)
+    assert RecipeSpec.from_json(changed.to_json()) == changed
