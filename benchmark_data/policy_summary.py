@@ -341,6 +341,20 @@ draws 1-4 perturbed).
 
 DOC_TAIL = """
 
+## Validation and recipe trials
+
+The Stack settings and Door Policy above do not discriminate (the Stack
+policies succeed in about 2% of the scenes). The policies are to be retrained
+with a new recipe, chosen on validation query sets only and gated per policy
+as pre-registered in `docs/policy_protocol.md`: **stack-val** and **door-val**
+(`benchmark_data.query_sets.validation_states`; new seeds, the frozen sets'
+generator, levels and draws; disjoint from every frozen query set and every
+demonstration, checked). `benchmark_data/validation/<set>.json` records each
+validation state's distance to the nearest demonstration layout of every
+frozen policy; `benchmark_data/validation/recipe_trials.json` the recipe
+trials (`scripts/policy_recipe_trial.py`, in a scratch folder: the frozen
+policies and the figures above are untouched until the recipe is fixed).
+
 ## Regenerating
 
 ```
