@@ -323,3 +323,22 @@ def test_kill_all_refuses_unless_pid_one_of_its_namespace():
                           capture_output=True, text=True, timeout=30)
     assert done.stdout == ("refusing to kill all processes: not PID 1 of a new PID "
                            "namespace\n"), done.stderr
+
+
+def test_binds_are_read_only_even_over_world_writable_host_directories(sandbox, demo, tmp_path,
+                                                                       contained):
+    """/input and /selector must be read-only mounts, not just unwritable by ownership:
+    here the host directories are 0777, so only the mount flag stops a plant."""
+    input_dir = tmp_path / "open-input"
+    shutil.copytree(demo[0], input_dir)
+    selector = tmp_path / "open-selector"
+    shutil.copytree(HOSTILE / "plant", selector)
+    for directory in (input_dir, input_dir / "library", selector):
+        directory.chmod(0o777)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    result = sandbox.run(_spec(selector, input_dir, tmp_path))
+    assert result.status is RunStatus.OK, result.stderr_tail
+    assert "PLANTED" not in result.stdout_tail, result.stdout_tail
+    assert result.stdout_tail.count("Read-only file system") == 6, result.stdout_tail
+    after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "out-" not in str(p))
+    assert after == [p for p in before if "out-" not in str(p)]

@@ -7,16 +7,28 @@ The sandbox (see `runner.sandbox.nsinit`, its PID 1):
 
 - network: a new network namespace whose only interface (loopback) is down;
 - filesystem: a fresh root holding read-only binds of /usr, the Python
-  installation, /selector and /input, a size-capped tmpfs /tmp and /output,
-  a few device nodes and a private /proc; nothing else of the host
-  (no home directories, no project checkout, no benchmark data);
+  installation (at its own path, also under /tmp), /selector and /input, a
+  size-capped tmpfs /tmp and /output, a few device nodes and a private /proc;
+  nothing else of the host (no home directories, no project checkout, no
+  benchmark data);
 - identity: a uid/gid of its own (drawn per run from
   `defaults.SANDBOX_UID_RANGE`, owning no file on the host), no groups, no
   capabilities, no new privileges;
-- limits: RLIMIT_AS (memory), RLIMIT_NPROC (pids), RLIMIT_FSIZE (output),
-  RLIMIT_CPU and CPU affinity (cpus), and the wall clock: at the limit the
-  whole PID namespace is killed;
-- environment: built from nothing (`base.sandbox_env`).
+- limits for the whole run: a cgroup of its own (`runner.sandbox.cgroups`:
+  memory, pids, CPU quota and CPU set); where no cgroup can be made, the run
+  is single-process (RLIMIT_NPROC 1), so that the per-process limits below
+  are the run's;
+- limits per process: RLIMIT_AS (memory), RLIMIT_NPROC (pids), RLIMIT_FSIZE
+  (output), RLIMIT_CPU, and the wall clock: at the limit the whole PID
+  namespace is killed;
+- environment: built from nothing (`base.sandbox_env`);
+- lifetime: the sandbox dies with the thread that started it (parent-death
+  signal), and every run's tree and sandbox record live in this process's
+  `runner.sandbox.workdir.WorkerDir`, so a later worker cleans up after one
+  that was killed.
+
+A sandbox that cannot be built, or in which the interpreter does not start,
+ends `setup_failed` (the service's failure) with a reason naming no host path.
 
 Requires root on the host (or CAP_SYS_ADMIN), `unshare` and `setpriv` from
 util-linux. RLIMIT_NPROC counts every process of a uid on the host, which is
@@ -25,21 +37,26 @@ why each run gets its own uid.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import logging
 import os
 import secrets
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
+import weakref
 from pathlib import Path
 
-from runner.sandbox import defaults
-from runner.sandbox.base import (RunResult, RunSpec, RunStatus, SandboxConfigError, TailBuffer,
-                                 check_io_dirs, classify_exit, sandbox_env)
+from runner.sandbox import cgroups, defaults
+from runner.sandbox.base import (Limits, RunResult, RunSpec, RunStatus, SandboxConfigError,
+                                 TailBuffer, check_io_dirs, classify_exit, sandbox_env)
+from runner.sandbox.workdir import WorkerDir
+
+log = logging.getLogger(__name__)
 
 NSINIT = Path(__file__).with_name("nsinit.py")
 SELECTOR_ENTRY = "selector.py"
@@ -48,6 +65,8 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib64", "/lib32")
 SYSTEM_FILES = ("/etc/ld.so.cache",)
 STATUS_BYTES = 1 << 20
+SANDBOX_PATHS = ("/input", "/output", "/selector", "/proc", "/dev", "/etc")
+"""Places inside the sandbox that an interpreter bind may not land in."""
 
 
 def directory_digest(path: Path) -> str:
@@ -69,15 +88,32 @@ def directory_digest(path: Path) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def _python_binds() -> list[tuple[str, str]]:
-    """Read-only binds that make this interpreter and its packages work inside.
+def python_binds(python: str) -> list[tuple[str, str, str]]:
+    """Read-only binds (source, target, what) that make `python` and its packages work inside.
 
-    The venv's `bin/python` is a link into the base installation, so both are
-    mounted at their own paths.
+    A venv's `bin/python` is a link into the base installation, so both are
+    mounted at their own paths (under /tmp too: the sandbox mounts its /tmp
+    first and these on top of it).
     """
-    paths = {os.path.realpath(sys.base_prefix), os.path.abspath(sys.prefix),
-             os.path.realpath(sys.prefix)}
-    return [(p, p) for p in sorted(paths) if not p.startswith("/usr/")]
+    if os.path.abspath(python) == os.path.abspath(sys.executable):
+        prefixes = [sys.prefix, sys.base_prefix]
+    else:
+        try:
+            done = subprocess.run([python, "-I", "-c",
+                                   "import sys; print(sys.prefix); print(sys.base_prefix)"],
+                                  capture_output=True, text=True, timeout=30, check=True)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise SandboxConfigError(f"local sandbox: interpreter '{python}' does not run "
+                                     f"({type(exc).__name__})") from None
+        prefixes = done.stdout.split("\n")[:2]
+    paths = {os.path.realpath(p) for p in prefixes} | {os.path.abspath(p) for p in prefixes}
+    binds = [(p, p, "the interpreter") for p in sorted(paths) if not p.startswith("/usr/")]
+    for _, target, _ in binds:
+        if target == "/" or any(target == place or target.startswith(place + "/")
+                                for place in SANDBOX_PATHS):
+            raise SandboxConfigError(f"local sandbox: the interpreter's installation '{target}' "
+                                     f"would cover a place of the sandbox")
+    return binds
 
 
 class LocalSandbox:
@@ -85,20 +121,41 @@ class LocalSandbox:
 
     Args:
         python: interpreter used inside for `selector.py`; defaults to the
-            running one, whose installation is mounted read-only.
+            running one. Its installation (and venv) is mounted read-only.
         uid: a fixed unprivileged uid (and gid) for the selector; None (the
             default) draws a fresh one per run from `defaults.SANDBOX_UID_RANGE`,
             so concurrent runs do not share a pids limit.
+        cgroup: True: every run in a cgroup of its own (refused where none can
+            be made); False: single-process runs; None (the default): a cgroup
+            where one can be made, else single-process.
+        work_root: where this sandbox's `WorkerDir` is claimed
+            (default `runner.sandbox.workdir.base_dir()`).
     """
 
-    def __init__(self, *, python: str | None = None, uid: int | None = None) -> None:
-        self.python = python or sys.executable
+    def __init__(self, *, python: str | None = None, uid: int | None = None,
+                 cgroup: bool | None = None, work_root: Path | None = None) -> None:
         if uid is not None and (isinstance(uid, bool) or not isinstance(uid, int) or uid <= 0):
             raise SandboxConfigError(f"local sandbox: uid {uid!r} must be a positive integer")
         self.uid = uid
         for tool in ("unshare", "setpriv"):
             if shutil.which(tool) is None:
                 raise SandboxConfigError(f"local sandbox: the '{tool}' program is not installed")
+        self.python = python or sys.executable
+        self.python_binds = python_binds(self.python)
+        found = cgroups.available() if cgroup is not False else None
+        if cgroup and found is None:
+            raise SandboxConfigError("local sandbox: no cgroup with memory, pids and cpu "
+                                     "controllers can be made on this host")
+        if cgroup is None and found is None:
+            log.warning("local sandbox: no cgroup can be made here; selector runs are "
+                        "single-process so that their memory and CPU limits hold")
+        self.cgroup = found is not None
+        self.workdir = WorkerDir.claim(work_root)
+        self._finalizer = weakref.finalize(self, self.workdir.close)
+
+    def close(self) -> None:
+        """Remove this sandbox's work directory (runs in progress must have ended)."""
+        self._finalizer()
 
     def run(self, spec: RunSpec) -> RunResult:
         """Run the selector; raises only for a spec that cannot be run at all."""
@@ -107,9 +164,9 @@ class LocalSandbox:
         if spec.limits.gpu:
             return RunResult(RunStatus.SETUP_FAILED, "the local sandbox has no GPU; run this "
                              "setting on a Docker runner with a GPU", None, "", "", 0.0, digest)
-        mountpoint = tempfile.mkdtemp(prefix="expaudit-sandbox-")
+        mountpoint = self.workdir.mkdtemp("sandbox-")
         try:
-            return self._run(spec, selector_dir, digest, mountpoint)
+            return self._run(spec, selector_dir, digest, str(mountpoint))
         finally:
             os.rmdir(mountpoint)
 
@@ -124,22 +181,30 @@ class LocalSandbox:
         check_io_dirs(spec)
         return selector_dir.resolve()
 
-    def _config(self, spec: RunSpec, selector_dir: Path, mountpoint: str, status_fd: int) -> dict:
-        limits = spec.limits
+    def effective_limits(self, limits: Limits) -> Limits:
+        """The limits a run really gets: without a cgroup, one process."""
+        return limits if self.cgroup else dataclasses.replace(limits, pids=1)
+
+    def _config(self, spec: RunSpec, selector_dir: Path, mountpoint: str, status_fd: int,
+                cpus: list[int], group: cgroups.RunCgroup | None) -> dict:
+        limits = self.effective_limits(spec.limits)
         low, high = defaults.SANDBOX_UID_RANGE
         uid = self.uid if self.uid is not None else low + secrets.randbelow(high - low)
-        ro_binds = [("/usr", "/usr")] + _python_binds()
-        ro_binds += [(f, f) for f in SYSTEM_FILES if os.path.exists(f)]
-        ro_binds += [(str(selector_dir), "/selector"), (str(spec.input_dir.resolve()), "/input")]
+        ro_binds = [("/usr", "/usr", "/usr")] + list(self.python_binds)
+        ro_binds += [(f, f, "a system file") for f in SYSTEM_FILES if os.path.exists(f)]
+        ro_binds += [(str(selector_dir), "/selector", "/selector"),
+                     (str(spec.input_dir.resolve()), "/input", "/input")]
         symlinks = [(p, os.readlink(p)) for p in SYSTEM_LINKS if os.path.islink(p)]
-        cpus = sorted(os.sched_getaffinity(0))[:limits.cpu_count]
         command = list(spec.command or (self.python, f"/selector/{SELECTOR_ENTRY}"))
         return {
             "root": mountpoint, "ro_binds": ro_binds, "symlinks": symlinks,
             "devices": [d for d in DEVICES if os.path.exists(d)],
             "uid": uid, "gid": uid, "command": command, "env": sandbox_env(spec),
+            "interpreter_check": [self.python, "-I", "-c", "pass"],
+            "setup_seconds": defaults.SETUP_SECONDS,
             "tmp_bytes": limits.tmp_bytes, "output_bytes": limits.output_bytes,
             "wall_seconds": limits.wall_seconds, "cpus": cpus,
+            "cgroup_procs": group.procs_files if group else [],
             "rlimits": {"AS": limits.memory_bytes, "NPROC": limits.pids,
                         "FSIZE": limits.output_bytes, "NOFILE": defaults.OPEN_FILES, "CORE": 0,
                         "CPU": int(limits.cpus * limits.wall_seconds) + 1},
@@ -147,15 +212,38 @@ class LocalSandbox:
         }
 
     def _run(self, spec: RunSpec, selector_dir: Path, digest: str, mountpoint: str) -> RunResult:
+        limits = spec.limits
+        cpus = sorted(os.sched_getaffinity(0))[:limits.cpu_count]
+        name = f"expaudit-run-{secrets.token_hex(6)}"
+        group = None
+        if self.cgroup:
+            try:
+                group = cgroups.RunCgroup.create(name, memory_bytes=limits.memory_bytes,
+                                                 pids=limits.pids, cpus=limits.cpus, cpu_list=cpus)
+            except cgroups.CgroupError as exc:
+                return RunResult(RunStatus.SETUP_FAILED, f"could not build the sandbox: "
+                                 f"{exc.strerror}", None, "", "", 0.0, digest)
+        try:
+            return self._supervise(spec, selector_dir, digest, mountpoint, name, cpus, group)
+        finally:
+            if group is not None:
+                group.remove()
+
+    def _supervise(self, spec: RunSpec, selector_dir: Path, digest: str, mountpoint: str,
+                   name: str, cpus: list[int], group: cgroups.RunCgroup | None) -> RunResult:
         read_fd, write_fd = os.pipe()
-        cfg = self._config(spec, selector_dir, mountpoint, write_fd)
-        argv = ["unshare", "--net", "--mount", "--pid", "--ipc", "--uts", "--fork",
+        cfg = self._config(spec, selector_dir, mountpoint, write_fd, cpus, group)
+        # setpriv --pdeathsig: the sandbox is killed when the thread that started it dies
+        # (a killed worker), and --kill-child takes the PID namespace with it.
+        argv = ["setpriv", "--pdeathsig", "KILL", "--",
+                "unshare", "--net", "--mount", "--pid", "--ipc", "--uts", "--fork",
                 "--kill-child=SIGKILL", "--", sys.executable, "-I", "-S", str(NSINIT)]
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, pass_fds=(write_fd,),
                                 env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
                                 start_new_session=True)
         os.close(write_fd)
+        record = self.workdir.record_sandbox(name, proc.pid, group.paths if group else ())
         out, err, status = TailBuffer(), TailBuffer(), TailBuffer(STATUS_BYTES)
         readers = [_drain(proc.stdout, out), _drain(proc.stderr, err),
                    _drain(os.fdopen(read_fd, "rb"), status)]
@@ -176,7 +264,10 @@ class LocalSandbox:
                 proc.wait()
             for reader in readers:
                 reader.join()
-        return _result(spec, status.text(), out.text(), err.text(), digest, backstop)
+            self.workdir.forget(record)
+        oom_killed = group is not None and group.oom_killed()
+        return _result(spec, self.effective_limits(spec.limits), status.text(), out.text(),
+                       err.text(), digest, backstop, oom_killed)
 
 
 def _drain(stream, buffer: TailBuffer) -> threading.Thread:
@@ -190,24 +281,30 @@ def _drain(stream, buffer: TailBuffer) -> threading.Thread:
     return thread
 
 
-def _result(spec: RunSpec, status_text: str, stdout: str, stderr: str, digest: str,
-            backstop: bool) -> RunResult:
-    """Turn nsinit's JSON status into a RunResult."""
+def _result(spec: RunSpec, limits: Limits, status_text: str, stdout: str, stderr: str,
+            digest: str, backstop: bool, oom_killed: bool) -> RunResult:
+    """Turn nsinit's JSON status into a RunResult.
+
+    When the sandbox could not be built the selector never ran: what its
+    streams hold is the sandbox's own output (which may name host paths), so
+    it is not shown.
+    """
     try:
         status = json.loads(status_text)
     except json.JSONDecodeError:
         status = None
-    if backstop or status is None:
-        how = "was killed by the host after its time budget" if backstop else "ended with no status"
-        return RunResult(RunStatus.TIMEOUT if backstop else RunStatus.SETUP_FAILED,
-                         f"the sandbox {how}", None, stdout, stderr,
-                         spec.limits.wall_seconds if backstop else 0.0, digest)
+    if backstop:
+        return RunResult(RunStatus.TIMEOUT, "the sandbox was killed by the host after its time "
+                         "budget", None, stdout, stderr, spec.limits.wall_seconds, digest)
+    if status is None:
+        return RunResult(RunStatus.SETUP_FAILED, "could not build the sandbox: it ended with no "
+                         "status", None, "", "", 0.0, digest)
     if status["error"] and status["phase"] == "setup":
         return RunResult(RunStatus.SETUP_FAILED, f"could not build the sandbox: {status['error']}",
-                         None, stdout, stderr, 0.0, digest)
+                         None, "", "", 0.0, digest)
     result_status, reason = classify_exit(
-        exit_code=status["exit_code"], timed_out=status["timed_out"], limits=spec.limits,
-        stderr_tail=stderr, output_full=status["output_full"])
+        exit_code=status["exit_code"], timed_out=status["timed_out"], limits=limits,
+        stderr_tail=stderr, output_full=status["output_full"], oom_killed=oom_killed)
     if status["error"] and result_status is RunStatus.OK:
         result_status, reason = RunStatus.OUTPUT_INVALID, \
             f"could not copy /output out of the sandbox: {status['error']}"

@@ -3,14 +3,19 @@
 `runner.sandbox.local` starts it as
 `unshare --net --mount --pid --ipc --uts --fork --kill-child -- python -I -S nsinit.py`
 and writes a JSON configuration to its stdin. Running as root inside fresh
-namespaces, it builds a new root filesystem on a small tmpfs (read-only binds
-of /usr, the Python installation, the selector directory at /selector and the
-input at /input; fresh tmpfs /tmp and /output with size caps; a private
-/proc), chroots into it and starts the selector as an unprivileged uid under
-rlimits via `setpriv`. When the selector exits or its wall time is up it kills
-every other process in the PID namespace, copies /output to the host output
-directory without following links, and reports a JSON status on the status
-file descriptor.
+namespaces, it builds a new root filesystem on a small tmpfs (a fresh
+size-capped tmpfs /tmp first, so that binds of paths under /tmp land on it
+rather than under it; read-only binds of /usr, the Python installation, the
+selector directory at /selector and the input at /input; a size-capped tmpfs
+/output; a private /proc), chroots into it and checks that the interpreter
+starts there. It then starts the selector as an unprivileged uid under
+rlimits via `setpriv`, in the run's cgroup where the host made one. When the
+selector exits or its wall time is up it kills every other process in the PID
+namespace, copies /output to the host output directory without following
+links, and reports a JSON status on the status file descriptor.
+
+A setup error names the step and what was mounted ("cannot mount the
+interpreter: ..."), never a host path: it is shown with the run's result.
 
 Standard library only: it runs with `-I -S` so nothing from the project or the
 virtual environment is imported while it holds root.
@@ -48,38 +53,42 @@ class SetupError(Exception):
     """A step of building the sandbox failed; the selector has not started."""
 
 
-def _mount(source, target, fstype, flags, data=None) -> None:
+def _mount(source, target, fstype, flags, data=None, *, what: str) -> None:
     enc = (lambda v: None if v is None else v.encode())
     if _libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
-        err = ctypes.get_errno()
-        raise SetupError(f"mount {source or fstype} on {target}: {os.strerror(err)}")
+        raise SetupError(f"cannot mount {what}: {os.strerror(ctypes.get_errno())}")
 
 
-def _bind(source: str, target: str, *, readonly: bool, extra: int = 0) -> None:
-    if os.path.isdir(source):
-        os.makedirs(target, exist_ok=True)
-    else:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "a"):
-            pass
-    _mount(source, target, None, MS_BIND | MS_REC)
+def _bind(source: str, target: str, *, readonly: bool, what: str, extra: int = 0) -> None:
+    try:
+        if os.path.isdir(source):
+            os.makedirs(target, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "a"):
+                pass
+    except OSError as exc:
+        raise SetupError(f"cannot make the mount point of {what}: {exc.strerror}") from None
+    _mount(source, target, None, MS_BIND | MS_REC, what=what)
     flags = MS_REMOUNT | MS_BIND | MS_NOSUID | extra | (MS_RDONLY if readonly else 0)
-    _mount(None, target, None, flags)
+    _mount(None, target, None, flags, what=what)
 
 
-def _tmpfs(target: str, options: str, flags: int) -> None:
+def _tmpfs(target: str, options: str, flags: int, *, what: str) -> None:
     os.makedirs(target, exist_ok=True)
-    _mount("tmpfs", target, "tmpfs", flags, options)
+    _mount("tmpfs", target, "tmpfs", flags, options, what=what)
 
 
 def build_root(cfg: dict) -> None:
     """Mount the sandbox's filesystem under cfg['root'] (still outside it)."""
     root = cfg["root"]
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    _tmpfs(root, "size=8m,mode=0755", MS_NOSUID | MS_NODEV)
-    for source, target in cfg["ro_binds"]:
+    _mount(None, "/", None, MS_REC | MS_PRIVATE, what="the host's mounts as private")
+    _tmpfs(root, "size=8m,mode=0755", MS_NOSUID | MS_NODEV, what="the sandbox root")
+    # /tmp before the binds: an interpreter or venv under /tmp is bound onto this tmpfs
+    _tmpfs(root + "/tmp", f"size={cfg['tmp_bytes']},mode=1777", MS_NOSUID | MS_NODEV, what="/tmp")
+    for source, target, what in cfg["ro_binds"]:
         noexec = MS_NOEXEC if target in ("/input",) else 0
-        _bind(source, root + target, readonly=True, extra=MS_NODEV | noexec)
+        _bind(source, root + target, readonly=True, what=what, extra=MS_NODEV | noexec)
     for link, target in cfg["symlinks"]:
         os.symlink(target, root + link)
     os.makedirs(root + "/etc", exist_ok=True)
@@ -90,21 +99,28 @@ def build_root(cfg: dict) -> None:
     with open(root + "/etc/group", "w") as f:
         f.write(f"root:x:0:\nselector:x:{gid}:\n")
     for dev in cfg["devices"]:
-        _bind(dev, root + dev, readonly=False, extra=MS_NOEXEC)
+        _bind(dev, root + dev, readonly=False, what="a device node", extra=MS_NOEXEC)
     os.makedirs(root + "/proc", exist_ok=True)
-    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
-    _tmpfs(root + "/tmp", f"size={cfg['tmp_bytes']},mode=1777", MS_NOSUID | MS_NODEV)
+    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2",
+           what="/proc")
     _tmpfs(root + "/output",
            f"size={cfg['output_bytes']},nr_inodes={OUTPUT_INODES},mode=0755,uid={uid},gid={gid}",
-           MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    _mount(None, root, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+           MS_NOSUID | MS_NODEV | MS_NOEXEC, what="/output")
+    _mount(None, root, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+           what="the sandbox root read-only")
 
 
-def _exec_selector(cfg: dict) -> None:
-    """In the forked child: limits, then exec setpriv, which drops to the sandbox uid."""
+def _exec_selector(cfg: dict, command: list, cgroup_fds: list, *, quiet: bool = False) -> None:
+    """In the forked child: join the run's cgroup, limits, then exec setpriv, which drops
+    to the sandbox uid. `quiet` sends stdout and stderr to /dev/null (the interpreter check)."""
     try:
-        devnull = os.open("/dev/null", os.O_RDONLY)
+        for fd in cgroup_fds:
+            os.write(fd, b"0")  # "0": the writing process itself, with all it will start
+        devnull = os.open("/dev/null", os.O_RDWR)
         os.dup2(devnull, 0)
+        if quiet:
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
         os.closerange(3, 1 << 16)
         limits = cfg["rlimits"]
         for name, value in limits.items():
@@ -114,7 +130,7 @@ def _exec_selector(cfg: dict) -> None:
         os.chdir("/tmp")
         argv = ["/usr/bin/setpriv", f"--reuid={cfg['uid']}", f"--regid={cfg['gid']}",
                 "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all",
-                "--", *cfg["command"]]
+                "--", *command]
         os.execve(argv[0], argv, cfg["env"])
     except OSError as exc:
         os.write(2, f"sandbox: cannot start the selector: {exc}\n".encode())
@@ -136,12 +152,37 @@ def _kill_all() -> None:
             return
 
 
-def supervise(cfg: dict) -> dict:
+def check_interpreter(cfg: dict, cgroup_fds: list) -> None:
+    """Start the interpreter the way the selector will be started, and see it exit 0.
+
+    A sandbox in which the service's own interpreter cannot start (not
+    mounted, hidden by another mount, missing libraries) is the service's
+    failure: it must be reported as a setup failure, not as a selector that
+    crashed.
+    """
+    pid = os.fork()
+    if pid == 0:
+        _exec_selector(cfg, cfg["interpreter_check"], cgroup_fds, quiet=True)
+    deadline = time.monotonic() + cfg["setup_seconds"]
+    while True:
+        reaped, wstatus = os.waitpid(pid, os.WNOHANG)
+        if reaped == pid:
+            if os.waitstatus_to_exitcode(wstatus) == 0:
+                return
+            break
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.005)
+    _kill_all()
+    raise SetupError("the interpreter does not start inside")
+
+
+def supervise(cfg: dict, cgroup_fds: list) -> dict:
     """Run the selector to its end or its wall limit; reap orphans meanwhile."""
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        _exec_selector(cfg)
+        _exec_selector(cfg, cfg["command"], cgroup_fds)
     deadline = start + cfg["wall_seconds"]
     status, timed_out = None, False
     while status is None:
@@ -209,6 +250,13 @@ def copy_out(src_dir: int, dst_dir: int, report: dict, depth: int = 0, prefix: s
             _skip(report, f"{path} (not a file, directory or link)")
 
 
+def _open(path: str, flags: int, what: str) -> int:
+    try:
+        return os.open(path, flags)
+    except OSError as exc:
+        raise SetupError(f"cannot open {what}: {exc.strerror}") from None
+
+
 def main() -> int:
     cfg = json.loads(sys.stdin.read())
     status_fd = cfg["status_fd"]
@@ -217,19 +265,26 @@ def main() -> int:
     try:
         if os.getpid() != 1:
             raise SetupError("not PID 1: the PID namespace was not created")
-        host_out = os.open(cfg["host_output"], os.O_RDONLY | os.O_DIRECTORY)
+        host_out = _open(cfg["host_output"], os.O_RDONLY | os.O_DIRECTORY, "the output directory")
+        cgroup_fds = [_open(path, os.O_WRONLY | os.O_CLOEXEC, "the run's cgroup")
+                      for path in cfg["cgroup_procs"]]
         build_root(cfg)
         os.chroot(cfg["root"])
         os.chdir("/")
+        check_interpreter(cfg, cgroup_fds)
         report["phase"] = "run"
-        report.update(supervise(cfg))
+        report.update(supervise(cfg, cgroup_fds))
         report["phase"] = "copy"
         vfs = os.statvfs("/output")
         report["output_full"] = vfs.f_bavail == 0 or vfs.f_favail == 0
         out = os.open("/output", os.O_RDONLY | os.O_DIRECTORY)
         copy_out(out, host_out, report)
-    except (SetupError, OSError) as exc:  # reported to the host, which decides the status
+    except SetupError as exc:  # reported to the host, which decides the status
         report["error"] = str(exc)
+    except OSError as exc:  # never a host path: an entry of /output at most
+        name = exc.filename if isinstance(exc.filename, str) and \
+            not exc.filename.startswith("/") else None
+        report["error"] = f"{exc.strerror}" + (f": {name}" if name else "")
     os.write(status_fd, json.dumps(report).encode())
     os.close(status_fd)
     return 0
