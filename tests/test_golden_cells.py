@@ -1,0 +1,184 @@
+"""Golden cells: stored cells re-executed from scratch give the frozen outcome and final state.
+
+`expaudit data verify` re-executes stored cells with the code under test, so
+a bug that both made and re-checks a cell agrees with itself: a runner that
+executes every cell with seed 0 while the journal records seeds 0-4 passes
+it. Here a handful of Replay and policy cells of the frozen data (seeds 0-4,
+most of them not 0) go through the generation path (`run_cells`: executor,
+journal, consolidation) into an empty cells store, and their success,
+initial and final state hashes must equal the frozen ones. Every golden
+cell other than seed 0 has another success than its seed-0 cell, so even
+where only the success is compared a dropped seed shows; the frozen tables
+themselves must hold one final state per seed.
+
+Where the final hashes legitimately differ (docs/data.md, "What reproduces
+where"), the comparison is skipped with the reason rather than weakened:
+
+- Replay: bit for bit wherever numpy's OpenBLAS runs the pinned Haswell
+  kernel (every x86-64 CPU with AVX2); elsewhere skipped.
+- Policy: these cells recorded the Haswell BLAS kernel and no torch kernel
+  entry; they were made on an AVX-512 machine with torch's AVX-512 kernels
+  and Mesa's llvmpipe renderer, and reproduce bit for bit there (measured on
+  such a machine). They run in a child process that asks for torch's AVX-512
+  kernels (`ATEN_CPU_CAPABILITY=avx512`, which the in-process pin to AVX2
+  would not allow); where torch cannot run them or the renderer is not
+  llvmpipe (a GPU's EGL), skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from benchmark_data.cells import KEY_COLUMNS
+from benchmark_data.paths import FROZEN_ROOT, cells_table
+from tests.servers import REPO_ROOT, service_env
+
+REPLAY_GOLDEN = (
+    ("stack-orig", "stack-e013", "stack-orig-s12", 1),
+    ("stack-orig", "stack-e007", "stack-orig-s20", 1),
+    ("stack-orig", "stack-e007", "stack-orig-s22", 2),
+    ("stack-orig", "stack-e010", "stack-orig-s20", 0),
+    ("stack-fresh", "stack-e002", "stack-fresh-s12", 1),
+    ("stack-fresh", "stack-e000", "stack-fresh-s13", 3),
+    ("stack-base", "stack-e034", "base-stack-e034", 4),
+    ("stack-base", "stack-e015", "base-stack-e015", 4),
+)
+"""(query set, experience, state, seed) of the golden Replay cells: short episodes, each
+seed other than 0 with another success than the same experience and state under seed 0."""
+
+POLICY_GOLDEN = (
+    ("policy", "door-fresh", "door-e001", "door-fresh-s22-d4", 2),
+    ("policy", "door-orig", "door-e001", "door-orig-s25-d1", 1),
+    ("policy", "stack-orig", "stack-e002", "stack-orig-s03-d0", 1),
+    ("policy_dr", "stack-orig", "stack-e002", "stack-orig-s11-d4", 4),
+)
+"""(mechanism, query set, experience, scene, seed) of the golden policy cells: short
+episodes with the Haswell BLAS kernel recorded, each with another success than seed 0."""
+
+POLICY_TORCH_KERNELS = "AVX512"
+"""torch's CPU kernels the golden policy cells ran with (their machine's own pick)."""
+POLICY_RENDERER = "llvmpipe"
+"""The software renderer (Mesa) the golden policy cells' cameras rendered with."""
+
+OUTCOME = ("success", "state_hash", "final_hash")
+
+
+def _frozen_outcomes(keys) -> dict[tuple, tuple]:
+    """The frozen (success, state hash, final hash) of each cell key."""
+    want = {}
+    for mechanism, query_set in sorted({k[:2] for k in keys}):
+        frame = pd.read_parquet(cells_table(mechanism, query_set))
+        for row in frame[list(KEY_COLUMNS) + list(OUTCOME)].itertuples(index=False):
+            key = (*row[:4], int(row[4]))
+            if key in keys:
+                want[key] = (int(row[5]), row[6], row[7])
+    assert set(want) == set(keys), f"golden cells absent from the frozen data: {set(keys) - set(want)}"
+    return want
+
+
+def _store_outcomes(keys, root) -> dict[tuple, tuple]:
+    from benchmark_data.cells import load_cells
+
+    got = {}
+    for mechanism, query_set in sorted({k[:2] for k in keys}):
+        frame = load_cells(mechanism, query_set, root)
+        for row in frame[list(KEY_COLUMNS) + list(OUTCOME)].itertuples(index=False):
+            got[(*row[:4], int(row[4]))] = (int(row[5]), row[6], row[7])
+    return got
+
+
+def _differences(want: dict, got: dict) -> list[str]:
+    """One line per golden cell and field that re-execution did not reproduce."""
+    lines = []
+    for key, stored in want.items():
+        rerun = got.get(key, (None,) * len(OUTCOME))
+        lines += [f"{key} {field}: frozen {a!r}, re-run {b!r}"
+                  for field, a, b in zip(OUTCOME, stored, rerun) if a != b]
+    return lines
+
+
+def _root_with_frozen_inputs(path):
+    """A root that reads the frozen library, query sets and policies, with an empty cells store."""
+    for name in ("libraries", "query_sets", "policies"):
+        (path / name).symlink_to(FROZEN_ROOT / name, target_is_directory=True)
+    (path / "cells").mkdir()
+    return path
+
+
+def _run_policy_golden(root) -> dict:
+    """Run the golden policy cells into `root` (one call per task); report what the machine ran with."""
+    import mujoco
+    from OpenGL import GL
+
+    from benchmark_data.generate import run_cells
+    from benchmark_data.registry import QUERY_SETS
+    from expaudit.numerics import blas_kernel, torch_cpu_capability
+    from runner.executor import Cell
+
+    cells = [Cell(*key) for key in POLICY_GOLDEN]
+    for task in sorted({QUERY_SETS[c.query_set] for c in cells}):
+        run_cells([c for c in cells if QUERY_SETS[c.query_set] == task], workers=1, root=root)
+    renderer = mujoco.Renderer(mujoco.MjModel.from_xml_string("<mujoco/>"), 8, 8)
+    try:
+        gl_renderer = GL.glGetString(GL.GL_RENDERER).decode()
+    finally:
+        renderer.close()
+    return {"torch": torch_cpu_capability(), "blas": blas_kernel(), "renderer": gl_renderer}
+
+
+def test_frozen_tables_hold_one_final_state_per_seed():
+    """Five seeds of one (experience, state) are five executions: a table made with one seed
+    for all of them would repeat its final state."""
+    tables = sorted((FROZEN_ROOT / "cells").glob("*.parquet"))
+    assert tables
+    for table in tables:
+        frame = pd.read_parquet(table, columns=["experience_id", "state_id", "seed", "final_hash"])
+        groups = frame.groupby(["experience_id", "state_id"])
+        repeated = groups["final_hash"].nunique() != groups["seed"].nunique()
+        assert not repeated.any(), f"{table.name}: {int(repeated.sum())} cells repeat a final state"
+
+
+@pytest.mark.sim
+def test_golden_replay_cells_reproduce_the_frozen_outcomes(tmp_path):
+    pytest.importorskip("robosuite")
+    from benchmark_data.generate import run_cells
+    from expaudit.numerics import BLAS_KERNEL, blas_kernel
+    from runner.executor import Cell
+
+    if blas_kernel() != BLAS_KERNEL:
+        pytest.skip(f"numpy's OpenBLAS runs {blas_kernel()!r}, not the {BLAS_KERNEL} kernel the "
+                    "frozen Replay cells ran with: final states legitimately differ")
+    keys = [("replay", *golden) for golden in REPLAY_GOLDEN]
+    want = _frozen_outcomes(keys)
+    root = _root_with_frozen_inputs(tmp_path)
+    assert run_cells([Cell(*key) for key in keys], workers=1, root=root) == len(keys)
+    assert _differences(want, _store_outcomes(keys, root)) == []
+
+
+@pytest.mark.sim
+@pytest.mark.slow
+def test_golden_policy_cells_reproduce_the_frozen_outcomes(tmp_path):
+    pytest.importorskip("robosuite")
+    pytest.importorskip("torch")
+    pytest.importorskip("robomimic")
+    want = _frozen_outcomes(POLICY_GOLDEN)
+    root = _root_with_frozen_inputs(tmp_path)
+    env = service_env(ATEN_CPU_CAPABILITY=POLICY_TORCH_KERNELS.lower(), PYTHONPATH=str(REPO_ROOT))
+    child = subprocess.run(
+        [sys.executable, "-c", "import runner, json, sys; from tests.test_golden_cells import _run_policy_golden; "
+         "print('GOLDEN ' + json.dumps(_run_policy_golden(sys.argv[1])))", str(root)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
+    machine = json.loads(child.stdout.rsplit("GOLDEN ", 1)[1])
+    if machine["torch"] != POLICY_TORCH_KERNELS or machine["blas"] != "Haswell" \
+            or POLICY_RENDERER not in machine["renderer"]:
+        pytest.skip(f"this machine runs torch {machine['torch']}, BLAS {machine['blas']} and renders "
+                    f"with {machine['renderer']!r}; the golden policy cells ran with "
+                    f"{POLICY_TORCH_KERNELS}, Haswell and {POLICY_RENDERER}: final states "
+                    "legitimately differ")
+    assert _differences(want, _store_outcomes(POLICY_GOLDEN, root)) == []
