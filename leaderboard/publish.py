@@ -7,13 +7,20 @@ itself) serves them. Reading the leaderboard therefore costs no Python and no
 Redis, and every page is self-contained (inline CSS, inline SVG, one small
 inline script for sorting; nothing is fetched from an API or a CDN).
 
+The pages follow the audit (`leaderboard.standings`): rows are ranked by A
+with a CI-aware rank, hindsight rules are reference lines, every row says
+whether it beats best-fixed and its shuffle envelope, and a setting that
+cannot discriminate says so and is left out of the cross-setting summary.
+A reference rule that could not be computed on this installation is not
+published at all (its reason is for the operator, in the logs).
+
 Layout of the returned mapping (keys are paths relative to the site root)::
 
-    index.html, index.json                   every setting, its completeness and leader
-    settings/<setting_id>.html, .json        one row per published submission and
-                                             per reference rule, with the verdict line;
-                                             a rule not computed here says why
-    reports/<submission_id>.html, .json      the full audit report of one computed row
+    index.html, index.json                   what the benchmark is, every setting,
+                                             the cross-setting summary
+    settings/<setting_id>.html, .json        ranked rows, reference lines, plots
+    reports/<row_id>.html, .json             the full audit report of one row
+    thumbs/<setting_id>.png                  a query scene of the setting, when given
 
 The function is pure: the same entries and settings give the same bytes, in
 whatever order the entries are passed (rows are sorted, JSON keys are sorted
@@ -25,14 +32,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
 import jinja2
 
-from leaderboard.html_report import render_report_html
+from leaderboard import site_figures, standings
+from leaderboard.html_report import ReportContext, render_report_html
 
 LEADERBOARD_SCHEMA_VERSION = "1.0"
 """Version of the published JSON layout (index and setting files)."""
@@ -47,8 +55,8 @@ URL-, path- and key-safe ids pass (letters, digits, '.' and '-')."""
 NOT_REPORTED = "not reported in the audit"
 """Reason shown for a null value whose report gives no reason of its own."""
 
-NOT_COMPUTED_LABEL = "not computed"
-"""Verdict label of a row whose rule could not be computed (its reason follows)."""
+MAX_EXPERIENCES_SHOWN = 20
+"""Experiences drawn in a setting page's selection figure (the most chosen ones)."""
 
 
 @dataclass(frozen=True)
@@ -65,8 +73,8 @@ class LeaderboardEntry:
     report : the audit report as produced by `AuditReport.to_dict()`; an
         empty dict when `not_computed` is set.
     not_computed : why the rule has no report here (weights missing, torch
-        not installed, ...); the row shows this instead of numbers and has
-        no report page. None for a computed row.
+        not installed, ...); such a row is not published (the reason is for
+        the operator, not the public). None for a computed row.
     """
 
     submission_id: str
@@ -76,6 +84,8 @@ class LeaderboardEntry:
     submitted_at: str
     report: dict
     not_computed: str | None = None
+    submitter: str = ""
+    """Who submitted it (the token's name); empty for reference rules."""
 
     def __post_init__(self) -> None:
         _check_id("submission_id", self.submission_id)
@@ -109,6 +119,7 @@ class SettingInfo:
     setting_id, task, mechanism, k, query_set : as in the settings registry.
     sealed : outcomes are never published; the matrix is filled on demand.
     cells_done, cells_total : executed cells of the outcome tensor and its size.
+    description : one line for visitors (the registry's description).
     """
 
     setting_id: str
@@ -119,6 +130,7 @@ class SettingInfo:
     sealed: bool
     cells_done: int
     cells_total: int
+    description: str = ""
 
     def __post_init__(self) -> None:
         _check_id("setting_id", self.setting_id)
@@ -207,23 +219,6 @@ def _advantage_cell(report: dict) -> Cell:
                        _interval(report, "advantage"))
 
 
-def _best_fixed_cell(report: dict) -> Cell:
-    reference = report.get("reference") or {}
-    cell = _value_cell(reference, "success_best_fixed", _interval(report, "success_best_fixed"))
-    if cell.sort is None or reference.get("best_fixed") is None:
-        return cell
-    return Cell(cell.text, f"{cell.title}; best-fixed experience {reference['best_fixed']}",
-                cell.sort)
-
-
-def _headroom_cell(report: dict) -> Cell:
-    reference = report.get("reference") or {}
-    cell = _value_cell(reference, "headroom", None)
-    if cell.sort is None:
-        return cell
-    return Cell(cell.text, "oracle success minus best-fixed success", cell.sort)
-
-
 def _gap_mark(gap: dict) -> str:
     """The significance mark: an arrow for a gap outside its shuffle envelope."""
     if not gap.get("gap_significant"):
@@ -288,13 +283,10 @@ class Column:
 
 
 COLUMNS: tuple[Column, ...] = (
+    Column("advantage", "A", "advantage: (success - random) / (oracle - random), with its 95% "
+           "interval; n/a when oracle - random < 0.05", _advantage_cell),
     Column("success", "success", "mean success of the rule's selection over all scenes",
            _success_cell),
-    Column("advantage", "A", "advantage: (success - random) / (oracle - random); "
-           "n/a when oracle - random < 0.05", _advantage_cell),
-    Column("best_fixed", "best-fixed", "success of always choosing the single best "
-           "experience (hindsight)", _best_fixed_cell),
-    Column("headroom", "headroom", "oracle success minus best-fixed success", _headroom_cell),
     Column("gap", "gap", "success minus the mean of frequency-matched shuffles; "
            "\u25b2/\u25bc marks a gap outside the 95% shuffle envelope", _gap_cell),
     Column("top_pick", "top pick / oracle", "share of scenes given to the most chosen "
@@ -315,24 +307,26 @@ def _verdict(report: dict) -> dict:
     return {"label": label or "n/a", "text": text or f"no verdict: {NOT_REPORTED}"}
 
 
-def _entry_verdict(entry: LeaderboardEntry) -> dict:
-    if entry.not_computed is not None:
-        return {"label": NOT_COMPUTED_LABEL, "text": entry.not_computed}
-    return _verdict(entry.report)
+def reference_rule(entry: LeaderboardEntry) -> str | None:
+    """The hindsight rule (random, oracle, best_fixed) a reference row computes, else None."""
+    if entry.kind != "baseline":
+        return None
+    for rule in standings.REFERENCE_RULES:
+        if entry.submission_id == f"baseline-{rule.replace('_', '-')}-{entry.setting_id}":
+            return rule
+    return None
 
 
-def _not_computed_json(entry: LeaderboardEntry) -> dict:
-    """The row of a rule not computed here: its reason and no numbers or links."""
-    return {"submission_id": entry.submission_id, "display_name": entry.display_name,
-            "kind": entry.kind, "submitted_at": entry.submitted_at, "report_html": None,
-            "report_json": None, "not_computed": entry.not_computed,
-            "verdict": _entry_verdict(entry)}
+def rule_key(entry: LeaderboardEntry) -> str:
+    """What names one rule across settings: the upload's id for a submission (its rows are
+    `<upload id>.<setting id>`), the rule's id without the setting for a reference rule."""
+    suffix = ("." if entry.kind == "submission" else "-") + entry.setting_id
+    sid = entry.submission_id
+    return sid[: -len(suffix)] if sid.endswith(suffix) and len(sid) > len(suffix) else sid
 
 
-def _row_json(entry: LeaderboardEntry) -> dict:
+def _row_json(entry: LeaderboardEntry, standing: standings.Standing | None) -> dict:
     """The machine-readable row: the report's numbers the table shows, plus links."""
-    if entry.not_computed is not None:
-        return _not_computed_json(entry)
     report = entry.report
     reference = report.get("reference") or {}
     concentration = report.get("concentration") or {}
@@ -346,9 +340,12 @@ def _row_json(entry: LeaderboardEntry) -> dict:
         "submission_id": entry.submission_id,
         "display_name": entry.display_name,
         "kind": entry.kind,
+        "role": "ranked" if standing is not None else "reference",
         "submitted_at": entry.submitted_at,
         "report_html": f"../reports/{entry.submission_id}.html",
         "report_json": f"../reports/{entry.submission_id}.json",
+        "rank": None if standing is None else standing.rank,
+        "standing": None if standing is None else standing.to_json(),
         "success_rule": {"value": reference.get("success_rule"),
                          "interval": interval("success_rule")},
         "advantage": {"value": reference.get("advantage"), "interval": interval("advantage"),
@@ -367,38 +364,166 @@ def _row_json(entry: LeaderboardEntry) -> dict:
         "within_query_auroc": {"value": ranking.get("within_query_auroc"),
                                "interval": interval("within_query_auroc"),
                                "reason": ranking.get("not_computable_reason")},
-        "not_computed": None,
         "verdict": _verdict(report),
     }
 
 
-def _row_order(entry: LeaderboardEntry) -> tuple:
-    """Default order: success descending (unknown last, rules not computed after them),
-    then submission time and id."""
-    success = (entry.report.get("reference") or {}).get("success_rule")
-    return (entry.not_computed is not None, success is None, -(success or 0.0),
-            entry.submitted_at, entry.submission_id)
+def _tie_order(entry: LeaderboardEntry) -> tuple:
+    """Order among equals: submission time, then id (so any input order gives the same page)."""
+    return (entry.submitted_at, entry.submission_id)
 
 
-def _row_view(entry: LeaderboardEntry) -> dict:
-    if entry.not_computed is not None:
-        cell = Cell("n/a", f"{NOT_COMPUTED_LABEL}: {entry.not_computed}", None)
-        cells = [cell] * len(COLUMNS)
-    else:
-        cells = [column.cell(entry.report) for column in COLUMNS]
-    return {"entry": entry, "cells": cells, "verdict": _entry_verdict(entry)}
+def _mark(flag: bool | None, yes: str, no: str) -> dict:
+    if flag is None:
+        return {"text": "n/a", "yes": None, "label": "not computed"}
+    return {"text": "yes" if flag else "no", "yes": flag, "label": yes if flag else no}
 
 
-def _leader(entries: Sequence[LeaderboardEntry]) -> dict | None:
-    """The submission (not a reference rule) with the highest success on a setting."""
-    submissions = [e for e in entries if e.kind == "submission" and e.not_computed is None
-                   and (e.report.get("reference") or {}).get("success_rule") is not None]
-    if not submissions:
+def _ranked_view(entry: LeaderboardEntry, standing: standings.Standing, metric: str) -> dict:
+    """What one ranked row of the setting page shows."""
+    report = entry.report
+    a_cell, s_cell = _advantage_cell(report), _success_cell(report)
+    main = a_cell if metric == standings.RANK_BY_ADVANTAGE else s_cell
+    interval = _interval(report, metric)
+    main_text = main.text + (f" [{interval.low:.3f}, {interval.high:.3f}]"
+                             if interval.defined and main.sort is not None else "")
+    distance = standing.best_fixed_distance
+    best = _mark(standing.beats_best_fixed, "beats best-fixed", "does not beat best-fixed")
+    if distance is not None:
+        best["text"] += f" ({distance:+.3f})"
+    shuffle = _mark(standing.beats_shuffle, "gap above its shuffle envelope",
+                    "gap not above its shuffle envelope")
+    return {"entry": entry, "standing": standing, "main": Cell(main_text, main.title, main.sort),
+            "cells": {"success": s_cell, "advantage": a_cell, "gap": _gap_cell(report),
+                      "top_pick": _top_pick_cell(report), "within_auroc": _auroc_cell(report)},
+            "best": best, "shuffle": shuffle, "verdict": _verdict(report)}
+
+
+@dataclass(frozen=True)
+class SettingView:
+    """Everything the pages say about one setting."""
+
+    info: SettingInfo
+    discrimination: standings.Discrimination
+    metric: str
+    references: list[standings.ReferenceLine]
+    reference_entries: list[LeaderboardEntry]
+    ranked: list[tuple[LeaderboardEntry, standings.Standing]]
+    thumbnail: str | None
+
+    @property
+    def best_submission(self) -> tuple[LeaderboardEntry, standings.Standing] | None:
+        """The highest-placed submission whose ranking value is defined."""
+        return next(((e, s) for e, s in self.ranked if e.kind == "submission"
+                     and s.rank is not None), None)
+
+    def reference(self, rule: str) -> standings.ReferenceLine | None:
+        return next((line for line in self.references if line.rule == rule), None)
+
+
+def setting_view(info: SettingInfo, rows: Sequence[LeaderboardEntry],
+                 thumbnail: str | None = None) -> SettingView:
+    """Rank the computed rows of one setting and pick out its reference lines."""
+    rows = sorted(rows, key=_tie_order)
+    reports = [e.report for e in rows]
+    found = standings.discrimination(reports)
+    metric = standings.rank_metric(found)
+    hindsight = {rule: e for e in rows if (rule := reference_rule(e)) is not None}
+    references = standings.reference_lines(
+        reports, {rule: (e.submission_id, e.report) for rule, e in hindsight.items()})
+    competing = [e for e in rows if reference_rule(e) is None]
+    by_id = {e.submission_id: e for e in competing}
+    ranked = standings.rank_rows([standings.standing(e.submission_id, e.report)
+                                  for e in competing], metric)
+    return SettingView(info, found, metric, references,
+                       [hindsight[r] for r in standings.REFERENCE_RULES if r in hindsight],
+                       [(by_id[s.row_id], s) for s in ranked], thumbnail)
+
+
+# ------------------------------------------------------------ summaries --
+
+def _estimate_json(estimate: standings.Estimate) -> dict:
+    return estimate.to_json()
+
+
+def _best_submission_json(view: SettingView) -> dict | None:
+    best = view.best_submission
+    if best is None:
         return None
-    best = sorted(submissions, key=_row_order)[0]
-    return {"submission_id": best.submission_id, "display_name": best.display_name,
-            "success_rule": best.report["reference"]["success_rule"],
-            "verdict": _verdict(best.report)["label"]}
+    entry, standing = best
+    return {"submission_id": entry.submission_id, "display_name": entry.display_name,
+            "report_html": f"reports/{entry.submission_id}.html", **standing.to_json(),
+            "verdict": _verdict(entry.report)["label"]}
+
+
+def _reference_json(view: SettingView, rule: str) -> dict | None:
+    line = view.reference(rule)
+    return None if line is None else line.to_json()
+
+
+def _setting_summary(view: SettingView) -> dict:
+    info = view.info
+    return {**asdict(info),
+            "page": f"settings/{info.setting_id}.html",
+            "json": f"settings/{info.setting_id}.json",
+            "thumbnail": view.thumbnail,
+            "discrimination": view.discrimination.to_json(),
+            "ranked_by": view.metric,
+            "best_fixed": _reference_json(view, "best_fixed"),
+            "oracle": _reference_json(view, "oracle"),
+            "random": _reference_json(view, "random"),
+            "n_submissions": sum(e.kind == "submission" for e, _ in view.ranked),
+            "n_ranked": len(view.ranked),
+            "best_submission": _best_submission_json(view)}
+
+
+@dataclass(frozen=True)
+class CrossSetting:
+    """Rules x discriminating settings, A with intervals (reference rules and submissions)."""
+
+    settings: list[str]
+    left_out: list[tuple[str, str]]
+    rules: list[tuple[str, str]]
+    cells: dict[tuple[str, str], dict]
+    best_fixed: dict[str, dict]
+
+    def to_json(self) -> dict:
+        return {"settings": self.settings,
+                "left_out": [{"setting_id": s, "reason": r} for s, r in self.left_out],
+                "rules": [{"key": k, "display_name": n,
+                           "cells": {s: self.cells[(k, s)] for s in self.settings
+                                     if (k, s) in self.cells}} for k, n in self.rules],
+                "best_fixed": self.best_fixed}
+
+
+def cross_setting(views: Sequence[SettingView]) -> CrossSetting:
+    """A per rule on every setting that discriminates; the others are listed with why."""
+    used = [v for v in views if v.discrimination.discriminates]
+    left_out = [(v.info.setting_id, v.discrimination.reason) for v in views
+                if v.discrimination.discriminates is False]
+    cells: dict[tuple[str, str], dict] = {}
+    names: dict[str, str] = {}
+    for view in used:
+        for entry, standing in view.ranked:
+            key = rule_key(entry)
+            names.setdefault(key, entry.display_name)
+            cells[(key, view.info.setting_id)] = {
+                **standing.advantage.to_json(), "row": entry.submission_id,
+                "matters": standing.matters, "kind": entry.kind}
+    best_fixed = {}
+    for view in used:
+        line = view.reference("best_fixed")
+        if line is not None:
+            best_fixed[view.info.setting_id] = {"advantage": line.advantage,
+                                                "success": line.success.value}
+
+    def mean_a(key: str) -> float:
+        values = [c["value"] for (k, _), c in cells.items() if k == key and c["value"] is not None]
+        return -(sum(values) / len(values)) if values else math.inf
+
+    keys = sorted(names, key=lambda k: (mean_a(k), names[k], k))
+    return CrossSetting([v.info.setting_id for v in used], left_out,
+                        [(k, names[k]) for k in keys], cells, best_fixed)
 
 
 # ------------------------------------------------------------- rendering --
@@ -449,7 +574,10 @@ def _check_report(entry: LeaderboardEntry) -> None:
 
 def _group(entries: Sequence[LeaderboardEntry],
            settings: Sequence[SettingInfo]) -> dict[str, list[LeaderboardEntry]]:
-    """Entries per setting id, sorted; checks ids are unique and settings known."""
+    """Computed entries per setting id; checks ids are unique and settings known.
+
+    Entries not computed are dropped here: the public site shows what was measured.
+    """
     groups: dict[str, list[LeaderboardEntry]] = {}
     for info in settings:
         if info.setting_id in groups:
@@ -467,72 +595,162 @@ def _group(entries: Sequence[LeaderboardEntry],
         if entry.setting_id not in groups:
             raise ValueError(f"entry {entry.submission_id!r}: setting_id "
                              f"{entry.setting_id!r} is not among the settings")
-        groups[entry.setting_id].append(entry)
-    return {sid: sorted(rows, key=_row_order) for sid, rows in groups.items()}
+        if entry.not_computed is None:
+            groups[entry.setting_id].append(entry)
+    return groups
 
 
-def _setting_files(info: SettingInfo, rows: list[LeaderboardEntry]) -> dict[str, bytes]:
+def _selection_shares(view: SettingView, limit: int = 3) -> dict | None:
+    """Shares of scenes per experience of the top `limit` ranked rows, and the oracle's."""
+    top = [(e, e.report["concentration"]) for e, s in view.ranked
+           if s.rank is not None and (e.report.get("concentration") or {}).get("selection_counts")
+           and (e.report.get("concentration") or {}).get("oracle_counts")][:limit]
+    if not top:
+        return None
+    oracle_counts = top[0][1]["oracle_counts"]
+    total = sum(oracle_counts.values()) or 1.0
+    ids = sorted(oracle_counts, key=lambda i: (-max([oracle_counts[i]] + [
+        c["selection_counts"].get(i, 0) for _, c in top]), i))[:MAX_EXPERIENCES_SHOWN]
+    series = [(e.display_name, [c["selection_counts"].get(i, 0) / total for i in ids])
+              for e, c in top]
+    return {"experiences": ids, "series": series,
+            "oracle": [oracle_counts[i] / total for i in ids],
+            "shown_of": len(oracle_counts)}
+
+
+def _markers(view: SettingView) -> list[site_figures.Marker]:
+    if view.metric != standings.RANK_BY_ADVANTAGE:
+        return [site_figures.Marker(line.rule, f"{line.label.split(' (')[0]}",
+                                    line.success.value)
+                for line in view.references if line.success.value is not None]
+    return [site_figures.Marker(line.rule, line.label.split(" (")[0], line.advantage)
+            for line in view.references if line.advantage is not None]
+
+
+def _setting_figures(view: SettingView) -> dict:
+    """The setting page's plots: A (or success) with intervals, and the top rows' selections."""
+    metric = view.metric
+    rows = []
+    for entry, standing in view.ranked:
+        estimate = standing.advantage if metric == standings.RANK_BY_ADVANTAGE else standing.success
+        rows.append(site_figures.IntervalRow(entry.display_name, estimate.value, estimate.low,
+                                             estimate.high, standing.matters))
+    name = "A" if metric == standings.RANK_BY_ADVANTAGE else "success"
+    figures: dict = {"ranking": None, "selection": None, "selection_note": ""}
+    if rows:
+        figures["ranking"] = site_figures.interval_figure(
+            rows, _markers(view), f"{name} of every ranked row with its 95% interval",
+            f"{name} (dashed: reference lines; red: beats best-fixed and its shuffle envelope)")
+    shares = _selection_shares(view)
+    if shares is not None:
+        figures["selection"] = site_figures.selection_figure(
+            shares["experiences"], shares["series"], shares["oracle"],
+            "Share of scenes per experience: the top rows against the oracle")
+        figures["selection_note"] = (
+            f"{len(shares['experiences'])} most chosen of {shares['shown_of']} experiences shown"
+            if len(shares["experiences"]) < shares["shown_of"] else "")
+    return figures
+
+
+def _setting_files(view: SettingView, notice: str | None) -> dict[str, bytes]:
+    info = view.info
     base = f"settings/{info.setting_id}"
+    ranked_rows = [_row_json(e, s) for e, s in view.ranked]
+    reference_rows = [_row_json(e, None) for e in view.reference_entries]
     document = {"schema_version": LEADERBOARD_SCHEMA_VERSION, "setting": asdict(info),
+                "discrimination": view.discrimination.to_json(), "ranked_by": view.metric,
+                "reference_lines": [line.to_json() for line in view.references],
                 "columns": [{"key": c.key, "header": c.header, "explanation": c.explanation}
                             for c in COLUMNS],
-                "rows": [_row_json(entry) for entry in rows]}
-    html = _render("setting.html", setting=info, columns=COLUMNS,
-                   rows=[_row_view(entry) for entry in rows])
+                "rows": ranked_rows + reference_rows}
+    html = _render("setting.html", view=view, setting=info, columns=COLUMNS,
+                   rows=[_ranked_view(e, s, view.metric) for e, s in view.ranked],
+                   figures=_setting_figures(view), notice=notice)
     return {f"{base}.html": html, f"{base}.json": _json_bytes(document)}
 
 
-def _index_files(settings: Sequence[SettingInfo],
-                 groups: dict[str, list[LeaderboardEntry]]) -> dict[str, bytes]:
-    summaries = []
-    for info in settings:  # the caller's order: the registry's publication order
-        rows = groups[info.setting_id]
-        summaries.append({
-            **asdict(info),
-            "page": f"settings/{info.setting_id}.html",
-            "json": f"settings/{info.setting_id}.json",
-            "n_submissions": sum(e.kind == "submission" for e in rows),
-            "n_baselines": sum(e.kind == "baseline" for e in rows),
-            "n_not_computed": sum(e.not_computed is not None for e in rows),
-            "leader": _leader(rows),
-        })
-    document = {"schema_version": LEADERBOARD_SCHEMA_VERSION, "settings": summaries}
-    return {"index.html": _render("index.html", settings=summaries),
-            "index.json": _json_bytes(document)}
+def _summary_figure(summary: CrossSetting) -> str | None:
+    if not summary.rules or not summary.settings:
+        return None
+    cells = {}
+    for (key, setting), cell in summary.cells.items():
+        interval = cell["interval"] or {}
+        cells[(key, setting)] = site_figures.GridCell(
+            cell["value"], interval.get("low"), interval.get("high"),
+            (summary.best_fixed.get(setting) or {}).get("advantage"), cell["matters"])
+    names = dict(summary.rules)
+    relabelled = {(names[k], s): c for (k, s), c in cells.items()}
+    return site_figures.summary_figure(
+        [names[k] for k, _ in summary.rules], summary.settings, relabelled,
+        "A of every rule on every setting that discriminates, with 95% intervals")
 
 
-def _report_files(entry: LeaderboardEntry) -> dict[str, bytes]:
+def _index_files(views: Sequence[SettingView], notice: str | None) -> dict[str, bytes]:
+    summaries = [_setting_summary(view) for view in views]  # the caller's order
+    summary = cross_setting(views)
+    document = {"schema_version": LEADERBOARD_SCHEMA_VERSION, "settings": summaries,
+                "cross_setting": summary.to_json(), "notice": notice}
+    html = _render("index.html", settings=summaries, summary=summary,
+                   summary_figure=_summary_figure(summary),
+                   explainer=site_figures.explainer_figure(), notice=notice)
+    return {"index.html": html, "index.json": _json_bytes(document)}
+
+
+def _report_files(entry: LeaderboardEntry, info: SettingInfo,
+                  standing: standings.Standing | None, notice: str | None) -> dict[str, bytes]:
     base = f"reports/{entry.submission_id}"
-    return {f"{base}.html": render_report_html(entry.report).encode("utf-8"),
+    context = ReportContext(
+        title=f"{entry.display_name} on {info.setting_id}", setting_id=info.setting_id,
+        rule=entry.display_name,
+        submitter=("the benchmark (reference rule)" if entry.kind == "baseline"
+                   else entry.submitter or "not given"),
+        date=entry.submitted_at[:10] or None, kind=entry.kind,
+        setting_link=f"../settings/{info.setting_id}.html", index_link="../index.html",
+        json_link=f"{entry.submission_id}.json",
+        standing=None if standing is None else standing.to_json(), notice=notice)
+    return {f"{base}.html": render_report_html(entry.report, context).encode("utf-8"),
             f"{base}.json": _json_bytes(entry.report)}
 
 
-def build_leaderboard(entries: Sequence[LeaderboardEntry],
-                      settings: Sequence[SettingInfo]) -> dict[str, bytes]:
+def build_leaderboard(entries: Sequence[LeaderboardEntry], settings: Sequence[SettingInfo],
+                      *, thumbnails: Mapping[str, bytes] | None = None,
+                      notice: str | None = None) -> dict[str, bytes]:
     """Render the whole public leaderboard as static files.
 
     Args:
         entries: every published row (submissions and reference rules), each
             with its audit report or its `not_computed` reason; submission ids
-            must be unique.
+            must be unique. Rows not computed are not published.
         settings: every setting to list, including those without rows yet.
+        thumbnails: setting id -> PNG bytes of one of its query scenes, shown
+            on the index (written as ``thumbs/<setting_id>.png``).
+        notice: one sentence shown at the top of every page (for example that
+            the reference reports are still being computed).
 
     Returns:
         A mapping from a relative path (``index.html``,
         ``settings/<id>.json``, ``reports/<id>.html``, ...) to the file's
-        bytes. A row not computed has no report files. The same inputs
-        give the same bytes, in whatever order the entries come; settings
-        are listed in the order given.
+        bytes. The same inputs give the same bytes, in whatever order the
+        entries come; settings are listed in the order given.
 
     Raises:
         ValueError: an entry names an unknown setting, an id is used twice, or
             a report holds NaN/infinity (the message names the field).
     """
     groups = _group(entries, settings)
-    files = _index_files(settings, groups)
-    for info in settings:
-        files.update(_setting_files(info, groups[info.setting_id]))
-    for entry in sorted(entries, key=lambda e: e.submission_id):
-        if entry.not_computed is None:
-            files.update(_report_files(entry))
+    thumbnails = dict(thumbnails or {})
+    unknown = sorted(set(thumbnails) - set(groups))
+    if unknown:
+        raise ValueError(f"thumbnails: setting_id {unknown[0]!r} is not among the settings")
+    views = [setting_view(info, groups[info.setting_id],
+                          f"thumbs/{info.setting_id}.png" if info.setting_id in thumbnails
+                          else None) for info in settings]
+    files = _index_files(views, notice)
+    for view in views:
+        files.update(_setting_files(view, notice))
+        by_row = {e.submission_id: s for e, s in view.ranked}
+        for entry in groups[view.info.setting_id]:
+            files.update(_report_files(entry, view.info, by_row.get(entry.submission_id), notice))
+    for setting_id, png in thumbnails.items():
+        files[f"thumbs/{setting_id}.png"] = bytes(png)
     return dict(sorted(files.items()))

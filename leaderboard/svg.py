@@ -6,6 +6,7 @@ escaped: experience and scene ids come from users.
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 PALETTE = {
@@ -22,11 +23,32 @@ def _fmt(value: float) -> str:
     return f"{value:.1f}"
 
 
+def nice_span(largest: float, floor: float = 0.01) -> float:
+    """The smallest 1, 2 or 5 times a power of ten at or above `largest` (and `floor`),
+    so axis ends read as round numbers."""
+    target = max(abs(largest), floor)
+    exponent = math.floor(math.log10(target))
+    for step in (1.0, 2.0, 5.0, 10.0):
+        value = step * 10.0 ** exponent
+        if value >= target * (1 - 1e-12):
+            return value
+    return 10.0 ** (exponent + 1)
+
+
+def tick_label(value: float, span: float, signed: bool = True) -> str:
+    """An axis number with as many decimals as the span needs; zero is plain "0"."""
+    decimals = max(0, -math.floor(math.log10(span)) + 1) if span > 0 else 3
+    if abs(value) < 0.5 * 10.0 ** -decimals:
+        return "0"
+    return f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
+
+
 def svg_document(width: int, height: int, body: list[str], title: str) -> str:
     """Wrap SVG elements in an <svg> root with an accessible <title>."""
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" font-family="sans-serif" font-size="11">'
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}" '
+        f'style="max-width:100%;height:auto" font-family="sans-serif" font-size="11">'
         f"<title>{escape(title)}</title>" + "".join(body) + "</svg>"
     )
 
@@ -143,7 +165,7 @@ def interval_rows(
     left, right, top = 150, 20, 16
     height = top + row_height * len(rows) + 26
     values = [v for _, p, lo, hi, _ in rows for v in (p, lo, hi) if v is not None]
-    span = max([abs(v) for v in values] + [1e-6]) * 1.15
+    span = nice_span(max([abs(v) for v in values] + [0.0]) * 1.1)
     plot_w = width - left - right
 
     def x_of(value: float) -> float:
@@ -170,8 +192,9 @@ def interval_rows(
         color = PALETTE["accent"] if highlight else PALETTE["rule"]
         body.append(circle(x_of(point), y, 5, color, f"{label}: {point:+.3f}"))
     axis_y = top + row_height * len(rows) + 14
-    for tick in (-span, 0.0, span):
-        body.append(text(x_of(tick), axis_y, f"{tick:+.3f}", anchor="middle"))
+    for tick in (-span, -span / 2, 0.0, span / 2, span):
+        body.append(line(x_of(tick), axis_y - 12, x_of(tick), axis_y - 9))
+        body.append(text(x_of(tick), axis_y, tick_label(tick, span), anchor="middle"))
     return svg_document(width, height, body, title)
 
 

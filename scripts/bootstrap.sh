@@ -12,6 +12,7 @@ if [[ ",$extras," == *",dev,"* ]]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
   command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
   command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
+  command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 fi
 if [[ ",$extras," == *",sim,"* ]]; then
   # MuJoCo's offscreen rendering through EGL (Mesa) on machines without a GPU.
@@ -79,3 +80,10 @@ if [[ ",$extras," == *",policies,"* ]]; then
   fi
 fi
 # ---- end: policies extra ----
+
+# ---- begin: browser tests (axe-core from npm, pinned in tests/browser/package-lock.json) ----
+if [[ ",$extras," == *",dev,"* && ! -f tests/browser/node_modules/axe-core/axe.min.js ]]; then
+  echo "expaudit bootstrap: installing axe-core for the browser tests" >&2
+  (cd tests/browser && npm ci --no-audit --no-fund --silent)
+fi
+# ---- end: browser tests ----

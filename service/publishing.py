@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from service.catalog import BenchmarkCatalog, Catalog, fingerprint
+from service.site_assets import setting_thumbnails
 from service.records import State, SubmissionRepo
 from service.storage import LocalStore, ObjectNotFound, ObjectStore
 
@@ -108,7 +109,8 @@ def submission_entries(repo: SubmissionRepo, include: str | None = None) -> list
             entries.append(LeaderboardEntry(
                 submission_id=entry_id(sid, setting_id), setting_id=setting_id,
                 display_name=manifest.name, kind="submission",
-                submitted_at=manifest.created_at, report=repo.report(sid, setting_id)))
+                submitted_at=manifest.created_at, report=repo.report(sid, setting_id),
+                submitter=manifest.owner_name))
     return entries
 
 
@@ -200,6 +202,7 @@ def setting_infos(catalog: Catalog) -> list:
         done = catalog.completeness(s.id)
         infos.append(SettingInfo(setting_id=s.id, task=s.task, mechanism=s.mechanism, k=s.k,
                                  query_set=s.query_set, sealed=s.sealed,
+                                 description=s.description,
                                  cells_done=done.cells_done, cells_total=done.cells_total))
     return infos
 
@@ -240,7 +243,8 @@ def rebuild_leaderboard(store: ObjectStore, catalog: Catalog, options: AuditOpti
     store.delete(DIRTY_KEY)
     repo = SubmissionRepo(store)
     entries = submission_entries(repo, include) + baseline_entries(store, catalog, options)
-    files = build_leaderboard(entries, setting_infos(catalog))
+    files = build_leaderboard(entries, setting_infos(catalog),
+                              thumbnails=setting_thumbnails(catalog))
     written = write_site(store, files)
     log.info("leaderboard rebuilt: %d files (%d changed), %d rows", len(files), written, len(entries))
     return len(files)

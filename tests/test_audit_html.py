@@ -24,9 +24,11 @@ def test_page_is_self_contained_with_the_plots(audit_report_dict):
     assert page.startswith("<!DOCTYPE html>")
     assert "<script" not in page
     assert "<link" not in page and "src=" not in page
-    assert re.findall(r"https?://[^\"]+", page) == ["http://www.w3.org/2000/svg"] * 3
-    assert page.count("<svg") == 3
+    assert re.findall(r"https?://[^\"]+", page) == ["http://www.w3.org/2000/svg"] * 4
+    assert page.count("<svg") == 4
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
     for title in (
+        "A of the rule with its 95% interval against the reference lines",
         "Selection counts of the rule against the oracle",
         "Discrimination gap against the envelope of frequency-matched shuffles",
         "Pooled versus within-query AUROC",
@@ -72,3 +74,19 @@ def test_interval_rows_mark_highlights_and_missing_points():
 def test_value_bars_draw_reference_line():
     chart = svg.value_bars(["p"], [0.75], "t", reference=0.5)
     assert "stroke-dasharray" in chart and ">0.750<" in chart
+
+
+def test_missing_sections_are_named_not_drawn(audit_report_dict):
+    """A report holding only headline numbers renders, and says what it lacks."""
+    headline = {key: audit_report_dict[key] for key in ("schema_version", "verdict")}
+    headline["reference"] = {"success_rule": audit_report_dict["reference"]["success_rule"]}
+    page = render_report_html(headline)
+    assert page.count("does not carry these numbers") == 4
+    assert "<svg" not in page and "Traceback" not in page
+    assert audit_report_dict["verdict"]["label"] in page
+
+
+def test_gap_axis_of_a_tiny_gap_reads_distinct_numbers():
+    chart = svg.interval_rows([("all", 0.0, 0.0, 0.0, False), ("layout", 0.0, -0.0, 0.0, False)], "t")
+    labels = re.findall(r'text-anchor="middle">([^<]+)</text>', chart)
+    assert labels == ["-0.010", "-0.005", "0", "+0.005", "+0.010"]

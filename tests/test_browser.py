@@ -3,7 +3,12 @@
 The site is built by `build_leaderboard` from real audits, written to a
 directory and served by a plain static HTTP server, exactly as a static
 server or object store would serve it. Nothing may be fetched from anywhere
-else, no script may fail, and the report plots must draw.
+else, no script may fail, and the report plots must draw. Index, setting and
+report pages are opened at 1280 and 390 px: none may scroll sideways, and
+axe-core (from npm, `tests/browser/package.json`, injected into the page)
+must find no serious or critical violation. Screenshots of each go to
+`build/browser-screenshots/` (or $EXPAUDIT_SCREENSHOT_DIR) and their paths
+are printed.
 """
 
 from __future__ import annotations
@@ -16,9 +21,15 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from leaderboard.publish import COLUMNS, build_leaderboard
-from tests.servers import ProcessServer, RedisServer, free_port, wait_for_port
-from tests.test_publish import SETTING, make_data, make_entries, make_settings
+from leaderboard.publish import build_leaderboard
+from tests.servers import REPO_ROOT, ProcessServer, RedisServer, free_port, wait_for_port
+from tests.test_publish import HINDSIGHT, SETTING, make_data, make_entries, make_settings
+
+AXE = REPO_ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
+SCREENSHOTS = Path(os.environ.get("EXPAUDIT_SCREENSHOT_DIR", REPO_ROOT / "build" / "browser-screenshots"))
+WIDTHS = (1280, 390)
+HEADERS = ["rank", "name", "A [95% interval]", "beats best-fixed", "gap vs shuffle", "success",
+           "top pick / oracle", "within-query AUROC", "verdict"]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -92,18 +103,21 @@ def row_ids(page) -> list[str]:
                                      "rows => rows.map(r => r.dataset.submission)")
 
 
-def test_setting_page_shows_every_row_with_its_verdict(page, base_url, entries):
+def test_setting_page_shows_every_ranked_row_with_its_verdict(page, base_url, entries):
     page.goto(f"{base_url}/settings/{SETTING}.html")
+    ranked = [e for e in entries if e.submission_id not in HINDSIGHT]
     rows = page.locator("#leaderboard tbody tr")
-    assert rows.count() == len(entries)
-    assert sorted(row_ids(page)) == sorted(e.submission_id for e in entries)
-    for entry in entries:
+    assert rows.count() == len(ranked)
+    assert sorted(row_ids(page)) == sorted(e.submission_id for e in ranked)
+    for entry in ranked:
         row = page.locator(f'#leaderboard tr[data-submission="{entry.submission_id}"]')
         assert row.is_visible()
         assert row.locator("td.verdict").inner_text() == \
             f"{entry.report['verdict']['label']}: {entry.report['verdict']['text']}"
     headers = page.locator("#leaderboard thead th").all_inner_texts()
-    assert headers == ["name", *[c.header for c in COLUMNS], "verdict"]
+    assert headers == HEADERS
+    lines = page.locator("#reference-lines li").all_inner_texts()
+    assert [line.split(":")[0] for line in lines] == ["random (A = 0)", "best-fixed", "oracle (A = 1)"]
 
 
 def _sorted_numeric(values: list[str], descending: bool) -> bool:
@@ -113,7 +127,7 @@ def _sorted_numeric(values: list[str], descending: bool) -> bool:
     return "" not in head and numbers == sorted(numbers, reverse=descending)
 
 
-@pytest.mark.parametrize("key", ["advantage", "gap", "within_auroc", "top_pick"])
+@pytest.mark.parametrize("key", ["main", "gap", "within_auroc", "top_pick"])
 def test_clicking_a_header_sorts_the_rows(page, base_url, key):
     page.goto(f"{base_url}/settings/{SETTING}.html")
     before = row_ids(page)
@@ -131,8 +145,8 @@ def test_clicking_a_header_sorts_the_rows(page, base_url, key):
 
 def test_sorting_by_a_column_changes_the_row_order(page, base_url):
     page.goto(f"{base_url}/settings/{SETTING}.html")
-    before = row_ids(page)  # published order: success, descending
-    header = page.locator('#leaderboard th[data-key="success"]')
+    before = row_ids(page)  # published order: A, descending
+    header = page.locator('#leaderboard th[data-key="main"]')
     header.click()
     assert row_ids(page) == before
     header.click()
@@ -166,7 +180,10 @@ def non_white_share(png: bytes) -> float:
 @pytest.mark.parametrize("submission_id", ["sub-good", "sub-pick", "baseline-random-" + SETTING])
 def test_report_page_plots_render(page, base_url, submission_id):
     page.goto(f"{base_url}/settings/{SETTING}.html")
-    page.locator(f'#leaderboard tr[data-submission="{submission_id}"] a').click()
+    if submission_id.startswith("baseline-random"):
+        page.locator('#reference-lines li[data-rule="random"] a').click()
+    else:
+        page.locator(f'#leaderboard tr[data-submission="{submission_id}"] a').click()
     page.wait_for_url(f"{base_url}/reports/{submission_id}.html")
     charts = page.locator("svg")
     assert charts.count() >= 3
@@ -180,17 +197,63 @@ def test_report_page_plots_render(page, base_url, submission_id):
         assert shapes > 0
         assert non_white_share(chart.screenshot()) > 0.01
     assert "NaN" not in page.content()
+    page.locator(f'nav a[href="../settings/{SETTING}.html"]').click()
+    page.wait_for_url(f"{base_url}/settings/{SETTING}.html")
 
 
 def test_report_bars_are_drawn_to_scale(page, base_url, entries):
     """The histogram's tallest bar belongs to the rule's top pick."""
     report = next(e for e in entries if e.submission_id == "sub-pick").report
     page.goto(f"{base_url}/reports/sub-pick.html")
-    heights = page.locator("svg").first.evaluate(
+    chart = page.locator('svg[aria-label="Selection counts of the rule against the oracle"]')
+    heights = chart.evaluate(
         "svg => [...svg.querySelectorAll('rect')].map(r => [r.getBBox().height,"
         " (r.querySelector('title') || {}).textContent || ''])")
     tallest = max(heights, key=lambda pair: pair[0])
     assert tallest[1].startswith(report["concentration"]["top_pick"] + " rule")
+
+
+def test_setting_page_plots_draw(page, base_url):
+    page.goto(f"{base_url}/settings/{SETTING}.html")
+    for figure in ("#figure-ranking svg", "#figure-selection svg"):
+        chart = page.locator(figure)
+        assert chart.count() == 1
+        assert non_white_share(chart.screenshot()) > 0.01
+    dots = page.locator("#figure-ranking svg circle").count()
+    assert dots == page.locator("#leaderboard tbody tr").count()
+
+
+PAGES = {"index": "index.html", "setting": f"settings/{SETTING}.html",
+         "report": "reports/sub-good.html"}
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", list(PAGES))
+def test_page_fits_the_screen_and_passes_axe(browser, base_url, name, width):
+    """No sideways scrolling at the width, and no serious or critical axe-core violation."""
+    assert AXE.is_file(), "axe-core is missing: scripts/bootstrap.sh dev (npm ci in tests/browser)"
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{base_url}/{PAGES[name]}")
+        overflow = page.evaluate(
+            "() => [document.documentElement.scrollWidth, "
+            "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right"
+            " > window.innerWidth + 1).map(e => e.tagName + '#' + e.id + '.' + e.className)"
+            ".slice(0, 5)]")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shot = SCREENSHOTS / f"{name}-{width}.png"
+        shot.write_bytes(page.screenshot(full_page=True))
+        print(f"screenshot {name} at {width} px: {shot}")
+        assert overflow[0] <= width and overflow[1] == [], overflow
+        page.add_script_tag(path=str(AXE))
+        result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+        assert len(result["passes"]) > 10  # axe ran its rules on this page
+        serious = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+                   for v in result["violations"] if v["impact"] in ("serious", "critical")]
+        assert serious == [], serious
+    finally:
+        context.close()
 
 
 def test_index_links_lead_to_the_setting_page(page, base_url):
@@ -227,12 +290,13 @@ def test_pages_work_through_the_service_static_route(browser, entries, tmp_path)
         response = page.goto(f"http://127.0.0.1:{port}/")
         assert response.ok and page.url.endswith("/leaderboard/index.html")
         page.locator(f'#settings a[href="settings/{SETTING}.html"]').click()
-        assert page.locator("#leaderboard tbody tr").count() == len(entries)
-        page.locator('#leaderboard th[data-key="advantage"]').click()
-        assert _sorted_numeric(column_values(page, "advantage"), descending=True)
+        assert page.locator("#leaderboard tbody tr").count() == len(entries) - len(HINDSIGHT)
+        page.locator('#leaderboard th[data-key="main"]').click()
+        assert _sorted_numeric(column_values(page, "main"), descending=True)
         page.locator('#leaderboard tr[data-submission="sub-good"] a').click()
         page.wait_for_url("**/leaderboard/reports/sub-good.html")
         assert non_white_share(page.locator("svg").first.screenshot()) > 0.01
+        assert page.title() == "noisy oracle <b> on stack-replay-k10-a · expaudit"
     finally:
         context.close()
         web.stop()
