@@ -7,14 +7,22 @@ stdout and stderr, shown to the owner only) whatever happened. A selector
 that crashes, hangs, runs out of a limit or writes an invalid scores file is
 the submitter's fault (`SelectorFailed`); a sandbox that could not be built
 is the service's (retried).
+
+A run's temporary tree (/input, /output, the unpacked selector) lives in the
+local sandbox's worker directory (`runner.sandbox.workdir`), so that a worker
+started after this one was killed removes it; elsewhere in a temporary
+directory.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from runner.sandbox.base import Limits, RunResult, RunSpec, RunStatus
 from runner.sandbox.execute import run_selector
@@ -56,6 +64,24 @@ def _image(ctx, manifest: Manifest, work: Path) -> str:
     return str(unpack_archive(data, manifest.filename, work / "selector"))
 
 
+@contextlib.contextmanager
+def run_tree(sandbox) -> Iterator[Path]:
+    """A fresh 0755 directory for one run, removed afterwards: in the sandbox's worker
+    directory where it has one (local sandbox), else in the temporary directory."""
+    workdir = getattr(sandbox, "workdir", None)
+    if workdir is not None:
+        path = workdir.mkdtemp("run-")
+        try:
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+        return
+    with tempfile.TemporaryDirectory(prefix="expaudit-run-") as tmp:
+        path = Path(tmp)
+        path.chmod(0o755)
+        yield path
+
+
 def run_container(ctx, sid: str, manifest: Manifest) -> ContainerOutcome:
     """Run submission `sid`'s selector on its one setting and return the validated scores.
 
@@ -66,9 +92,7 @@ def run_container(ctx, sid: str, manifest: Manifest) -> ContainerOutcome:
         raise SandboxUnavailable("this worker has no selector sandbox (EXPAUDIT_SANDBOX=none)")
     setting_id = manifest.settings[0]
     limits = ctx.selector_limits or Limits()
-    with tempfile.TemporaryDirectory(prefix="expaudit-run-") as tmp:
-        work = Path(tmp)
-        work.chmod(0o755)
+    with run_tree(ctx.sandbox) as work:
         info = ctx.catalog.selector_input(setting_id, work / "input")
         image = _image(ctx, manifest, work)
         output = work / "output"

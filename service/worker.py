@@ -57,6 +57,9 @@ def build_context(settings: ServiceSettings, *, sandbox: bool | None = None) -> 
     `sandbox`: build the selector sandbox of `settings.sandbox` (the runner
     passes True); None builds it only when this worker serves the `selectors`
     queue, so a worker without the Docker socket never looks for an engine.
+    The local sandbox claims this process's worker directory, and first stops
+    the sandboxes and removes the run trees of workers that died
+    (`runner.sandbox.workdir`).
     """
     if not settings.redis_url:
         raise SettingsError("no Redis: set EXPAUDIT_REDIS_URL or pass --redis-url")
