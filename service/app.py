@@ -28,6 +28,7 @@ from service.metrics import Metrics
 from service.request_body import BoundedBody
 from service.settings import ServiceSettings, from_env
 from service.storage import InvalidKey, ObjectNotFound, ObjectStore, StoreUnavailable, open_store
+from service.upload_limits import catalog_limits
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,8 @@ def create_app(config: dict | None = None, *, store: ObjectStore | None = None,
                                          socket_connect_timeout=3)
     if catalog is None:
         catalog = open_catalog(settings)
+    settings = settings.with_overrides(
+        {"max_upload_bytes": catalog_limits(catalog).body_limit(settings.max_upload_bytes)})
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_upload_bytes
     app.json.sort_keys = True

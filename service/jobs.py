@@ -276,7 +276,7 @@ def _scores(ctx: JobContext, sid: str, manifest) -> tuple[list, dict | None]:
         outcome = run_container(ctx, sid, manifest)
         return [outcome.scores], outcome.provenance
     raw = ctx.store.get_bytes(manifest.input_key)
-    frame = read_frame(raw, manifest.input_format, manifest.filename)
+    frame = read_frame(raw, manifest.input_format, manifest.filename, ctx.catalog)
     return validate_upload(frame, list(manifest.settings), ctx.catalog, manifest.filename), None
 
 

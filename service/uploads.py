@@ -21,6 +21,7 @@ from leaderboard.io_cells import read_csv_bytes
 from service.catalog import Catalog, UnknownSetting
 from service.errors import ValidationFailed
 from service.parquet_upload import read_bounded_parquet
+from service.upload_limits import UploadLimits, catalog_limits, count_rows_upper_bound
 
 FORMATS = ("csv", "parquet", "json")
 MAX_PARQUET_ROWS = 1_000_000
@@ -69,15 +70,25 @@ def detect_format(filename: str | None, content_type: str | None, explicit: str 
         "*.parquet or *.json, or pass format=csv|parquet|json", field="format")
 
 
-def read_frame(data: bytes, fmt: str, source: str) -> pd.DataFrame:
-    """Parse the upload into a table; errors name the file."""
+def read_frame(data: bytes, fmt: str, source: str, catalog: Catalog | None = None) -> pd.DataFrame:
+    """Parse the upload into a table; errors name the file.
+
+    At most `MAX_PARQUET_ROWS` rows in any format (a CSV or JSON upload is
+    counted before it is parsed) and `MAX_PARQUET_UNPACKED_BYTES` decoded
+    Parquet, each raised to what a full file of the catalog's largest setting
+    needs (`service.upload_limits.catalog_limits`).
+    """
     if not data:
         raise InputError(source, "file is empty")
+    limits = UploadLimits() if catalog is None else catalog_limits(catalog)
+    max_rows = limits.row_limit(MAX_PARQUET_ROWS)
+    if fmt != "parquet" and count_rows_upper_bound(data, fmt) > max_rows:
+        raise InputError(source, f"has more than {max_rows} rows; at most {max_rows} are read")
     if fmt == "csv":
         return read_csv_bytes(data, source)
     if fmt == "parquet":
-        return read_bounded_parquet(data, source, max_rows=MAX_PARQUET_ROWS,
-                                    max_bytes=MAX_PARQUET_UNPACKED_BYTES,
+        return read_bounded_parquet(data, source, max_rows=max_rows,
+                                    max_bytes=limits.decoded_limit(MAX_PARQUET_UNPACKED_BYTES),
                                     max_cell_chars=MAX_PARQUET_CELL_CHARS,
                                     max_columns=MAX_PARQUET_COLUMNS, number_columns=NUMBER_COLUMNS)
     return _json_frame(data, source)

@@ -158,7 +158,7 @@ class Prepared:
 
 def _prepare_scores(svc: Services, upload: Upload) -> Prepared:
     fmt = detect_format(upload.filename, upload.content_type, upload.fields.get("format"))
-    frame = read_frame(upload.data, fmt, upload.filename)
+    frame = read_frame(upload.data, fmt, upload.filename, svc.catalog)
     validated = validate_upload(frame, requested_settings(upload.fields.get("setting")),
                                 svc.catalog, upload.filename)
     return Prepared(upload.data, upload.filename, fmt, [v.setting_id for v in validated],
