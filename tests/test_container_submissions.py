@@ -299,3 +299,71 @@ def test_a_docker_service_records_the_pinned_image_on_the_submission(tmp_path,
     assert Job.fetch(f"audit-{document['id']}", connection=redis_conn).origin == "selectors"
     not_run = client.get(f"/api/v1/submissions/{document['id']}/run", headers=bearer(token))
     assert not_run.status_code == 409 and not_run.json["error"]["code"] == "not_ready"
+
+
+# ------------------------------------------------------- the sandbox's own failures
+
+
+@pytest.mark.skipif(not SANDBOX_OK, reason="the local sandbox needs root, unshare and setpriv")
+@pytest.mark.skipif(not real_data_available(), reason="frozen data not built")
+def test_a_sandbox_that_cannot_start_the_interpreter_is_the_services_fault(tmp_path, redis_conn,
+                                                                          monkeypatch):  # noqa: F811
+    """The interpreter not starting inside (here: not mounted, as when a fresh /tmp hid a
+    venv under /tmp) is retried and finally the service's failure; no message names a
+    host path."""
+    from rq import Queue, SimpleWorker
+    from rq.job import Job
+
+    from runner.sandbox.base import Limits
+    from runner.sandbox.local import LocalSandbox
+    from service import defaults, jobs
+    from service.catalog import BenchmarkCatalog
+    from service.publishing import AuditOptions
+    from service.records import Fault, State, SubmissionRepo
+    from service.storage import LocalStore
+    from tests.servers import bearer, make_app
+
+    copy_library(tmp_path / "frozen", experience_ids(3))
+    copy_query_set(tmp_path / "frozen", "stack-orig", STATES[:1])
+    copy_cells(tmp_path / "frozen", "stack-orig", experience_ids(3), STATES[:1])
+    store, catalog = LocalStore(tmp_path / "store"), BenchmarkCatalog(tmp_path / "frozen")
+    client = make_app(store, redis_conn, catalog, sandbox="local").test_client()
+    token = client.post("/api/v1/tokens", json={"name": "lab"},
+                        headers=bearer(ADMIN_TOKEN)).json["token"]
+    archive = selector_archive(REPO_ROOT / "examples" / "selectors" / "raw32")
+    sids = []
+    for name in ("first try", "last try"):
+        created = client.post("/api/v1/submissions", headers=bearer(token),
+                              data={"setting": SETTING, "name": name,
+                                    "selector": (io.BytesIO(archive), "raw32.tar.gz")},
+                              content_type="multipart/form-data")
+        assert created.status_code == 202, created.get_data(as_text=True)
+        sids.append(created.json["id"])
+    last = Job.fetch(f"audit-{sids[1]}", connection=redis_conn)
+    last.retries_left = 0
+    last.save()
+    sandbox = LocalSandbox()
+    monkeypatch.setattr(sandbox, "python_binds", [])  # the interpreter is not mounted inside
+    jobs.install_context(jobs.JobContext(store=store, redis=redis_conn, catalog=catalog,
+                                         options=AuditOptions(100, 100), sandbox=sandbox,
+                                         selector_limits=Limits(wall_seconds=10)))
+    try:
+        SimpleWorker([Queue(defaults.SELECTOR_QUEUE, connection=redis_conn)],
+                     connection=redis_conn).work(burst=True, logging_level="WARNING")
+    finally:
+        jobs.install_context(None)
+        sandbox.close()
+    repo = SubmissionRepo(store)
+    retried, failed = repo.status(sids[0]), repo.status(sids[1])
+    expected = ("audit failed: SandboxUnavailable: the sandbox could not run the selector: "
+                "could not build the sandbox: the interpreter does not start inside")
+    assert not retried.state.is_final and retried.reason == f"retrying: {expected}"
+    assert failed.state is State.FAILED and failed.fault is Fault.INFRASTRUCTURE
+    assert failed.reason == expected
+    for sid in sids:
+        run = client.get(f"/api/v1/submissions/{sid}/run", headers=bearer(token))
+        shown = json.dumps(run.json) + json.dumps(client.get(f"/api/v1/submissions/{sid}",
+                                                             headers=bearer(token)).json)
+        assert run.json["status"] == "setup_failed", shown
+        for host_path in ("/tmp/", str(REPO_ROOT), sys.prefix, "/root"):
+            assert host_path not in shown
