@@ -170,7 +170,8 @@ def test_golden_policy_cells_reproduce_the_frozen_outcomes(tmp_path):
     root = _root_with_frozen_inputs(tmp_path)
     env = service_env(ATEN_CPU_CAPABILITY=POLICY_TORCH_KERNELS.lower(), PYTHONPATH=str(REPO_ROOT))
     child = subprocess.run(
-        [sys.executable, "-c", "import runner, json, sys; from tests.test_golden_cells import _run_policy_golden; "
+        [sys.executable, "-c", "import runner, json, sys; "
+         "from tests.test_golden_cells import _run_policy_golden; "
          "print('GOLDEN ' + json.dumps(_run_policy_golden(sys.argv[1])))", str(root)],
         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
