@@ -202,26 +202,66 @@ def test_rate_limit_counter_always_expires_with_its_window(redis_conn):  # noqa:
     assert int(redis_conn.get(key)) == 1 and 0 < redis_conn.ttl(key) <= 61
 
 
-def test_rate_limiter_without_redis_lets_requests_through():
+class _Clock:
+    """Stands in for the `time` module inside `service.auth`: time moves only when told."""
+
+    def __init__(self, now: float = 1_000_020.0) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch) -> _Clock:
+    import service.auth
+
+    fake = _Clock()
+    monkeypatch.setattr(service.auth, "time", fake)
+    return fake
+
+
+def test_rate_limiter_lets_requests_through_while_redis_is_down_and_limits_once_back(
+        tmp_path, clock, caplog):
     import redis
 
-    from tests.servers import free_port
+    from tests.servers import RedisServer
 
-    limiter = RateLimiter(redis.Redis(port=free_port(), socket_connect_timeout=0.2), per_minute=1)
-    for _ in range(5):
-        limiter.hit("t")
+    server = RedisServer(tmp_path / "redis")  # its port, not yet listening: Redis is down
+    conn = redis.Redis(port=server.port, socket_connect_timeout=0.5)
+    limiter = RateLimiter(conn, per_minute=1, flush_every=1)
+    caplog.set_level(logging.WARNING, logger="service.auth")
+    try:
+        for _ in range(3):
+            limiter.hit("t")  # past the limit of 1, and let through: nothing can be counted
+        assert [r.getMessage() for r in caplog.records if r.name == "service.auth"] == [
+            "rate limiter unavailable (ConnectionError); requests allowed"] * 3
+        server.start()
+        limiter.hit("t")  # counted again from the first request Redis answers
+        assert int(conn.get(f"expaudit:rate:t:{int(clock.now // 60)}")) == 1
+        with pytest.raises(TooManyRequests, match="rate limit of 1 requests per 60 s exceeded"):
+            limiter.hit("t")
+    finally:
+        conn.close()
+        server.stop()
 
 
-def test_revocation_reaches_other_processes_within_the_local_cache_time(store, redis_conn):  # noqa: F811
-    import time
-
-    web_a = TokenRegistry(store, redis_conn, admin_token=None, local_ttl_s=0.3)
-    web_b = TokenRegistry(store, redis_conn, admin_token=None, local_ttl_s=0.3)
+def test_revocation_reaches_other_processes_within_the_local_cache_time(store, redis_conn, clock):  # noqa: F811
+    web_a = TokenRegistry(store, redis_conn, admin_token=None, local_ttl_s=5.0)
+    web_b = TokenRegistry(store, redis_conn, admin_token=None, local_ttl_s=5.0)
     token, info = web_a.create("lab")
-    assert web_b.authenticate(token) == info
+    assert web_b.authenticate(token) == info  # web_b remembers it for 5 s from now
     web_a.revoke(info.token_id)
     with pytest.raises(Unauthorized, match="unknown or revoked token"):
         web_a.authenticate(token)  # the revoking process refuses at once
-    time.sleep(0.35)
+    clock.advance(4.9)
+    assert web_b.authenticate(token) == info  # still inside web_b's local cache time
+    clock.advance(0.2)
     with pytest.raises(Unauthorized, match="unknown or revoked token"):
-        web_b.authenticate(token)
+        web_b.authenticate(token)  # past it: web_b reads the shared cache and refuses
