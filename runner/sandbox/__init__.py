@@ -3,6 +3,7 @@
 - `protocol`: writes the read-only /input tree, reads /output/scores.csv back;
 - `base`: the one interface, `SelectorSandbox.run(RunSpec) -> RunResult`;
 - `local`: runs a selector directory in Linux namespaces (no engine needed);
+  `cgroups` bounds its runs as a whole, `workdir` cleans up after a killed worker;
 - `docker_backend`: runs a container image through a Docker engine (production);
 - `execute.run_selector`: run, then validate the scores (the job boundary);
 - `frozen_input`: a frozen setting's /input tree;

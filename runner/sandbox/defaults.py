@@ -15,18 +15,23 @@ leaves room for a learned model's start-up on a CPU without letting a stuck
 selector hold a worker."""
 
 MEMORY_BYTES = 4096 * MIB
-"""Memory limit (the container's memory cgroup; the local sandbox's address
-space, RLIMIT_AS). Enough for a small vision model and the 32x32 .. 256x256
-images of a query set; less than a runner host's share per job."""
+"""Memory limit of the whole run: the container's memory cgroup; in the local
+sandbox the run's own memory cgroup, and RLIMIT_AS per process as well.
+Enough for a small vision model and the 32x32 .. 256x256 images of a query
+set; less than a runner host's share per job."""
 
 PIDS = 64
 """Process/thread limit. A selector needs a handful of threads (BLAS, data
 loaders); 64 stops a fork bomb long before it affects the host. In the local
-sandbox this is RLIMIT_NPROC of the sandbox uid."""
+sandbox this is the run cgroup's `pids.max` and RLIMIT_NPROC of the sandbox
+uid; where no cgroup can be made the local sandbox allows one process (and
+no threads), so that its per-process memory limit is the run's."""
 
 CPUS = 2.0
-"""CPU share (Docker nano_cpus / 1e9). The local sandbox turns it into CPU
-affinity (ceil(cpus) cores) and an RLIMIT_CPU of cpus * wall seconds."""
+"""CPU share (Docker nano_cpus / 1e9). The local sandbox turns it into the run
+cgroup's CPU quota (cpus x the period) and CPU set (ceil(cpus) cores, which
+`sched_setaffinity` inside cannot widen), plus an RLIMIT_CPU of cpus * wall
+seconds."""
 
 OUTPUT_BYTES = 64 * MIB
 """Size cap of /output. A complete scores file is 200 scenes x 50
@@ -63,8 +68,9 @@ whole sandbox itself (the sandbox's own timer fires first; this is the
 backstop for a sandbox that stopped answering)."""
 
 SETUP_SECONDS = 10.0
-"""Time allowed for building the sandbox (namespaces, mounts) before the
-selector starts; a slow host must not eat the selector's wall time."""
+"""Time allowed for building the sandbox (namespaces, mounts, the check that
+the interpreter starts inside) before the selector starts; a slow host must
+not eat the selector's wall time."""
 
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 """PATH inside the sandbox."""
