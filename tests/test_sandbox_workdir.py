@@ -72,6 +72,9 @@ def test_killed_worker_leaves_no_selector_and_no_tree(tmp_path):
         _wait(lambda: len(_processes_of(uid)) >= 2, 30)  # the selector and its daemon
         assert len(_processes_of(uid)) >= 2, "the selector did not start"
         assert list((worker_dir / "runs").iterdir())
+        records = [json.loads(r.read_text()) for r in (worker_dir / "sandboxes").iterdir()]
+        run_cgroups = [Path(path) for record in records for path in record["cgroups"]]
+        assert len(records) == 1 and all(path.is_dir() for path in run_cgroups)
         worker.kill()  # kill -9 mid-run
         worker.wait()
         LocalSandbox(work_root=base).close()  # the next worker starts (and stops again)
@@ -79,6 +82,7 @@ def test_killed_worker_leaves_no_selector_and_no_tree(tmp_path):
         assert _processes_of(uid) == []
         assert not worker_dir.exists()
         assert list(base.iterdir()) == []
+        assert not [path for path in run_cgroups if path.exists()]
     finally:
         worker.kill()
         worker.wait()
