@@ -15,6 +15,7 @@ from html import escape
 
 from leaderboard import svg
 from leaderboard.site_figures import IntervalRow, Marker, interval_figure
+from leaderboard.sealed_html import is_sealed_report, render_sealed_html
 
 MAX_BARS = 25
 """Experiences drawn in the selection histogram (most selected by rule or oracle)."""
@@ -292,6 +293,8 @@ def render_report_html(report: dict, context: ReportContext | None = None) -> st
         context: where the report is published (setting, rule, submitter,
             date, links); None for an offline report.
     """
+    if is_sealed_report(report):
+        return render_sealed_html(report)
     inputs = report.get("inputs") or {}
     verdict = report.get("verdict") or {}
     if inputs:

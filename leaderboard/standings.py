@@ -145,6 +145,8 @@ def reference_lines(reports: Sequence[dict],
     ]
     out = []
     for line in lines:
+        if line.success.value is None:
+            continue  # a sealed report releases random and oracle only
         row = reference_rows.get(line.rule)
         out.append(line if row is None else ReferenceLine(
             line.rule, line.label, line.success, line.advantage, line.experience, row[0]))

@@ -41,6 +41,7 @@ from service.catalog import Catalog, SelectorsUnsupported, UnknownSetting
 from service.container_jobs import SelectorFailed
 from service.publishing import DIRTY_KEY, AuditOptions, rebuild_leaderboard
 from service.records import Fault, State, Status, SubmissionRepo
+from service.sealed_report import audit_sealed
 from service.storage import ObjectNotFound, ObjectStore, StoreError
 from service.uploads import read_frame, validate_upload
 
@@ -256,8 +257,12 @@ def _audit(ctx: JobContext, sid: str, status: Status) -> str:
         if not data.is_complete:
             raise NotRetryable(f"setting '{scores.setting_id}' has {data.n_missing} outcome cells "
                                "not executed yet; the audit needs a complete matrix")
-        report = run_audit(data, scores.scores, selection_only=scores.selection_only,
-                           **ctx.options.kwargs()).to_dict()
+        if ctx.catalog.get_setting(scores.setting_id).sealed:
+            report = audit_sealed(ctx.store, ctx.redis, manifest.owner, scores.setting_id, sid,
+                                  data, scores.scores)  # headline numbers only (docs/sealed.md)
+        else:
+            report = run_audit(data, scores.scores, selection_only=scores.selection_only,
+                               **ctx.options.kwargs()).to_dict()
         if provenance is not None:
             report["selector"] = provenance
         repo.write_report(sid, scores.setting_id, report, render_report_html(report))

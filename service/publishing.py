@@ -6,7 +6,8 @@ function) and writes the files under ``leaderboard/`` in the store, from where
 they are served as they are.
 
 Reference rules (`leaderboard.baselines.BASELINE_RULES`) are published on
-every complete setting. Each computed rule's report is cached under
+every complete public setting, never on a sealed one (docs/sealed.md). Each
+computed rule's report is cached under
 ``baselines/<setting>/<data fingerprint>-<counts>/<rule>.json`` because it
 depends only on the frozen data; a rule not computed (weights missing, ...)
 is not cached, so it is tried again at the next rebuild and appears once its
@@ -126,14 +127,15 @@ def embedding_cache_dir(store: ObjectStore, options: AuditOptions) -> Path | Non
 
 
 def baseline_entries(store: ObjectStore, catalog: Catalog, options: AuditOptions) -> list:
-    """Rows of the reference rules on every complete setting (reports cached in the store)."""
+    """Rows of the reference rules on every complete public setting (reports cached in the
+    store); none on a sealed setting, whose outcomes they would publish."""
     from leaderboard.baselines import DISPLAY_NAMES, NotComputedRule, baseline_submission_id
     from leaderboard.publish import LeaderboardEntry
 
     entries = []
     for summary in catalog.list_settings():
-        if not catalog.completeness(summary.id).complete:
-            continue
+        if summary.sealed or not catalog.completeness(summary.id).complete:
+            continue  # a sealed setting's reference rows would publish its outcomes
         started = time.perf_counter()
         reports = baseline_reports(store, catalog, summary.id, options)
         log.info("baselines of %s: %d rules in %.1f s", summary.id, len(reports),

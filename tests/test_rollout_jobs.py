@@ -291,8 +291,10 @@ def test_sealed_setting_is_filled_by_the_runner_once_for_concurrent_submissions(
         assert outcomes.status_code == 403 and outcomes.json()["error"]["code"] == "sealed"
         report = requests.get(f"{stack.url}{final['report_urls'][HIDDEN]['json']}", headers=auth,
                               timeout=10).json()
-        assert report["inputs"]["n_experiences"] == 10
-        assert not {"outcomes", "outcome", "success"} & _keys(report)
+        assert report["inputs"]["n_experiences"] == 10 and report["sealed"]
+        assert set(report["reference"]) == {"success_rule", "success_random", "success_oracle",
+                                            "advantage"}  # headline numbers only (docs/sealed.md)
+        assert not {"outcomes", "outcome", "success", "quality", "ranking"} & _keys(report)
     finally:
         runner.stop()
         stack.stop()

@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 import pytest
 
 from service.errors import TooManyRequests
-from service.sealed import QUOTA_KEY, give_back_sealed_quota, sealed_settings, take_sealed_quota
+from service.sealed import (QUOTA_KEY, claims_today, give_back_sealed_quota, sealed_settings,
+                            take_sealed_quota)
 from tests.servers import (ADMIN_TOKEN, bearer, catalog, make_app,  # noqa: F401
                            redis_conn, redis_server, run_jobs, scores_csv, store)
 
@@ -36,18 +37,31 @@ def _submit(client, token, body: bytes, setting: str):
 # ------------------------------------------------------------------ quota
 
 
-def test_quota_counts_per_owner_and_day_and_refuses_past_the_limit(redis_conn):  # noqa: F811
-    assert [take_sealed_quota(redis_conn, "tok-a", 2, NOON) for _ in range(2)] == [1, 2]
+def test_quota_counts_per_owner_and_day_and_refuses_past_the_limit(redis_conn, store):  # noqa: F811
+    assert [take_sealed_quota(redis_conn, store, "tok-a", 2, NOON).count for _ in range(2)] == [1, 2]
     with pytest.raises(TooManyRequests, match=r"at most 2 submissions to sealed settings per "
                                               r"token per UTC day; try again in 43200 s") as info:
-        take_sealed_quota(redis_conn, "tok-a", 2, NOON)
+        take_sealed_quota(redis_conn, store, "tok-a", 2, NOON)
     assert info.value.code == "sealed_quota" and info.value.extra["retry_after"] == 43200
     assert int(redis_conn.get(QUOTA_KEY.format(owner="tok-a", day="20260301"))) == 2
-    assert take_sealed_quota(redis_conn, "tok-b", 2, NOON) == 1  # another token
+    assert claims_today(store, "tok-a", NOON) == 2
+    assert take_sealed_quota(redis_conn, store, "tok-b", 2, NOON).count == 1  # another token
     next_day = NOON.replace(day=2)
-    assert take_sealed_quota(redis_conn, "tok-a", 2, next_day) == 1
-    give_back_sealed_quota(redis_conn, "tok-a", next_day)
+    claim = take_sealed_quota(redis_conn, store, "tok-a", 2, next_day)
+    assert claim.count == 1
+    give_back_sealed_quota(redis_conn, store, claim)
     assert int(redis_conn.get(QUOTA_KEY.format(owner="tok-a", day="20260302"))) == 0
+    assert claims_today(store, "tok-a", next_day) == 0
+
+
+def test_the_quota_survives_redis_losing_its_data(redis_conn, store):  # noqa: F811
+    """Fault: Redis restarted empty (or flushed) mid-day. The store's claims still count."""
+    for _ in range(2):
+        take_sealed_quota(redis_conn, store, "tok-a", 2, NOON)
+    redis_conn.flushall()
+    with pytest.raises(TooManyRequests):
+        take_sealed_quota(redis_conn, store, "tok-a", 2, NOON)
+    assert int(redis_conn.get(QUOTA_KEY.format(owner="tok-a", day="20260301"))) == 2
 
 
 def test_sealed_settings_are_picked_from_the_catalog(catalog):

@@ -206,13 +206,15 @@ def create_submission():
     prepared = _prepare_container(svc, upload) if container else _prepare_scores(svc, upload)
     _check_complete(svc, prepared.setting_ids)
     sealed = sealed_settings(svc.catalog, prepared.setting_ids)
+    claim = None
     if sealed:
-        take_sealed_quota(svc.redis, token.token_id, svc.settings.sealed_submissions_per_day)
+        claim = take_sealed_quota(svc.redis, svc.store, token.token_id,
+                                  svc.settings.sealed_submissions_per_day)
     try:
         return _create(svc, token, key, replay, body_hash, prepared, name, public)
     except BaseException:
-        if sealed:
-            give_back_sealed_quota(svc.redis, token.token_id)
+        if claim is not None:
+            give_back_sealed_quota(svc.redis, svc.store, claim)
         raise
 
 
