@@ -72,9 +72,10 @@ def create_app(config: dict | None = None, *, store: ObjectStore | None = None,
 
 
 def _register_blueprints(app: Flask) -> None:
-    from service.routes import admin, leaderboard, ops, settings_routes, submissions
+    from service.routes import (admin, leaderboard, ops, selector_inputs, settings_routes,
+                                submissions)
 
-    for module in (settings_routes, submissions, leaderboard, admin, ops):
+    for module in (settings_routes, selector_inputs, submissions, leaderboard, admin, ops):
         app.register_blueprint(module.api, url_prefix=defaults.API_PREFIX)
     app.register_blueprint(leaderboard.site)
     app.register_blueprint(ops.root)

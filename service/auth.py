@@ -5,6 +5,14 @@ store (``tokens/<sha256>.json``, the system of record) and cached in Redis
 (``expaudit:token:<sha256>``), and remembered by each web process for a
 few seconds, so that verifying a busy token rarely costs a Redis read. No
 function here logs a token or its hash.
+
+Revoking writes the store first and then overwrites the cache entry with the
+revoked record (a tombstone: a reader that fetched the old record cannot put
+it back, because readers only add entries that are absent). When Redis does
+not answer, a marker (``token-evictions/<sha256>``) stays in the store and
+every web process writes the tombstone once Redis answers again, before it
+trusts the cache; so a revoked token never comes back from a cache entry
+that outlived an outage.
 """
 
 from __future__ import annotations
@@ -31,6 +39,10 @@ TOKEN_PREFIX = "ea_"
 
 ADMIN_ID = "admin"
 """Token id of the administrator token configured in the settings."""
+
+
+EVICTIONS_PREFIX = "token-evictions/"
+"""Store prefix of revocations whose cache entry is still to be overwritten."""
 
 
 def hash_token(token: str) -> str:
@@ -61,6 +73,7 @@ class TokenRegistry:
         self._admin_hash = hash_token(admin_token) if admin_token else None
         self.local_ttl_s = local_ttl_s
         self._local: dict[str, tuple[TokenInfo, float]] = {}
+        self._evictions_checked = float("-inf")
 
     def create(self, name: str, admin: bool = False) -> tuple[str, TokenInfo]:
         """Issue a token; returns (the secret, shown once; its info)."""
@@ -89,6 +102,7 @@ class TokenRegistry:
         remembered = self._local.get(digest)
         if remembered is not None and remembered[1] > time.monotonic():
             return remembered[0]
+        self._finish_evictions()
         cached = self._cached(digest)
         info = TokenInfo(**json.loads(cached)) if cached is not None else self._stored(digest)
         if info is None or info.revoked:
@@ -114,9 +128,9 @@ class TokenRegistry:
         except ObjectNotFound:
             return None
         if self.redis is not None:
-            try:
+            try:  # nx: never over a revocation's tombstone written since the store was read
                 self.redis.set(f"expaudit:token:{digest}", json.dumps(info.to_dict()),
-                               ex=defaults.TOKEN_CACHE_TTL_S)
+                               ex=defaults.TOKEN_CACHE_TTL_S, nx=True)
             except redis_lib.RedisError as exc:
                 log.warning("token cache not updated (%s)", type(exc).__name__)
         return info
@@ -127,21 +141,64 @@ class TokenRegistry:
         return sorted(infos, key=lambda i: (i.created_at, i.token_id))
 
     def revoke(self, token_id: str) -> TokenInfo:
-        """Mark a token revoked in the store and drop it from the cache."""
+        """Mark a token revoked in the store and overwrite its cache entry.
+
+        Revoking a revoked token again writes its tombstone again, then
+        raises `Conflict` (already revoked): a retried revocation finishes
+        what the first one could not. When Redis does not answer, the
+        revocation still holds: the store refuses the token while Redis is
+        down, and a marker makes every web process write the tombstone before
+        it reads the cache again.
+        """
         for key in self.store.list_keys("tokens/"):
             info = TokenInfo(**json.loads(self.store.get_bytes(key)))
             if info.token_id != token_id:
                 continue
-            if info.revoked:
-                raise Conflict(f"token '{token_id}' is already revoked", field="token_id")
-            revoked = TokenInfo(**{**info.to_dict(), "revoked": True})
-            self.store.put_bytes(key, json.dumps(revoked.to_dict()).encode(), "application/json")
             digest = key[len("tokens/"):-len(".json")]
+            revoked = TokenInfo(**{**info.to_dict(), "revoked": True})
+            if not info.revoked:
+                self.store.put_bytes(key, json.dumps(revoked.to_dict()).encode(), "application/json")
             self._local.pop(digest, None)
-            if self.redis is not None:
-                self.redis.delete(f"expaudit:token:{digest}")
+            if not self._tombstone(digest, revoked):
+                self.store.put_bytes(f"{EVICTIONS_PREFIX}{digest}", b"")
+                self._evictions_checked = float("-inf")
+            if info.revoked:
+                raise Conflict(f"token '{token_id}' is already revoked (its cache entry is "
+                               "overwritten again)", field="token_id")
             return revoked
         raise NotFound(f"no token with id '{token_id}'", field="token_id")
+
+    def _tombstone(self, digest: str, revoked: TokenInfo) -> bool:
+        """Overwrite the cache entry with the revoked record; False when Redis does not answer."""
+        if self.redis is None:
+            return True
+        try:
+            self.redis.set(f"expaudit:token:{digest}", json.dumps(revoked.to_dict()),
+                           ex=defaults.TOKEN_CACHE_TTL_S)
+            return True
+        except redis_lib.RedisError as exc:
+            log.warning("token cache unavailable (%s); revocation completed later", type(exc).__name__)
+            return False
+
+    def _finish_evictions(self) -> None:
+        """Write the tombstones of revocations Redis missed (checked every few seconds, and on
+        every request while one is still pending)."""
+        if self.redis is None or time.monotonic() - self._evictions_checked < defaults.TOKEN_EVICTION_CHECK_S:
+            return
+        done = True
+        for key in self.store.list_keys(EVICTIONS_PREFIX):
+            digest = key[len(EVICTIONS_PREFIX):]
+            self._local.pop(digest, None)
+            try:
+                revoked = TokenInfo(**json.loads(self.store.get_bytes(f"tokens/{digest}.json")))
+            except ObjectNotFound:
+                self.store.delete(key)
+                continue
+            if self._tombstone(digest, revoked):
+                self.store.delete(key)
+            else:
+                done = False
+        self._evictions_checked = time.monotonic() if done else float("-inf")
 
 
 @dataclass
@@ -222,6 +279,64 @@ class RateLimiter:
         window.flushed_at = now
 
 
+class FailedAuthLimiter:
+    """Bearer tokens that fail to verify, counted per client address; past the limit, every
+    token from that address is refused with 429 until the window ends.
+
+    An unknown token costs a store read (no cache can hold what does not
+    exist), so guessing is both a brute-force attempt and a load on the
+    store. The count is shared through Redis (one INCR per failure; valid
+    tokens cost nothing); each process remembers the addresses it saw pass
+    the limit, so a blocked address is refused without a Redis round trip,
+    and a guess that happens to be right is refused too. When Redis is
+    unreachable failures are not counted (like `RateLimiter`).
+    """
+
+    def __init__(self, redis: redis_lib.Redis | None, per_minute: int,
+                 window_s: int = defaults.RATE_LIMIT_WINDOW_S) -> None:
+        self.redis = redis
+        self.per_window = per_minute * window_s // 60
+        self.window_s = window_s
+        self._blocked: dict[str, float] = {}
+
+    def _refusal(self, until: float) -> TooManyRequests:
+        retry_after = max(1, int(until - time.time()) + 1)
+        return TooManyRequests(f"more than {self.per_window} invalid tokens from this address in "
+                               f"{self.window_s} s; retry in {retry_after} s", field="Authorization",
+                               extra={"retry_after": retry_after})
+
+    def check(self, client: str) -> None:
+        """Raise TooManyRequests when `client` is blocked (seen past the limit by this process)."""
+        until = self._blocked.get(client)
+        if until is None:
+            return
+        if until <= time.time():
+            del self._blocked[client]
+            return
+        raise self._refusal(until)
+
+    def failed(self, client: str) -> None:
+        """Count one failed verification from `client`; raises TooManyRequests past the limit."""
+        if self.redis is None:
+            return
+        now = time.time()
+        index = int(now // self.window_s)
+        key = f"expaudit:authfail:{client}:{index}"
+        try:
+            count = int(self.redis.incr(key))
+            if count == 1:
+                self.redis.expire(key, self.window_s + 1)
+        except redis_lib.RedisError as exc:
+            log.warning("invalid-token counter unavailable (%s)", type(exc).__name__)
+            return
+        if count > self.per_window:
+            if len(self._blocked) > 10_000:
+                self._blocked.clear()
+            until = (index + 1) * self.window_s
+            self._blocked[client] = until
+            raise self._refusal(until)
+
+
 def authenticate_request(registry: TokenRegistry, limiter: RateLimiter, token: str) -> TokenInfo:
     """Verify `token` and count the request against its rate limit.
 
@@ -234,11 +349,30 @@ def authenticate_request(registry: TokenRegistry, limiter: RateLimiter, token: s
     return info
 
 
+_RESERVE = """
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
+if redis.call('SCARD', KEYS[1]) + redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[1]) then
+  return 0
+end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+redis.call('EXPIRE', KEYS[2], ARGV[5])
+return 1
+"""
+"""Take a slot under the cap in one step: count the owner's open submissions and live
+reservations, and add a reservation only when the sum is below the cap."""
+
+
 class ActiveSubmissions:
     """The set of an owner's submissions that are not final, for the concurrency cap.
 
     Kept in Redis (``expaudit:active:<owner>``); the reconciler re-adds open
-    submissions after Redis was lost, and the jobs remove final ones.
+    submissions after Redis was lost, and the jobs remove final ones. A
+    create request takes its slot atomically before it reads the upload
+    (`reserve`: a Lua script counts and reserves in one step, so concurrent
+    requests cannot all pass a count taken before any of them was added),
+    turns it into its submission id once stored (`commit`) and gives it back
+    otherwise (`release`). A reservation lapses on its own after
+    `ACTIVE_RESERVATION_TTL_S`, should its request die midway.
     """
 
     def __init__(self, redis: redis_lib.Redis | None) -> None:
@@ -248,6 +382,10 @@ class ActiveSubmissions:
     def _key(owner: str) -> str:
         return f"expaudit:active:{owner}"
 
+    @staticmethod
+    def _pending_key(owner: str) -> str:
+        return f"expaudit:active-pending:{owner}"
+
     def count(self, owner: str) -> int:
         if self.redis is None:
             return 0
@@ -256,6 +394,44 @@ class ActiveSubmissions:
         except redis_lib.RedisError as exc:
             log.warning("concurrency cap unavailable (%s); submission allowed", type(exc).__name__)
             return 0
+
+    def reserve(self, owner: str, limit: int) -> str | None:
+        """Take one of `owner`'s `limit` slots; returns the reservation (None when Redis is
+        down: the submission is let through uncounted). Raises TooManyRequests when none is free."""
+        if self.redis is None:
+            return None
+        reservation = secrets.token_hex(8)
+        now = time.time()
+        try:
+            taken = self.redis.eval(_RESERVE, 2, self._key(owner), self._pending_key(owner), limit,
+                                    now, now + defaults.ACTIVE_RESERVATION_TTL_S, reservation,
+                                    defaults.ACTIVE_RESERVATION_TTL_S)
+        except redis_lib.RedisError as exc:
+            log.warning("concurrency cap unavailable (%s); submission allowed", type(exc).__name__)
+            return None
+        if not taken:
+            raise TooManyRequests(f"at most {limit} submissions may be queued or running per token; "
+                                  "wait for one to finish", field="file", code="too_many_active")
+        return reservation
+
+    def commit(self, owner: str, reservation: str | None, sid: str) -> None:
+        """The reserved slot becomes submission `sid` (one transaction)."""
+        if self.redis is None:
+            return
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.sadd(self._key(owner), sid)
+        if reservation is not None:
+            pipe.zrem(self._pending_key(owner), reservation)
+        pipe.execute()
+
+    def release(self, owner: str, reservation: str | None) -> None:
+        """Give back a reservation that did not become a submission (no-op once committed)."""
+        if self.redis is None or reservation is None:
+            return
+        try:
+            self.redis.zrem(self._pending_key(owner), reservation)
+        except redis_lib.RedisError as exc:
+            log.warning("reservation not given back (%s); it lapses on its own", type(exc).__name__)
 
     def add(self, owner: str, sid: str) -> None:
         if self.redis is not None:

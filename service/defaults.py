@@ -50,7 +50,28 @@ that revoked it)."""
 
 TOKEN_CACHE_TTL_S = 300
 """How long a verified token hash stays cached in Redis before the object
-store (the system of record) is read again; a revocation is seen within it."""
+store (the system of record) is read again. A revocation overwrites the entry
+at once; one that Redis missed is completed by every web process before it
+trusts the cache again."""
+
+TOKEN_EVICTION_CHECK_S = TOKEN_LOCAL_CACHE_S
+"""How often a web process looks in the store for revocations Redis missed
+(one listing of a small prefix); as often as a token is remembered locally,
+so that revocation reaches every process within the same few seconds."""
+
+FAILED_AUTH_PER_MINUTE = 30
+"""Bearer tokens that fail to verify one client address may send per minute
+window before all its tokens are refused (429): a mistyped token is retried a
+few times, a guessing loop is stopped, and each guess costs a store read."""
+
+ACTIVE_RESERVATION_TTL_S = 300
+"""A create request's slot under the concurrency cap lapses after this if the
+request never finishes (its web process died); a request lasts seconds."""
+
+IDEMPOTENT_WAIT_S = 5.0
+"""How long a request repeating an Idempotency-Key waits for the concurrent
+request that holds the key to finish writing its submission (milliseconds
+normally) before it answers 503 with Retry-After."""
 
 JOB_TIMEOUT_S = 600
 """Wall-clock limit of one audit job; a K=50 audit with 2000 shuffles and
@@ -116,6 +137,13 @@ DEFAULT_PORT = 8000
 
 GUNICORN_WORKERS = 2
 """Web processes of `expaudit serve` (one per core on a small machine)."""
+
+SUPERVISOR_MAX_BACKOFF_S = 30.0
+"""`expaudit serve` restarts a child that exited after 1 s, doubling the wait
+while it keeps exiting, up to this: a crash loop costs a start every half minute."""
+
+SUPERVISOR_STABLE_S = 60.0
+"""A child that ran this long before it exited is restarted after 1 s again."""
 
 SANDBOX_BACKEND = "local"
 """Where container submissions run unless configured otherwise (overridable):

@@ -15,6 +15,10 @@
   elsewhere; `serve` says which case applies.
 - Container submissions: the worker serves the `selectors` queue as well as
   `publish` and `audit`, so they run here with or without a runner.
+- Supervision: a child that exits (the worker, the runner, gunicorn, the
+  private Redis) is started again, as a process supervisor would: after 1 s,
+  doubling up to `SUPERVISOR_MAX_BACKOFF_S` while it keeps dying, back to 1 s
+  once it has run `SUPERVISOR_STABLE_S`. `serve` ends only on SIGINT/SIGTERM.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import redis as redis_lib
@@ -55,7 +59,7 @@ def _wait_for_port(host: str, port: int, proc: subprocess.Popen, timeout: float 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args[0]} exited with {proc.returncode} during start-up")
+            raise RuntimeError(f"{Path(proc.args[0]).name} exited with {proc.returncode} during start-up")
         with socket.socket() as sock:
             sock.settimeout(0.3)
             if sock.connect_ex((host, port)) == 0:
@@ -64,14 +68,15 @@ def _wait_for_port(host: str, port: int, proc: subprocess.Popen, timeout: float 
     raise RuntimeError(f"nothing listens on {host}:{port} after {timeout} s")
 
 
-def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
-    """A private `redis-server` with append-only persistence in `directory`."""
+def start_redis(directory: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
+    """A private `redis-server` with append-only persistence in `directory` (on `port`, or a
+    free one)."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise RuntimeError("no Redis configured and no redis-server on PATH: install redis-server "
                            "or set EXPAUDIT_REDIS_URL")
     directory.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+    port = port or _free_port()
     with open(directory / "redis.log", "ab") as log_file:
         # its own session: a Ctrl-C at the terminal must not stop Redis before the processes
         # that deregister from it on their way out (`serve` stops it last)
@@ -134,11 +139,18 @@ def runner_command(root: Path) -> list[str]:
     return [sys.executable, "-m", "expaudit", "runner", "--frozen-root", str(root)]
 
 
+def web_command(host: str, port: int, web_workers: int) -> list[str]:
+    """The command of the embedded web process (gunicorn with the service's settings)."""
+    return [sys.executable, "-m", "gunicorn", "--config", "python:service.gunicorn_conf",
+            "--workers", str(web_workers), "--bind", f"{host}:{port}", "--access-logfile", "-",
+            "--no-control-socket", "service.app:create_app()"]
+
+
 def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
           on_ready: Callable[[str, str], None], var_dir: Path = Path("var"),
           on_runner: Callable[[str], None] | None = None) -> int:
     """Run Redis (if needed), gunicorn, one worker and (with the simulator) one runner
-    until interrupted.
+    until interrupted, restarting any of them that exits.
 
     Args:
         on_ready: called with (URL, where the admin token is) once the web
@@ -146,11 +158,14 @@ def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
         on_runner: called with one sentence saying whether a rollout runner was
             started, on which frozen root, or why not.
     """
-    children: list[subprocess.Popen] = []
-    redis_proc = None
+    children: list[Child] = []
+    redis_child = None
     try:
         if not settings.redis_url:
-            redis_proc, url = start_redis(var_dir / "redis")
+            redis_dir = var_dir / "redis"
+            proc, url = start_redis(redis_dir)
+            redis_port = int(url.rsplit(":", 1)[1].split("/")[0])
+            redis_child = Child("redis", lambda: start_redis(redis_dir, redis_port)[0], proc)
             settings = replace(settings, redis_url=url)
         token_note = "the configured EXPAUDIT_ADMIN_TOKEN"
         if not settings.admin_token:
@@ -161,25 +176,23 @@ def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
         n_files = publish_initial(settings)
         log.info("leaderboard published: %d files", n_files)
         env = {**os.environ, **to_env(settings)}
-        web = subprocess.Popen([sys.executable, "-m", "gunicorn", "--workers", str(web_workers),
-                                "--bind", f"{host}:{port}", "--access-logfile", "-", "--no-control-socket",
-                                "service.app:create_app()"], env=env)
+        web = Child.started("web", lambda: subprocess.Popen(web_command(host, port, web_workers),
+                                                            env=env))
         children.append(web)
-        children.append(subprocess.Popen(worker_command(), env=env))
+        children.append(Child.started("worker", lambda: subprocess.Popen(worker_command(), env=env)))
         note = start_runner(settings, env, children)
         if on_runner is not None:
             on_runner(note)
-        _wait_for_port(host, port, web)
+        _wait_for_port(host, port, web.proc)
         on_ready(f"http://{host}:{port}", token_note)
-        return _supervise(children + ([redis_proc] if redis_proc is not None else []))
+        return _supervise(children + ([redis_child] if redis_child is not None else []))
     finally:
-        _stop(children)  # the web, worker and runner first: they deregister from Redis
-        if redis_proc is not None:
-            _stop([redis_proc])
+        _stop([c.proc for c in children])  # the web, worker and runner first: they deregister
+        if redis_child is not None:
+            _stop([redis_child.proc])
 
 
-def start_runner(settings: ServiceSettings, env: dict[str, str],
-                  children: list[subprocess.Popen]) -> str:
+def start_runner(settings: ServiceSettings, env: dict[str, str], children: list[Child]) -> str:
     """Start one rollout runner when it can do anything; returns what happened, as a sentence."""
     if settings.catalog is not None:
         return ("no rollout runner: EXPAUDIT_CATALOG serves complete directory settings, "
@@ -189,11 +202,51 @@ def start_runner(settings: ServiceSettings, env: dict[str, str],
     if missing is not None:
         return (f"no rollout runner: {missing}; submissions needing missing cells wait for "
                 f"`expaudit runner --frozen-root {root}`")
-    children.append(subprocess.Popen(runner_command(root), env=env))
+    children.append(Child.started("runner", lambda: subprocess.Popen(runner_command(root), env=env)))
     return f"rollout runner started: missing cells are appended to {root}"
 
 
-def _supervise(children: list[subprocess.Popen]) -> int:
+@dataclass
+class Child:
+    """One supervised process: its role name, how to start it, and its restart schedule."""
+
+    name: str
+    start: Callable[[], subprocess.Popen]
+    proc: subprocess.Popen
+    started_at: float = field(default_factory=time.monotonic)
+    backoff_s: float = 1.0
+    restart_at: float | None = None
+
+    @classmethod
+    def started(cls, name: str, start: Callable[[], subprocess.Popen]) -> "Child":
+        return cls(name, start, start())
+
+    def tend(self, now: float) -> None:
+        """Schedule a restart once the process has exited; start it when the time has come."""
+        if self.restart_at is None:
+            if self.proc.poll() is None:
+                return
+            if now - self.started_at >= defaults.SUPERVISOR_STABLE_S:
+                self.backoff_s = 1.0
+            log.error("%s exited with %s; restarting it in %.0f s", self.name, self.proc.returncode,
+                      self.backoff_s)
+            self.restart_at = now + self.backoff_s
+            self.backoff_s = min(self.backoff_s * 2, defaults.SUPERVISOR_MAX_BACKOFF_S)
+        elif now >= self.restart_at:
+            try:
+                self.proc = self.start()
+                log.warning("%s restarted (pid %d)", self.name, self.proc.pid)
+            except (OSError, RuntimeError) as exc:  # e.g. Redis not listening yet: try again later
+                log.error("%s did not start (%s); retrying in %.0f s", self.name,
+                          type(exc).__name__, self.backoff_s)
+                self.restart_at = now + self.backoff_s
+                self.backoff_s = min(self.backoff_s * 2, defaults.SUPERVISOR_MAX_BACKOFF_S)
+                return
+            self.started_at, self.restart_at = now, None
+
+
+def _supervise(children: list[Child]) -> int:
+    """Tend the children until SIGINT or SIGTERM; returns 0."""
     stop = {"signal": None}
 
     def on_signal(signum, _frame):
@@ -203,9 +256,7 @@ def _supervise(children: list[subprocess.Popen]) -> int:
     signal.signal(signal.SIGINT, on_signal)
     while stop["signal"] is None:
         for child in children:
-            if child.poll() is not None:
-                log.error("%s exited with %s; stopping", child.args[:3], child.returncode)
-                return 1
+            child.tend(time.monotonic())
         time.sleep(0.5)
     return 0
 

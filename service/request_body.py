@@ -1,4 +1,6 @@
-"""Bodies sent without a Content-Length (chunked) are held to the upload limit like any other.
+"""WSGI middleware on the way in: request bodies of known length, and the app served at the root.
+
+Bodies sent without a Content-Length (chunked) are held to the upload limit like any other.
 
 Werkzeug stops reading a chunked body at `MAX_CONTENT_LENGTH` without an
 error, so an over-limit upload would arrive cut short and could pass as a
@@ -40,3 +42,27 @@ class BoundedBody:
 
 def _chunked(environ) -> bool:
     return "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+
+
+class FixedScriptName:
+    """WSGI middleware: the app is served at the root, whatever a `SCRIPT_NAME` request
+    header says.
+
+    gunicorn maps a `SCRIPT_NAME` header from a trusted address (by default
+    127.0.0.1) into the environment: a prefix of the path would shift the
+    routes and go into every link the app writes (`status_url`, `Location`).
+    The path is given back its prefix and the script name emptied, so the
+    header changes nothing. (A header that is no prefix of the path makes
+    gunicorn fail before the app is called; `service.gunicorn_conf` drops
+    the header for that.)
+    """
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        script_name = environ.get("SCRIPT_NAME", "")
+        if script_name:
+            environ["PATH_INFO"] = script_name + environ.get("PATH_INFO", "")
+            environ["SCRIPT_NAME"] = ""
+        return self.app(environ, start_response)

@@ -17,6 +17,7 @@ Two implementations:
 from __future__ import annotations
 
 import abc
+import errno
 import os
 import re
 import tempfile
@@ -46,7 +47,25 @@ class ObjectNotFound(StoreError):
 
 
 class StoreUnavailable(StoreError):
-    """The store could not be reached or failed on its side (retry later)."""
+    """The store could not be reached, failed on its side or refused a write (retry later).
+
+    `reason` is a few words for API clients (no path, host or credential);
+    the message, for the operator's log, may say more.
+    """
+
+    def __init__(self, message: str, reason: str = "unreachable") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def _local_failure(operation: str, exc: OSError) -> StoreUnavailable:
+    """A local store's OS error as `StoreUnavailable`, named by its errno, never its path."""
+    name = errno.errorcode.get(exc.errno, type(exc).__name__) if exc.errno else type(exc).__name__
+    reason = {"EACCES": "not writable: permission denied", "EPERM": "not writable: permission denied",
+              "EROFS": "not writable: read-only file system",
+              "ENOSPC": "not writable: no space left", "EDQUOT": "not writable: quota exceeded",
+              }.get(name, f"{operation} failed: {name}")
+    return StoreUnavailable(f"local store {operation} failed: {name}", reason=reason)
 
 
 class InvalidKey(ValueError):
@@ -108,6 +127,12 @@ class ObjectStore(abc.ABC):
         """A short human description (no secrets) for logs and /healthz."""
         return type(self).__name__
 
+    def check_writable(self, probe: str) -> None:
+        """Write and delete the object `probe` (a key of its own per process); raises
+        `StoreUnavailable` when the store cannot take a write."""
+        self.put_bytes(probe, b"")
+        self.delete(probe)
+
 
 class LocalStore(ObjectStore):
     """A directory on the local file system."""
@@ -135,26 +160,32 @@ class LocalStore(ObjectStore):
 
     def put_bytes(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
         path = self._path(key)
-        tmp = self._temp_copy(path, data)
         try:
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            tmp = self._temp_copy(path, data)
+            try:
+                os.replace(tmp, path)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        except OSError as exc:
+            raise _local_failure("write", exc) from None
 
     def put_if_absent(self, key: str, data: bytes,
                       content_type: str = "application/octet-stream") -> bool:
         path = self._path(key)
         if path.exists():
             return False
-        tmp = self._temp_copy(path, data)
         try:
-            os.link(tmp, path)  # atomic create-if-absent on POSIX
-            return True
-        except FileExistsError:
-            return False
-        finally:
-            os.unlink(tmp)
+            tmp = self._temp_copy(path, data)
+            try:
+                os.link(tmp, path)  # atomic create-if-absent on POSIX
+                return True
+            except FileExistsError:
+                return False
+            finally:
+                os.unlink(tmp)
+        except OSError as exc:
+            raise _local_failure("write", exc) from None
 
     def get_bytes(self, key: str) -> bytes:
         try:
@@ -162,13 +193,17 @@ class LocalStore(ObjectStore):
                 return handle.read()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise ObjectNotFound(key) from None
+        except OSError as exc:
+            raise _local_failure("read", exc) from None
 
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._os_path(key))
 
     def list_keys(self, prefix: str = "") -> list[str]:
         keys = []
-        for dirpath, _dirs, files in os.walk(self.root):
+        folder = prefix.rpartition("/")[0]  # only the folder the prefix names is walked
+        start = os.path.join(self._root_str, *folder.split("/")) if folder else self._root_str
+        for dirpath, _dirs, files in os.walk(start):
             rel_dir = os.path.relpath(dirpath, self.root)
             for name in files:
                 if name.startswith(".tmp-"):
@@ -183,6 +218,8 @@ class LocalStore(ObjectStore):
             self._path(key).unlink()
         except FileNotFoundError:
             pass
+        except OSError as exc:
+            raise _local_failure("delete", exc) from None
 
     def describe(self) -> str:
         return f"local directory {self.root}"
@@ -240,10 +277,12 @@ class S3Store(ObjectStore):
             if code in ("NoSuchKey", "404", "NotFound") and key is not None:
                 raise ObjectNotFound(key) from None
             if status >= 500 or code in ("SlowDown", "ServiceUnavailable", "InternalError"):
-                raise StoreUnavailable(f"S3 {operation} failed: {code} (HTTP {status})") from exc
+                raise StoreUnavailable(f"S3 {operation} failed: {code} (HTTP {status})",
+                                       reason=f"S3 answered {code or status}") from exc
             raise
         except BotoCoreError as exc:
-            raise StoreUnavailable(f"S3 {operation} failed: {type(exc).__name__}: {exc}") from exc
+            raise StoreUnavailable(f"S3 {operation} failed: {type(exc).__name__}: {exc}",
+                                   reason=f"S3 unreachable: {type(exc).__name__}") from exc
 
     def ensure_bucket(self) -> None:
         """Create the bucket if it does not exist (self-hosted setups)."""

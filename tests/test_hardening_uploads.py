@@ -53,7 +53,7 @@ def stack(tmp_path_factory, redis_server):  # noqa: F811
                          extra_env={"EXPAUDIT_MAX_ACTIVE_SUBMISSIONS": "100"})
     stack.start_web(workers=1)
     token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "hostile"},
-                          headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10).json()["token"]
+                          headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60).json()["token"]
     headers = {"Authorization": f"Bearer {token}"}
     # warm up: the first Parquet read starts Arrow's thread pool and allocator arenas
     summary, data = setting
@@ -208,7 +208,7 @@ def selector_stack(tmp_path_factory, redis_server):  # noqa: F811
                                     "GUNICORN_CMD_ARGS": "--timeout 10"})
     stack.start_web(workers=1)
     token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "bombs"},
-                          headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10).json()["token"]
+                          headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60).json()["token"]
     yield stack, {"Authorization": f"Bearer {token}"}
     stack.stop()
 

@@ -1,6 +1,13 @@
-"""Operations: health, Prometheus metrics, the OpenAPI document and its page."""
+"""Operations: health, Prometheus metrics, the OpenAPI document and its page.
+
+`/healthz` reads and writes the store (a probe object of this process,
+written and deleted) and pings Redis: a store that reads but refuses writes
+cannot take submissions, so it counts as down.
+"""
 
 from __future__ import annotations
+
+import os
 
 import redis as redis_lib
 from flask import Blueprint, Response, jsonify
@@ -8,7 +15,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from service.context import services
 from service.openapi import docs_page, openapi_document
-from service.storage import StoreError
+from service.storage import StoreError, StoreUnavailable
 
 api = Blueprint("ops", __name__)
 root = Blueprint("root", __name__)
@@ -30,7 +37,10 @@ def healthz():
     checks = {}
     try:
         svc.store.exists("leaderboard/index.json")
+        svc.store.check_writable(f"healthz/probe-{os.getpid()}")  # a store that only reads is down
         checks["store"] = "ok"
+    except StoreUnavailable as exc:
+        checks["store"] = f"unavailable: {exc.reason}"
     except (StoreError, OSError) as exc:
         checks["store"] = f"unavailable: {type(exc).__name__}"
     try:

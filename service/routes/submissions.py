@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import time
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -13,7 +14,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 
 from service import container_submissions, defaults, jobs
 from service.context import Services, current_token, services
-from service.errors import Conflict, NotFound, TooManyRequests, ValidationFailed
+from service.errors import Conflict, NotFound, ServiceUnavailable, ValidationFailed
 from service.form_fields import request_fields
 from service.publishing import DIRTY_KEY
 from service.records import Manifest, State, new_submission_id, utc_now
@@ -196,11 +197,17 @@ def create_submission():
     key = request.headers.get("Idempotency-Key")
     replay = _idempotent_replay(svc, token.token_id, key, body_hash)
     if replay is not None and svc.repo.exists(replay):
-        return _accepted(replay, replayed=True)
-    if svc.active.count(token.token_id) >= svc.settings.max_active_submissions:
-        raise TooManyRequests(f"at most {svc.settings.max_active_submissions} submissions may be "
-                              "queued or running per token; wait for one to finish",
-                              field="file", code="too_many_active")
+        return _accepted(_written(svc, replay), replayed=True)
+    slot = svc.active.reserve(token.token_id, svc.settings.max_active_submissions)
+    try:
+        return _create_in_slot(svc, token, upload, container, key, replay, body_hash, slot)
+    finally:
+        svc.active.release(token.token_id, slot)  # no-op once the slot became the submission
+
+
+def _create_in_slot(svc: Services, token, upload: Upload, container: bool, key: str | None,
+                    replay: str | None, body_hash: str, slot: str | None) -> Response:
+    """Check the request and create the submission in the concurrency slot `slot`."""
     name = _display_name(upload.fields, upload.filename.split("@")[0])  # image: its repository
     public = _flag(upload.fields, "public")
     prepared = _prepare_container(svc, upload) if container else _prepare_scores(svc, upload)
@@ -211,7 +218,7 @@ def create_submission():
         claim = take_sealed_quota(svc.redis, svc.store, token.token_id,
                                   svc.settings.sealed_submissions_per_day)
     try:
-        return _create(svc, token, key, replay, body_hash, prepared, name, public)
+        return _create(svc, token, key, replay, body_hash, prepared, name, public, slot)
     except BaseException:
         if claim is not None:
             give_back_sealed_quota(svc.redis, svc.store, claim)
@@ -219,7 +226,7 @@ def create_submission():
 
 
 def _create(svc: Services, token, key: str | None, replay: str | None, body_hash: str,
-            prepared: Prepared, name: str, public: bool) -> Response:
+            prepared: Prepared, name: str, public: bool, slot: str | None = None) -> Response:
     """Store the input and the manifest, then enqueue the audit."""
     sha = hashlib.sha256(prepared.data).hexdigest()
     input_key = f"inputs/sha256/{sha}"
@@ -230,7 +237,7 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
         if not svc.repo.remember_idempotency(token.token_id, key_hash, sid, body_hash):
             winner = svc.repo.recall_idempotency(token.token_id, key_hash)["submission_id"]
             if svc.repo.exists(winner):
-                return _accepted(winner, replayed=True)
+                return _accepted(_written(svc, winner), replayed=True)
             sid = winner
     manifest = Manifest(submission_id=sid, owner=token.token_id, owner_name=token.name, name=name,
                         settings=tuple(prepared.setting_ids), input_key=input_key,
@@ -241,17 +248,31 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
     try:
         svc.repo.create(manifest)
     except FileExistsError:  # a concurrent request with the same Idempotency-Key won
-        return _accepted(sid, replayed=True)
+        return _accepted(_written(svc, sid), replayed=True)
     if public:
         svc.repo.make_public(sid)
     svc.metrics.submissions.labels("accepted").inc()
     try:
-        svc.active.add(token.token_id, sid)
+        svc.active.commit(token.token_id, slot, sid)
         jobs.enqueue_audit(svc.redis, sid, container=manifest.kind == "container")
     except redis_lib.RedisError as exc:
         # Stored is accepted: the reconciler enqueues it once Redis is back.
         log.warning("submission %s stored but not enqueued (%s)", sid, type(exc).__name__)
     return _accepted(sid)
+
+
+def _written(svc: Services, sid: str) -> str:
+    """`sid` once its creation is complete: a request repeating an Idempotency-Key can find
+    the submission of the concurrent request holding the key after its manifest is written
+    and before its status is; it waits (briefly) for the status rather than answer 404."""
+    deadline = time.monotonic() + defaults.IDEMPOTENT_WAIT_S
+    while not svc.store.exists(svc.repo.status_key(sid)):
+        if time.monotonic() > deadline:
+            raise ServiceUnavailable("the submission for this Idempotency-Key is still being "
+                                     "created; retry shortly", field="Idempotency-Key",
+                                     extra={"retry_after": 1})
+        time.sleep(0.05)
+    return sid
 
 
 _SUBMISSION_ID = re.compile(r"sub-[0-9]{14}-[0-9a-f]{12}")

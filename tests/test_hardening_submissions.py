@@ -1,0 +1,86 @@
+"""Concurrent create requests over real HTTP (gunicorn, four web processes, no job worker):
+the per-token cap holds under a burst, and a retry with the same Idempotency-Key never 404s."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import requests
+
+from service.records import SubmissionRepo
+from tests.servers import (ADMIN_TOKEN, RedisServer, ServiceStack, scores_csv, synthetic_setting,
+                           write_catalog)
+
+CAP = 4
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("burst")
+    redis_server = RedisServer(directory / "redis").start()
+    # large enough that reading an upload takes a while: concurrent requests overlap
+    setting = synthetic_setting("burst-k20", k=20, n_states=100, draws=5, seeds=2)
+    catalog = write_catalog(directory / "catalog", setting)
+    stack = ServiceStack(directory, redis_server, catalog,
+                         extra_env={"EXPAUDIT_MAX_ACTIVE_SUBMISSIONS": str(CAP)})
+    stack.start_web(workers=4)
+    yield stack, setting
+    stack.stop()
+    redis_server.stop()
+
+
+def _token(stack, name: str) -> dict[str, str]:
+    created = requests.post(f"{stack.url}/api/v1/tokens", json={"name": name}, timeout=60,
+                            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    return {"Authorization": f"Bearer {created.json()['token']}"}
+
+
+def _post(stack, headers, body: bytes, setting: str, name: str, key: str | None = None):
+    extra = {"Idempotency-Key": key} if key else {}
+    return requests.post(f"{stack.url}/api/v1/submissions", headers={**headers, **extra},
+                         files={"file": ("s.csv", body, "text/csv")},
+                         data={"setting": setting, "name": name}, timeout=60)
+
+
+def test_a_burst_of_uploads_from_one_token_gets_exactly_the_cap(stack):
+    stack, (summary, data) = stack
+    headers = _token(stack, "burst")
+    body = scores_csv(data)
+    barrier = threading.Barrier(12)
+
+    def one(i: int) -> int:
+        barrier.wait()
+        return _post(stack, headers, body, summary.id, f"burst {i}").status_code
+
+    with ThreadPoolExecutor(12) as pool:
+        statuses = sorted(pool.map(one, range(12)))
+    assert statuses == [202] * CAP + [429] * (12 - CAP), statuses
+    mine = requests.get(f"{stack.url}/api/v1/submissions", headers=headers, timeout=60).json()
+    assert len(mine["submissions"]) == CAP
+    refused = _post(stack, headers, body, summary.id, "one more")
+    assert refused.status_code == 429 and refused.json()["error"]["code"] == "too_many_active"
+
+
+def test_a_retry_that_finds_the_submission_half_written_waits_for_it(stack):
+    """The first request with a key has written its manifest and not yet its status (its
+    status object is held back here and written a moment later, as the first request would):
+    the retry answers the submission, not 404."""
+    stack, (summary, data) = stack
+    headers = _token(stack, "retry")
+    body = scores_csv(data, seed=3)
+    first = _post(stack, headers, body, summary.id, "retry", key="key-1")
+    assert first.status_code == 202, first.text
+    sid = first.json()["id"]
+    status_path = stack.directory / "store" / SubmissionRepo.status_key(sid)
+    status = status_path.read_bytes()
+    status_path.unlink()
+    writer = threading.Timer(1.0, status_path.write_bytes, args=(status,))
+    writer.start()
+    try:
+        retry = _post(stack, headers, body, summary.id, "retry", key="key-1")
+    finally:
+        writer.join()
+    assert retry.status_code == 202, retry.text
+    assert retry.json()["id"] == sid and retry.headers["Idempotent-Replayed"] == "true"
