@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="expaudit", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"expaudit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    modules = []
     for module_name in SUBCOMMAND_MODULES:
         try:
             module = importlib.import_module(module_name)
@@ -34,9 +35,14 @@ def build_parser() -> argparse.ArgumentParser:
             if exc.name == module_name:
                 continue  # that part has no commands yet
             raise
+        modules.append(module)
         register = getattr(module, "register", None)
         if register is not None:
             register(subparsers)
+    for module in modules:  # then each part may add subcommands to another part's command
+        extend = getattr(module, "extend", None)
+        if extend is not None:
+            extend(subparsers)
     return parser
 
 

@@ -1,4 +1,5 @@
-"""`expaudit serve | worker | reconcile | submit | status | download | token`.
+"""`expaudit serve | worker | reconcile | submit | submit-selector | status | submissions |
+publish | report | download | token`, and `expaudit selector input`.
 
 Server-side commands read the service settings (`service.settings`) with
 flags overriding them; client-side commands talk to `--server` (default
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+
+from expaudit.cli_args import positive_int
 
 
 def register(subparsers) -> None:
@@ -46,6 +49,34 @@ def register(subparsers) -> None:
     _client_flags(submit)
     submit.set_defaults(handler=_submit)
 
+    selector = subparsers.add_parser(
+        "submit-selector", help="submit a selector program (directory, .tar.gz or image@sha256:...)")
+    selector.add_argument("selector", metavar="SELECTOR",
+                          help="directory holding selector.py, a .tar.gz of one, or a Docker "
+                               "image reference pinned by digest")
+    selector.add_argument("--setting", required=True, help="the setting to run it on")
+    selector.add_argument("--name", help="display name on the leaderboard")
+    selector.add_argument("--public", action="store_true", help="show it on the leaderboard")
+    selector.add_argument("--wait", action="store_true", help="wait until published or failed")
+    _client_flags(selector)
+    selector.set_defaults(handler=_submit_selector)
+
+    mine = subparsers.add_parser("submissions", help="list my submissions, newest first")
+    mine.add_argument("--limit", type=positive_int, default=20)
+    _client_flags(mine)
+    mine.set_defaults(handler=_submissions)
+
+    publish = subparsers.add_parser("publish", help="make one of my submissions public")
+    publish.add_argument("submission_id")
+    _client_flags(publish)
+    publish.set_defaults(handler=_publish)
+
+    report = subparsers.add_parser("report", help="print a submission's verdict and report URL")
+    report.add_argument("submission_id")
+    report.add_argument("--setting", help="which setting (when it covers several)")
+    _client_flags(report)
+    report.set_defaults(handler=_report)
+
     status = subparsers.add_parser("status", help="show a submission's state")
     status.add_argument("submission_id")
     _client_flags(status)
@@ -66,6 +97,23 @@ def register(subparsers) -> None:
     create.add_argument("--admin", action="store_true")
     _client_flags(create)
     create.set_defaults(handler=_token_create)
+
+
+def extend(subparsers) -> None:
+    """Add `selector input` to the `selector` command (registered by the runner's sandbox)."""
+    selector = subparsers.choices.get("selector")
+    commands = getattr(selector, "subcommands", None)
+    if commands is None:
+        return
+    selector_input = commands.add_parser(
+        "input", help="download a setting's /input tree from a server",
+        description="Write the exact /input tree a container submission on SETTING is given, "
+                    "fetched from --server, into DIR (absent or empty): a selector tried on it "
+                    "with `expaudit selector run` runs unchanged on the service.")
+    selector_input.add_argument("setting", metavar="SETTING")
+    selector_input.add_argument("directory", metavar="DIR")
+    _client_flags(selector_input)
+    selector_input.set_defaults(handler=_selector_input)
 
 
 def _server_flags(parser: argparse.ArgumentParser) -> None:
@@ -174,12 +222,108 @@ def _submit(args) -> int:
     def run() -> int:
         client = _client(args)
         status = client.submit(args.file, args.setting, name=args.name, public=args.public)
+        return _follow(client, status, args.wait)
+    return _api_call(run)
+
+
+def _submit_selector(args) -> int:
+    def run() -> int:
+        client = _client(args)
+        status = client.submit_selector(args.selector, args.setting, name=args.name,
+                                        public=args.public)
+        return _follow(client, status, args.wait)
+    return _api_call(run)
+
+
+def _follow(client, status: dict, wait: bool) -> int:
+    """Show the accepted submission; with `wait`, follow it and print each report's verdict
+    and URL once published."""
+    _show(status)
+    print(f"status: {client.server}{status['status_url']}")
+    if not wait:
+        return 0
+    final = client.wait(status["id"], on_update=_show, seen=status)
+    if final["state"] != "published":
+        return 1
+    _print_reports(client, final)
+    return 0
+
+
+def _report_url(client, status: dict, setting: str) -> str:
+    if status.get("public"):
+        return client.public_report_url(status["id"], setting)
+    return f"{client.server}{status['report_urls'][setting]['html']}"
+
+
+def _print_reports(client, status: dict, only: str | None = None) -> None:
+    """One line per setting: the verdict label and sentence, A, and where the report is."""
+    for setting in status.get("report_urls", {}):
+        if only is not None and setting != only:
+            continue
+        report = client.report(status["id"], setting)
+        verdict = report.get("verdict") or {}
+        advantage = (report.get("reference") or {}).get("advantage")
+        a_text = "n/a" if advantage is None else f"{advantage:.3f}"
+        print(f"{setting}: {verdict.get('label', 'no verdict')} (A = {a_text}): "
+              f"{verdict.get('text', '')}")
+        print(f"  report: {_report_url(client, status, setting)}")
+    if not status.get("public"):
+        print(f"  private: the report needs your token; `expaudit publish {status['id']}` "
+              "puts it on the public leaderboard")
+
+
+def _submissions(args) -> int:
+    def run() -> int:
+        listed = _client(args).submissions(args.limit)
+        for status in listed:
+            line = (f"{status['id']}  {status['state']:<9}  "
+                    f"{'public ' if status.get('public') else 'private'}  "
+                    f"{status.get('kind', 'scores'):<9}  {','.join(status['settings'])}  "
+                    f"{status.get('name', '')}")
+            print(line)
+        if not listed:
+            print("no submissions yet")
+        return 0
+    return _api_call(run)
+
+
+def _publish(args) -> int:
+    def run() -> int:
+        client = _client(args)
+        status = client.publish(args.submission_id)
         _show(status)
-        print(f"status: {client.server}{status['status_url']}")
-        if not args.wait:
-            return 0
-        final = client.wait(status["id"], on_update=_show, seen=status)
-        return 0 if final["state"] == "published" else 1
+        for setting in status["settings"]:
+            print(f"  public report ({setting}): "
+                  f"{client.public_report_url(status['id'], setting)}"
+                  + ("" if status["state"] == "published" else " (once published)"))
+        return 0
+    return _api_call(run)
+
+
+def _report(args) -> int:
+    def run() -> int:
+        client = _client(args)
+        status = client.status(args.submission_id)
+        if args.setting and args.setting not in status["settings"]:
+            print(f"error: submission {status['id']} covers {status['settings']}, not "
+                  f"'{args.setting}'", file=sys.stderr)
+            return 2
+        if not status.get("report_urls"):
+            _show(status)
+            print("no report yet")
+            return 1
+        _print_reports(client, status, args.setting)
+        return 0
+    return _api_call(run)
+
+
+def _selector_input(args) -> int:
+    def run() -> int:
+        client = _client(args)
+        target = client.selector_input(args.setting, args.directory)
+        files = sum(1 for p in target.rglob("*") if p.is_file())
+        print(f"{target}: the /input tree of {args.setting} ({files} files)")
+        return 0
     return _api_call(run)
 
 

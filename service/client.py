@@ -1,7 +1,10 @@
-"""A small Python client of the REST API (what `expaudit submit/status/download` use)."""
+"""A small Python client of the REST API (what `expaudit submit/status/download/...` use)."""
 
 from __future__ import annotations
 
+import io
+import os
+import tarfile
 import time
 import uuid
 from collections.abc import Callable
@@ -71,6 +74,61 @@ class Client:
                                      files={"file": (path.name, handle)},
                                      headers={"Idempotency-Key": key})
         return response.json()
+
+    def submit_selector(self, selector: str | Path, setting: str, *, name: str | None = None,
+                        public: bool = False, idempotency_key: str | None = None) -> dict:
+        """Submit a selector: a directory holding `selector.py` (sent as a .tar.gz), a
+        `.tar.gz` of one, or a Docker image reference pinned by digest."""
+        fields = {"setting": setting, "public": "true" if public else "false"}
+        if name:
+            fields["name"] = name
+        path = Path(selector)
+        if path.is_dir():
+            files = {"selector": (f"{path.resolve().name}.tar.gz", selector_archive(path),
+                                  "application/gzip")}
+        elif path.is_file():
+            files = {"selector": (path.name, path.read_bytes(), "application/gzip")}
+        elif "@sha256:" in str(selector):
+            files = {"image": (None, str(selector))}  # a form field, sent as multipart
+        else:
+            raise FileNotFoundError(f"selector '{selector}' is neither a directory, a .tar.gz "
+                                    "nor an image reference pinned by digest (name@sha256:...)")
+        key = idempotency_key or str(uuid.uuid4())
+        response = self._request("POST", "/api/v1/submissions", data=fields, files=files,
+                                 headers={"Idempotency-Key": key})
+        return response.json()
+
+    def submissions(self, limit: int = 100) -> list[dict]:
+        """The caller's own submissions, newest first."""
+        return self._request("GET", "/api/v1/submissions",
+                             params={"limit": limit}).json()["submissions"]
+
+    def public_report_url(self, submission_id: str, setting: str) -> str:
+        """Where a public submission's report is published (readable without a token)."""
+        return f"{self.server}/leaderboard/reports/{submission_id}.{setting}.html"
+
+    def selector_input(self, setting_id: str, directory: str | Path) -> Path:
+        """Unpack the setting's /input tree (as a container submission gets it) into `directory`,
+        which must be absent or empty; returns it."""
+        target = Path(directory)
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise FileExistsError(f"'{target}' is not an empty directory")
+        response = self._request("GET", f"/api/v1/settings/{setting_id}/selector-input")
+        target.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(response.content), mode="r:gz") as tar:
+            for member in tar.getmembers():
+                if not member.name.startswith("input") or not (member.isfile() or member.isdir()):
+                    raise ValueError(f"selector input of '{setting_id}': unexpected entry "
+                                     f"'{member.name}'")
+                relative = Path(*Path(member.name).parts[1:]) if member.name != "input" else Path()
+                destination = target / relative
+                if member.isdir():
+                    destination.mkdir(parents=True, exist_ok=True)
+                else:
+                    destination.parent.mkdir(parents=True, exist_ok=True)
+                    destination.write_bytes(tar.extractfile(member).read())
+                os.chmod(destination, member.mode & 0o755)
+        return target
 
     def status(self, submission_id: str) -> dict:
         return self._request("GET", f"/api/v1/submissions/{submission_id}").json()
@@ -146,6 +204,21 @@ class Client:
 
     def create_token(self, name: str, admin: bool = False) -> dict:
         return self._request("POST", "/api/v1/tokens", json={"name": name, "admin": admin}).json()
+
+
+def selector_archive(directory: Path) -> bytes:
+    """A .tar.gz of a selector directory, files at the top (caches and hidden files left out)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for path in sorted(Path(directory).rglob("*")):
+            relative = path.relative_to(directory)
+            if "__pycache__" in relative.parts or any(p.startswith(".") for p in relative.parts):
+                continue
+            if path.is_symlink():
+                raise ValueError(f"selector '{directory}': '{relative}' is a link; links are "
+                                 "not sent")
+            tar.add(path, arcname=relative.as_posix(), recursive=False)
+    return buffer.getvalue()
 
 
 def _view(status: dict) -> tuple:

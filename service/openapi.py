@@ -194,6 +194,30 @@ def _settings_paths() -> dict:
             "responses": {"200": {"description": "The archive", "content": {
                 "application/octet-stream": {"schema": _BINARY}}},
                 "302": {"description": "Redirect to a presigned URL"}, "404": _NOTFOUND}}},
+        "/api/v1/settings/{setting_id}/selector-input": {"get": {
+            "summary": "The exact /input tree a container submission on the setting gets (.tar.gz)",
+            "description": "What `expaudit selector input SETTING DIR` unpacks; no outcome is in "
+                           "it. 404 where the setting takes no selector submissions.",
+            "tags": ["downloads"], "parameters": [_SETTING],
+            "responses": {"200": {"description": "The tree, every entry under input/",
+                                  "content": {"application/gzip": {"schema": _BINARY}}},
+                          "302": {"description": "Redirect to a presigned URL"},
+                          "404": _NOTFOUND}}},
+        "/api/v1/settings/{setting_id}/base-images": {"get": {
+            "summary": "The base-scene PNG of every experience of the setting (.tar)",
+            "tags": ["downloads"], "parameters": [_SETTING],
+            "responses": {"200": {"description": "<experience_id>.png per experience",
+                                  "content": {"application/x-tar": {"schema": _BINARY}}},
+                          "302": {"description": "Redirect to a presigned URL"},
+                          "404": _NOTFOUND}}},
+        "/api/v1/settings/{setting_id}/trajectories": {"get": {
+            "summary": "Every experience's recorded target path (x, y, z, yaw, grip, phase)",
+            "tags": ["downloads"], "parameters": [_SETTING],
+            "responses": {"200": {"description": "setting_id, path_columns, experience_ids and "
+                                                 "trajectories {experience_id: {path: rows}}",
+                                  "content": {"application/json": {"schema": {"type": "object"}}}},
+                          "302": {"description": "Redirect to a presigned URL"},
+                          "404": _NOTFOUND}}},
     }
 
 

@@ -35,6 +35,7 @@ def register(subparsers) -> None:
                                    description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="selector_command", metavar="SUBCOMMAND",
                                      required=True)
+    parser.subcommands = commands  # other parts add theirs (`expaudit selector input`)
     run = commands.add_parser("run", help="run a selector directory on an /input tree",
                               description="Run DIR/selector.py in the local sandbox (needs "
                                           "root, unshare and setpriv) and check its scores.")
