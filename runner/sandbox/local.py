@@ -200,7 +200,7 @@ class LocalSandbox:
             "root": mountpoint, "ro_binds": ro_binds, "symlinks": symlinks,
             "devices": [d for d in DEVICES if os.path.exists(d)],
             "uid": uid, "gid": uid, "command": command, "env": sandbox_env(spec),
-            "interpreter_check": [self.python, "-I", "-c", "pass"],
+            "interpreter_check": [self.python, "-I", "-S", "-c", "pass"],
             "setup_seconds": defaults.SETUP_SECONDS,
             "tmp_bytes": limits.tmp_bytes, "output_bytes": limits.output_bytes,
             "wall_seconds": limits.wall_seconds, "cpus": cpus,

@@ -153,13 +153,17 @@ def _kill_all() -> None:
 
 
 def check_interpreter(cfg: dict, cgroup_fds: list) -> None:
-    """Start the interpreter the way the selector will be started, and see it exit 0.
+    """Check every bind is visible in the new root, then start the interpreter the way the
+    selector will be started (`-I -S -c pass`) and see it exit 0.
 
     A sandbox in which the service's own interpreter cannot start (not
     mounted, hidden by another mount, missing libraries) is the service's
     failure: it must be reported as a setup failure, not as a selector that
     crashed.
     """
+    for _, target, what in cfg["ro_binds"]:
+        if not os.path.exists(target):
+            raise SetupError(f"{what} is not visible inside (covered by another mount)")
     pid = os.fork()
     if pid == 0:
         _exec_selector(cfg, cfg["interpreter_check"], cgroup_fds, quiet=True)
