@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import requests
@@ -62,6 +63,8 @@ def test_serve_starts_everything_and_stops_cleanly(tmp_path):
         url = f"http://127.0.0.1:{port}"
         assert url in line and "var/admin-token" in line
         assert "no rollout runner: EXPAUDIT_CATALOG" in "".join(early)
+        running = " | ".join(_live_processes_of(proc.pid, str(tmp_path)))
+        assert "redis-server" in running and "gunicorn" in running and "worker" in running
         admin = (tmp_path / "var" / "admin-token").read_text().strip()
         assert oct((tmp_path / "var" / "admin-token").stat().st_mode)[-3:] == "600"
         assert admin not in line
@@ -87,10 +90,35 @@ def test_serve_starts_everything_and_stops_cleanly(tmp_path):
         proc.stdout.close()
     assert proc.returncode == 0
     assert "Traceback" not in shutdown and "could not connect to Redis" not in shutdown, shutdown
-    time.sleep(0.5)
+    assert _wait_for_exit(proc.pid, str(tmp_path), 30) == []  # web, worker, runner and Redis
     with pytest.raises(requests.ConnectionError):
         requests.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
     _assert_no_worker_left_registered(tmp_path / "var" / "redis")
+
+
+def _live_processes_of(pgid: int, directory: str) -> list[str]:
+    """Command lines of the live processes (zombies have exited) in group `pgid` or working
+    under `directory` (the embedded Redis runs in its own session, in its data directory)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cwd = os.readlink(stat.parent / "cwd")
+            cmdline = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError):
+            continue  # exited while being read
+        if fields[0] != "Z" and (int(fields[2]) == pgid or cwd.startswith(directory)):
+            found.append(cmdline)
+    return found
+
+
+def _wait_for_exit(pgid: int, directory: str, timeout: float) -> list[str]:
+    """Poll the process table until every process of the stopped serve has exited; returns
+    what is left at `timeout`."""
+    deadline = time.monotonic() + timeout
+    while (left := _live_processes_of(pgid, directory)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
 
 
 def _assert_no_worker_left_registered(redis_dir) -> None:
