@@ -51,7 +51,7 @@ class Marker:
 def _limits(rows: Sequence[IntervalRow], markers: Sequence[Marker]) -> tuple[float, float]:
     values = [v for r in rows for v in (r.value, r.low, r.high) if v is not None]
     values += [m.value for m in markers]
-    low, high = min(values + [0.0]), max(values + [1.0])
+    low, high = min(values, default=0.0), max(values, default=1.0)
     pad = 0.04 * (high - low or 1.0)
     return low - pad, high + pad
 
@@ -63,7 +63,7 @@ def interval_figure(rows: Sequence[IntervalRow], markers: Sequence[Marker], titl
     Highlighted rows (beat best-fixed and their shuffle envelope) are drawn in
     the accent colour; a row whose value is undefined says so.
     """
-    left, right, top = 200, 16, 34
+    left, right, top = 200, 16, 12 + 11 * len(markers)
     height = top + row_height * max(len(rows), 1) + 40
     lo, hi = _limits(rows, markers)
     plot_w = width - left - right
@@ -77,7 +77,7 @@ def interval_figure(rows: Sequence[IntervalRow], markers: Sequence[Marker], titl
         x = x_of(marker.value)
         colour = REFERENCE_COLOURS.get(marker.key, PALETTE["axis"])
         body.append(line(x, top - 4, x, bottom, colour, 1.5, dash="5 3"))
-        body.append(text(x, 12 + 11 * (m % 2), marker.label, anchor="middle", fill=colour))
+        body.append(text(x, 11 + 11 * m, marker.label, anchor="middle", fill=colour))
     for r, row in enumerate(rows):
         y = top + r * row_height + row_height / 2
         body.append(text(left - 8, y + 4, short(row.label), anchor="end"))
@@ -100,7 +100,8 @@ def interval_figure(rows: Sequence[IntervalRow], markers: Sequence[Marker], titl
 
 
 def _ticks(lo: float, hi: float) -> list[float]:
-    step = 0.25 if hi - lo <= 1.6 else 0.5
+    span = hi - lo
+    step = next((s for s in (0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0) if span / s <= 8), 2.0)
     first = step * -(-lo // step)
     ticks, value = [], first
     while value <= hi + 1e-9:
