@@ -12,7 +12,10 @@
 #               torchvision, the sim and policies extras, MuJoCo rendering
 #               through the GPU's EGL; batched policy inference on `cuda`
 # Both share `base`: Python, the EGL libraries, the user, the entrypoint and
-# the health check.
+# the health check. A third stage, `wheels`, holds the compiler: it builds
+# wheels for the dependencies PyPI ships only as source (evdev, pulled by
+# robosuite through pynput); the two images install from those wheels and
+# carry no compiler.
 
 # ------------------------------------------------------------------- base ---
 FROM python:3.11-slim AS base
@@ -50,6 +53,24 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 ENTRYPOINT ["/usr/local/lib/expaudit/entrypoint.sh"]
 CMD ["web"]
 
+# ----------------------------------------------------------------- wheels ---
+FROM base AS wheels
+
+# A C compiler and the kernel headers (evdev includes linux/input.h); the slim
+# image already has Python's headers.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
+
+# Every extra either image may install (a build argument EXTRAS naming others
+# reaches this stage too); only pyproject.toml is read, so a change to the
+# sources rebuilds no wheel.
+ARG EXTRAS=sim,policies
+COPY pyproject.toml /tmp/build/pyproject.toml
+COPY docker/build_wheels.py /tmp/build/build_wheels.py
+RUN python /tmp/build/build_wheels.py /tmp/build/pyproject.toml "${EXTRAS}" /wheels
+
 # ------------------------------------------------------------- runner-gpu ---
 FROM base AS runner-gpu
 
@@ -77,9 +98,11 @@ COPY runner ./runner
 # robomimic without its requirements (they pull egl_probe, which builds with
 # cmake, and tensorboard, unused); what it imports is in the policies extra.
 # With the real torchvision importable, runner/robomimic_compat.py uses it.
+COPY --from=wheels /wheels /tmp/wheels
 # hadolint ignore=DL3013
-RUN pip install --no-cache-dir ".[sim,policies]" \
+RUN pip install --no-cache-dir --find-links /tmp/wheels ".[sim,policies]" \
     && pip install --no-cache-dir --no-deps "robomimic==0.3.0" \
+    && rm -rf /tmp/wheels \
     && python -c "from runner.robomimic_compat import torchvision_is_real as real; assert real()"
 
 COPY docker/entrypoint.sh docker/healthcheck.py /usr/local/lib/expaudit/
@@ -108,16 +131,19 @@ COPY runner ./runner
 # The project itself; its dependency ranges live in pyproject.toml. With the
 # policies extra: the CPU torch first, robomimic without its requirements
 # last (torchvision, egl_probe, tensorboard; see runner/robomimic_compat.py).
+# Source-only dependencies come as wheels from the `wheels` stage.
+COPY --from=wheels /wheels /tmp/wheels
 # hadolint ignore=DL3013
 RUN case ",${EXTRAS}," in \
         *,policies,*) pip install --no-cache-dir --index-url "${TORCH_INDEX}" "torch==2.13.0" ;; \
         *) ;; \
     esac \
-    && pip install --no-cache-dir ".[${EXTRAS}]" \
+    && pip install --no-cache-dir --find-links /tmp/wheels ".[${EXTRAS}]" \
     && case ",${EXTRAS}," in \
         *,policies,*) pip install --no-cache-dir --no-deps "robomimic==0.3.0" ;; \
         *) ;; \
-    esac
+    esac \
+    && rm -rf /tmp/wheels
 
 COPY docker/entrypoint.sh docker/healthcheck.py /usr/local/lib/expaudit/
 RUN chmod 0755 /usr/local/lib/expaudit/entrypoint.sh

@@ -241,7 +241,44 @@ def test_dockerfile_contract():
         assert "COPY docker/entrypoint.sh docker/healthcheck.py /usr/local/lib/expaudit/" in body, name
     _, app = stages["app"]
     assert re.search(r"^ARG EXTRAS=sim$", app, re.M)
-    assert 'pip install --no-cache-dir ".[${EXTRAS}]"' in app
+    assert 'pip install --no-cache-dir --find-links /tmp/wheels ".[${EXTRAS}]"' in app
+
+
+def test_only_the_wheels_stage_has_a_compiler():
+    """Source-only dependencies (evdev) are built in `wheels`; the images install its wheels."""
+    stages = dockerfile_stages()
+    source, wheels = stages["wheels"]
+    assert source == "base"
+    assert "apt-get install -y --no-install-recommends gcc libc6-dev" in wheels
+    assert "docker/build_wheels.py" in wheels
+    for name in ("app", "runner-gpu"):
+        _, body = stages[name]
+        assert "COPY --from=wheels /wheels /tmp/wheels" in body, name
+        assert "--find-links /tmp/wheels" in body and "rm -rf /tmp/wheels" in body, name
+        assert not re.search(r"\b(gcc|g\+\+|build-essential|libc6-dev)\b", body), name
+    _, base = stages["base"]
+    assert not re.search(r"\b(gcc|build-essential)\b", base)
+
+
+def test_build_wheels_picks_the_source_only_distributions():
+    sys.path.insert(0, str(ROOT / "docker"))
+    try:
+        import build_wheels
+    finally:
+        sys.path.remove(str(ROOT / "docker"))
+    reqs = build_wheels.requirements(ROOT / "pyproject.toml", "sim")
+    assert "robosuite==1.5.2" in reqs and any(r.startswith("numpy") for r in reqs)
+    assert not any(r.startswith("torch") for r in reqs)
+    with pytest.raises(SystemExit, match="unknown extra.*nope"):
+        build_wheels.requirements(ROOT / "pyproject.toml", "sim,nope")
+    report = {"install": [
+        {"download_info": {"url": "https://files/evdev-2.0.0.tar.gz"},
+         "metadata": {"name": "evdev", "version": "2.0.0"}},
+        {"download_info": {"url": "https://files/numpy-1.26.4-cp311-manylinux.whl#sha256=ab"},
+         "metadata": {"name": "numpy", "version": "1.26.4"}},
+        {"download_info": {"url": "https://files/zipped-1.0.zip#sha256=cd"},
+         "metadata": {"name": "zipped", "version": "1.0"}}]}
+    assert build_wheels.source_only(report) == ["evdev==2.0.0", "zipped==1.0"]
 
 
 def test_gpu_runner_stage():
@@ -251,7 +288,7 @@ def test_gpu_runner_stage():
     assert re.search(r"EXPAUDIT_POLICY_DEVICE=cuda\b", gpu)
     assert '"torch==2.13.0" "torchvision==0.28.0"' in gpu
     assert "torch.version.cuda" in gpu  # the build fails on a CPU-only torch
-    assert 'pip install --no-cache-dir ".[sim,policies]"' in gpu
+    assert 'pip install --no-cache-dir --find-links /tmp/wheels ".[sim,policies]"' in gpu
     assert 'pip install --no-cache-dir --no-deps "robomimic==0.3.0"' in gpu
     assert gpu.index('"torchvision==0.28.0"') < gpu.index('".[sim,policies]"')
     assert re.search(r'^CMD \["runner"\]$', gpu, re.M)

@@ -1,7 +1,8 @@
 """The production selector sandbox: a locked-down container on a Docker engine.
 
 The container has no network, a read-only root, a size-capped tmpfs /tmp,
-no capabilities, `no-new-privileges`, a non-root user, memory (no swap),
+no capabilities, `no-new-privileges`, a non-root user (`run_user`: the one
+that owns /output), memory (no swap),
 CPU and pids limits, a per-file size limit on /output, capped logs, and a GPU
 only when the run asks for one and the backend allows it. It runs from the
 image's content id, so a tag moved after submission cannot change what runs,
@@ -17,6 +18,7 @@ same path on the host and in the runner, as for any sibling container.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -30,19 +32,45 @@ LOG_MAX_SIZE = "1m"
 printing forever cannot fill the runner's disk; the result keeps the tail."""
 SIGNAL_EXIT_BASE = 128
 """The engine reports death by signal N as exit code 128 + N."""
+UNREPORTED_OOM = " (killed by SIGKILL; the engine did not report the cause)"
+"""Said of a SIGKILL that the sandbox did not send (it sends one only at the
+wall-clock limit): within the container the kernel's memory-limit killer is
+what sends it. Docker reports that as `OOMKilled`; Podman on a cgroup v1 host
+does not, so the run is named by its likely cause and says so."""
+NPROC = 4096
+"""RLIMIT_NPROC of the container. The pids limit (a cgroup, per container) is
+what bounds a selector; this only has to be set, and low enough for any
+engine: an engine fills each limit left out with its own default, and Podman's
+default exceeds the hard limit of a typical host, so the container fails to
+start once capabilities are dropped. It counts processes per uid across
+containers, so it is far above the pids limit."""
 
 
-def container_spec(run_spec: RunSpec, image_digest: str) -> dict[str, Any]:
+def run_user(euid: int, egid: int) -> str:
+    """The `uid:gid` a selector container runs as, for a runner running as `euid:egid` (pure).
+
+    The selector must write /output, a directory of the runner's, and the
+    runner must then read and remove what it wrote. A runner that is not root
+    (uid 10001 in the compose deployment) cannot hand a directory to another
+    user, so the selector runs as the runner's own uid: it reaches nothing of
+    the runner but its two bind mounts. A root runner never lends its uid: the
+    selector runs as `defaults.DOCKER_USER` and /output is given to that user.
+    """
+    return defaults.DOCKER_USER if euid == 0 else f"{euid}:{egid}"
+
+
+def container_spec(run_spec: RunSpec, image_digest: str,
+                   user: str = defaults.DOCKER_USER) -> dict[str, Any]:
     """Keyword arguments of `client.containers.create` for one selector run (pure).
 
     `image_digest` is the image reference to run, pinned (an image id
-    `sha256:...` or `repo@sha256:...`).
+    `sha256:...` or `repo@sha256:...`); `user` is `run_user`'s answer.
     """
     limits = run_spec.limits
     spec: dict[str, Any] = {
         "image": image_digest,
         "command": list(run_spec.command) if run_spec.command else None,
-        "user": defaults.DOCKER_USER,
+        "user": user,
         "environment": sandbox_env(run_spec),
         "working_dir": "/tmp",
         "network_mode": "none",
@@ -60,6 +88,7 @@ def container_spec(run_spec: RunSpec, image_digest: str) -> dict[str, Any]:
         "pids_limit": limits.pids,
         "ulimits": [{"name": "fsize", "soft": limits.output_bytes, "hard": limits.output_bytes},
                     {"name": "nofile", "soft": defaults.OPEN_FILES, "hard": defaults.OPEN_FILES},
+                    {"name": "nproc", "soft": NPROC, "hard": NPROC},
                     {"name": "core", "soft": 0, "hard": 0}],
         "log_config": {"type": "json-file", "config": {"max-size": LOG_MAX_SIZE, "max-file": "1"}},
         "labels": {"org.expaudit.role": "selector"},
@@ -120,8 +149,12 @@ class DockerSandbox:
         except errors.APIError as exc:
             return self._failed(f"the Docker engine could not inspect image '{spec.image}': "
                                 f"{exc.explanation or exc}")
+        user = run_user(os.geteuid(), os.getegid())
+        if os.geteuid() == 0:
+            uid, gid = (int(part) for part in user.split(":"))
+            os.chown(spec.output_dir, uid, gid)
         try:
-            container = self.client.containers.create(**container_spec(spec, image_id))
+            container = self.client.containers.create(**container_spec(spec, image_id, user))
         except errors.APIError as exc:
             return self._failed(f"the Docker engine refused the container: "
                                 f"{exc.explanation or exc}", digest)
@@ -158,8 +191,11 @@ class DockerSandbox:
                              time.monotonic() - start, digest)
         if exit_code is not None and SIGNAL_EXIT_BASE < exit_code <= SIGNAL_EXIT_BASE + 64:
             exit_code = SIGNAL_EXIT_BASE - exit_code
+        unexplained_kill = exit_code == -signal.SIGKILL and not timed_out and not oom_killed
         status, reason = classify_exit(
             exit_code=exit_code, timed_out=timed_out, limits=spec.limits,
-            stderr_tail=err.text(), oom_killed=oom_killed,
+            stderr_tail=err.text(), oom_killed=oom_killed or unexplained_kill,
             output_full=_tree_bytes(spec.output_dir) >= spec.limits.output_bytes)
+        if unexplained_kill and status is RunStatus.OOM:
+            reason += UNREPORTED_OOM
         return RunResult(status, reason, exit_code, out.text(), err.text(), wall, digest)
