@@ -1,0 +1,68 @@
+"""The dataset card: Croissant metadata that matches the frozen files, and its README."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from benchmark_data.dataset_card import CARD_PATH, CONFORMS_TO, card_bytes, croissant_document
+from benchmark_data.paths import root_or_default
+from benchmark_data.registry import SETTINGS
+
+
+@pytest.fixture(scope="module")
+def card() -> dict:
+    return croissant_document()
+
+
+def test_committed_card_is_the_generated_one():
+    assert CARD_PATH.read_bytes() == card_bytes(), (
+        "benchmark_data/dataset/croissant.json is stale: run python -m benchmark_data.dataset_card")
+
+
+def test_every_frozen_file_is_described_with_its_checksum(card):
+    manifest = json.loads((root_or_default(None) / "manifest.json").read_text())
+    objects = {o["@id"]: o for o in card["distribution"]}
+    assert set(objects) == set(manifest["files"])
+    for path, entry in manifest["files"].items():
+        assert objects[path]["sha256"] == entry["sha256"]
+        assert objects[path]["contentSize"] == f"{entry['bytes']} B"
+        assert objects[path]["@type"] == "cr:FileObject"
+
+
+def test_fields_point_at_real_columns(card):
+    root = root_or_default(None)
+    objects = {o["@id"] for o in card["distribution"]}
+    ids = [r["@id"] for r in card["recordSet"]]
+    assert len(ids) == len(set(ids))
+    tables = [r for r in card["recordSet"] if r["@id"] != "settings"]
+    assert {r["@id"].split("/")[0] for r in tables} == {"outcomes", "scenes", "experiences"}
+    for record_set in tables:
+        for field in record_set["field"]:
+            source = field["source"]["fileObject"]["@id"]
+            assert source in objects
+            assert field["source"]["extract"]["column"] in pq.read_schema(root / source).names
+        names = {f["name"] for f in record_set["field"]}
+        if record_set["@id"].startswith("outcomes/"):
+            assert {"experience_id", "state_id", "seed", "success"} <= names
+
+
+def test_settings_are_the_registry(card):
+    settings = next(r for r in card["recordSet"] if r["@id"] == "settings")
+    rows = {row["settings/setting_id"]: row for row in settings["data"]}
+    assert set(rows) == set(SETTINGS)
+    hidden = rows["stack-replay-k10-hidden"]
+    assert hidden["settings/sealed"] is True and hidden["settings/k"] == 10
+    assert not any(o["@id"].startswith("cells/") and "stack-hidden" in o["@id"]
+                   for o in card["distribution"])  # sealed outcomes are not distributed
+
+
+def test_card_header_and_readme(card):
+    assert card["@type"] == "sc:Dataset" and card["conformsTo"] == CONFORMS_TO
+    assert card["license"] and card["citeAs"] and card["description"]
+    readme = (CARD_PATH.parent / "README.md").read_text()
+    assert "croissant.json" in readme
+    for setting_id in SETTINGS:
+        assert f"| {setting_id} |" in readme, setting_id
