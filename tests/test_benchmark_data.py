@@ -105,19 +105,29 @@ def test_manifest_hashes_files_and_counts_the_stream(tiny_root):
 
 @pytest.mark.sim
 def test_verify_reexecutes_across_renders(tiny_root):
+    """Verify names a stored outcome that re-execution does not give, including one that
+    belongs to another seed of the same cell. (Cells made here by the code under test are
+    re-checked by that same code: a bug in both agrees with itself. tests/test_golden_cells.py
+    compares against the frozen values instead.)"""
     from benchmark_data.cells import cells_table
     from benchmark_data.verify import verify_sample
 
     report = verify_sample(4, root=tiny_root)
     assert report.n_checked == 4 and report.ok
     table = cells_table("replay", "stack-orig", tiny_root)
-    frame = pd.read_parquet(table)
+    original = pd.read_parquet(table)
+    frame = original.copy()
     frame.loc[0, "success"] = 1 - frame.loc[0, "success"]  # tamper with one stored outcome
     frame.to_parquet(table, index=False)
     tampered = verify_sample(4, root=tiny_root)
     assert [m.field for m in tampered.mismatches] == ["success"]
-    frame.loc[0, "success"] = 1 - frame.loc[0, "success"]
+    frame = original.copy()
+    rows = frame.index[(frame["experience_id"] == "stack-e000") & frame["seed"].isin([0, 1])]
+    frame.loc[rows, "final_hash"] = frame.loc[rows[::-1], "final_hash"].to_numpy()  # seeds 0, 1 swapped
     frame.to_parquet(table, index=False)
+    swapped = verify_sample(4, root=tiny_root)
+    assert sorted(m.key[4] for m in swapped.mismatches if m.field == "final_hash") == [0, 1]
+    original.to_parquet(table, index=False)
 
 
 def test_frozen_replay_settings_discriminate():
