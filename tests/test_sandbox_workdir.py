@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.sandbox import defaults
+from runner.sandbox import cgroups, defaults
 from runner.sandbox.local import LocalSandbox
 from runner.sandbox.workdir import WorkerDir, process_start, reap
 
@@ -65,12 +65,19 @@ def _wait(condition, seconds: float) -> None:
 def test_killed_worker_leaves_no_selector_and_no_tree(tmp_path):
     base = tmp_path / "workers"
     uid = defaults.SANDBOX_UID_RANGE[0] + 1000 + os.getpid() % 50000
-    worker = subprocess.Popen([sys.executable, "-c", WORKER, str(base), str(HOSTILE / "loop"),
+    if cgroups.available():  # a selector that leaves a daemon (its own session) behind
+        selector, processes = HOSTILE / "loop", 2
+    else:  # single-process runs: a selector that just waits
+        selector, processes = tmp_path / "sleeper", 1
+        selector.mkdir(mode=0o755)
+        (selector / "selector.py").write_text("import time\ntime.sleep(600)\n")
+        (selector / "selector.py").chmod(0o644)
+    worker = subprocess.Popen([sys.executable, "-c", WORKER, str(base), str(selector),
                                str(uid)], stdout=subprocess.PIPE, text=True, cwd=REPO)
     try:
         worker_dir = Path(worker.stdout.readline().strip())
-        _wait(lambda: len(_processes_of(uid)) >= 2, 30)  # the selector and its daemon
-        assert len(_processes_of(uid)) >= 2, "the selector did not start"
+        _wait(lambda: len(_processes_of(uid)) >= processes, 30)
+        assert len(_processes_of(uid)) >= processes, "the selector did not start"
         assert list((worker_dir / "runs").iterdir())
         records = [json.loads(r.read_text()) for r in (worker_dir / "sandboxes").iterdir()]
         run_cgroups = [Path(path) for record in records for path in record["cgroups"]]

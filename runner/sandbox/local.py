@@ -182,8 +182,11 @@ class LocalSandbox:
         return selector_dir.resolve()
 
     def effective_limits(self, limits: Limits) -> Limits:
-        """The limits a run really gets: without a cgroup, one process."""
-        return limits if self.cgroup else dataclasses.replace(limits, pids=1)
+        """The limits a run really gets: without a cgroup, one process with one thread,
+        which cannot use more than one CPU (so numpy and torch are told 1 thread)."""
+        if self.cgroup:
+            return limits
+        return dataclasses.replace(limits, pids=1, cpus=min(limits.cpus, 1.0))
 
     def _config(self, spec: RunSpec, selector_dir: Path, mountpoint: str, status_fd: int,
                 cpus: list[int], group: cgroups.RunCgroup | None) -> dict:
@@ -199,7 +202,8 @@ class LocalSandbox:
         return {
             "root": mountpoint, "ro_binds": ro_binds, "symlinks": symlinks,
             "devices": [d for d in DEVICES if os.path.exists(d)],
-            "uid": uid, "gid": uid, "command": command, "env": sandbox_env(spec),
+            "uid": uid, "gid": uid, "command": command,
+            "env": sandbox_env(dataclasses.replace(spec, limits=limits)),
             "interpreter_check": [self.python, "-I", "-S", "-c", "pass"],
             "setup_seconds": defaults.SETUP_SECONDS,
             "tmp_bytes": limits.tmp_bytes, "output_bytes": limits.output_bytes,
