@@ -109,8 +109,8 @@ def python_binds(python: str) -> list[tuple[str, str, str]]:
     paths = {os.path.realpath(p) for p in prefixes} | {os.path.abspath(p) for p in prefixes}
     binds = [(p, p, "the interpreter") for p in sorted(paths) if not p.startswith("/usr/")]
     for _, target, _ in binds:
-        if target == "/" or any(target == place or target.startswith(place + "/")
-                                for place in SANDBOX_PATHS):
+        if target in ("/", "/tmp") or any(target == place or target.startswith(place + "/")
+                                          for place in SANDBOX_PATHS):
             raise SandboxConfigError(f"local sandbox: the interpreter's installation '{target}' "
                                      f"would cover a place of the sandbox")
     return binds
@@ -231,7 +231,10 @@ class LocalSandbox:
             return self._supervise(spec, selector_dir, digest, mountpoint, name, cpus, group)
         finally:
             if group is not None:
-                group.remove()
+                try:
+                    group.remove()
+                except cgroups.CgroupError as exc:  # an empty leftover; the result stands
+                    log.warning("local sandbox: %s", exc.strerror)
 
     def _supervise(self, spec: RunSpec, selector_dir: Path, digest: str, mountpoint: str,
                    name: str, cpus: list[int], group: cgroups.RunCgroup | None) -> RunResult:
@@ -247,13 +250,13 @@ class LocalSandbox:
                                 env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
                                 start_new_session=True)
         os.close(write_fd)
-        record = self.workdir.record_sandbox(name, proc.pid, group.paths if group else ())
         out, err, status = TailBuffer(), TailBuffer(), TailBuffer(STATUS_BYTES)
         readers = [_drain(proc.stdout, out), _drain(proc.stderr, err),
                    _drain(os.fdopen(read_fd, "rb"), status)]
         budget = spec.limits.wall_seconds + defaults.SETUP_SECONDS + defaults.KILL_GRACE_SECONDS
-        backstop = False
+        backstop, record = False, None
         try:
+            record = self.workdir.record_sandbox(name, proc.pid, group.paths if group else ())
             try:
                 proc.stdin.write(json.dumps(cfg).encode())
                 proc.stdin.close()
@@ -268,7 +271,8 @@ class LocalSandbox:
                 proc.wait()
             for reader in readers:
                 reader.join()
-            self.workdir.forget(record)
+            if record is not None:
+                self.workdir.forget(record)
         oom_killed = group is not None and group.oom_killed()
         return _result(spec, self.effective_limits(spec.limits), status.text(), out.text(),
                        err.text(), digest, backstop, oom_killed)
