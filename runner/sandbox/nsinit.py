@@ -1,8 +1,8 @@
 """The first process inside the local sandbox's namespaces (PID 1 there).
 
-`runner.sandbox.local` starts it as
-`unshare --net --mount --pid --ipc --uts --fork --kill-child -- python -I -S nsinit.py`
-and writes a JSON configuration to its stdin. Running as root inside fresh
+`runner.sandbox.local` starts it as `setpriv --pdeathsig KILL -- unshare --net
+--mount --pid --ipc --uts --fork --kill-child -- python -I -S nsinit.py` (so it
+dies with the thread that started it) and writes a JSON configuration to its stdin. Running as root inside fresh
 namespaces, it builds a new root filesystem on a small tmpfs (a fresh
 size-capped tmpfs /tmp first, so that binds of paths under /tmp land on it
 rather than under it; read-only binds of /usr, the Python installation, the
