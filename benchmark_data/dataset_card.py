@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from importlib.metadata import version
 from pathlib import Path
 
 CARD_PATH = Path(__file__).resolve().parent / "dataset" / "croissant.json"
@@ -58,10 +59,16 @@ CONTEXT = {
     "source": "cr:source",
     "subField": "cr:subField",
     "transform": "cr:transform",
+    "samplingRate": "cr:samplingRate",
+    "equivalentProperty": "cr:equivalentProperty",
 }
-"""The Croissant 1.0 JSON-LD context."""
+"""The Croissant JSON-LD context (1.0, with the two keys mlcroissant's validator also expects)."""
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.0"
+
+CONTENT_PREFIX = "../frozen/"
+"""File URLs are relative to the card: it lives in `benchmark_data/dataset/`, the files in
+`benchmark_data/frozen/` (a file's `@id` is its path in the frozen directory)."""
 
 NAME = "expaudit-frozen"
 DESCRIPTION = (
@@ -103,7 +110,7 @@ def _file_objects(manifest: dict) -> list[dict]:
     objects = []
     for path, entry in sorted(manifest["files"].items()):
         objects.append({"@type": "cr:FileObject", "@id": path, "name": path,
-                        "contentUrl": path, "contentSize": f"{entry['bytes']} B",
+                        "contentUrl": CONTENT_PREFIX + path, "contentSize": f"{entry['bytes']} B",
                         "encodingFormat": ENCODING.get(Path(path).suffix, "application/octet-stream"),
                         "sha256": entry["sha256"]})
     return objects
@@ -190,6 +197,7 @@ def croissant_document(root: str | Path | None = None) -> dict:
         "description": DESCRIPTION,
         "license": LICENSE,
         "citeAs": CITATION,
+        "version": version("expaudit"),
         "keywords": ["robotics", "experience retrieval", "benchmark", "robosuite", "MuJoCo",
                      "transfer matrix", "audit"],
         "isLiveDataset": False,
