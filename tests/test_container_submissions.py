@@ -306,11 +306,12 @@ def test_a_docker_service_records_the_pinned_image_on_the_submission(tmp_path,
 
 @pytest.mark.skipif(not SANDBOX_OK, reason="the local sandbox needs root, unshare and setpriv")
 @pytest.mark.skipif(not real_data_available(), reason="frozen data not built")
-def test_a_sandbox_that_cannot_start_the_interpreter_is_the_services_fault(tmp_path, redis_conn,
+def test_a_sandbox_that_cannot_start_the_interpreter_is_the_services_fault(tmp_path, redis_server,
                                                                           monkeypatch):  # noqa: F811
     """The interpreter not starting inside (here: not mounted, as when a fresh /tmp hid a
     venv under /tmp) is retried and finally the service's failure; no message names a
     host path."""
+    import redis
     from rq import Queue, SimpleWorker
     from rq.job import Job
 
@@ -327,6 +328,9 @@ def test_a_sandbox_that_cannot_start_the_interpreter_is_the_services_fault(tmp_p
     copy_query_set(tmp_path / "frozen", "stack-orig", STATES[:1])
     copy_cells(tmp_path / "frozen", "stack-orig", experience_ids(3), STATES[:1])
     store, catalog = LocalStore(tmp_path / "store"), BenchmarkCatalog(tmp_path / "frozen")
+    # a database of its own: the module's service stack serves the selectors queue of db 0
+    redis_conn = redis.Redis.from_url(redis_server.url.rsplit("/", 1)[0] + "/7")
+    redis_conn.flushdb()
     client = make_app(store, redis_conn, catalog, sandbox="local").test_client()
     token = client.post("/api/v1/tokens", json={"name": "lab"},
                         headers=bearer(ADMIN_TOKEN)).json["token"]
@@ -353,6 +357,8 @@ def test_a_sandbox_that_cannot_start_the_interpreter_is_the_services_fault(tmp_p
     finally:
         jobs.install_context(None)
         sandbox.close()
+        redis_conn.flushdb()
+        redis_conn.close()
     repo = SubmissionRepo(store)
     retried, failed = repo.status(sids[0]), repo.status(sids[1])
     expected = ("audit failed: SandboxUnavailable: the sandbox could not run the selector: "
