@@ -144,6 +144,11 @@ class Catalog(abc.ABC):
         self.get_setting(setting_id)
         return False
 
+    def pair_ids(self, setting_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(experience ids, scene ids) of a setting, for sizing its uploads without its outcomes."""
+        data = self.load_transfer(setting_id)
+        return tuple(data.experience_ids), tuple(data.scenes.scene_ids)
+
 
 class StaticCatalog(Catalog):
     """Settings held in memory: `{summary: transfer data}`."""
@@ -325,6 +330,15 @@ class DirectoryCatalog(Catalog):
     def load_transfer(self, setting_id: str) -> TransferData:
         self.get_setting(setting_id)
         return _load_directory(str(self.root / setting_id))
+
+    def pair_ids(self, setting_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Read from the experiences and scenes files only (a lab's outcomes file can be 10^7 rows)."""
+        from leaderboard.io import parse_experiences, parse_scenes, read_table
+
+        self.get_setting(setting_id)
+        d = self.root / setting_id
+        experiences = parse_experiences(read_table(d / "experiences.csv"), source=str(d / "experiences.csv"))
+        return experiences, parse_scenes(read_table(d / "scenes.csv"), source=str(d / "scenes.csv")).scene_ids
 
 
 @lru_cache(maxsize=32)

@@ -19,7 +19,8 @@ LOCAL_REDIS_DIR = "var/redis"
 MAX_UPLOAD_BYTES = 32 * 1024 * 1024
 """Largest accepted scores upload (overridable). A K=50 x Q=200 long-format CSV
 is about 0.5 MB; 32 MB leaves room for many settings in one file while keeping
-one request's memory bounded."""
+one request's memory bounded. A floor: raised to what a full scores file of the
+catalog's largest setting needs (`service.upload_limits`)."""
 
 PRESIGNED_URL_EXPIRY_S = 15 * 60
 """Lifetime of a presigned download URL: long enough to start a large download
@@ -75,7 +76,9 @@ normally) before it answers 503 with Retry-After."""
 
 JOB_TIMEOUT_S = 600
 """Wall-clock limit of one audit job; a K=50 audit with 2000 shuffles and
-2000 bootstrap resamples takes seconds, so ten minutes only stops a hang."""
+2000 bootstrap resamples takes seconds, and a lab-sized K=1,000 x 2,000-scene
+submission (reading and validating its 2,000,000-row file, the audit, the
+reports) well under a minute of CPU, so ten minutes only stops a hang."""
 
 JOB_RETRY_INTERVALS_S = (2, 5, 15, 30)
 """Backoff between retries of a job that failed for an infrastructure reason

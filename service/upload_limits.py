@@ -94,10 +94,10 @@ def full_file_needs(setting_id: str, experience_ids, scene_ids) -> UploadLimits:
 def catalog_limits(catalog) -> UploadLimits:
     """The needs of the catalog's largest setting, where they exceed the floors.
 
-    Reads each setting's ids through `catalog.load_transfer` (the loading an
-    upload's validation does anyway; the catalog caches it). A setting whose
-    data is not available or not readable here is skipped: it cannot take
-    uploads either. Cached per catalog object: the web app computes it once
+    Reads each setting's ids through `catalog.pair_ids` (a directory catalog
+    reads its experiences and scenes files only, not the outcomes). A
+    setting whose data is not available or not readable here is skipped: it
+    cannot take uploads either. Cached per catalog object: the web app computes it once
     at start, the worker at its first upload. A catalog that cannot even
     list its settings gives the floors (nothing cached): its requests fail
     on their own, and the app must still start to answer them.
@@ -118,11 +118,11 @@ def _catalog_limits(catalog) -> UploadLimits:
     body, rows, decoded = 0, 0, 0
     for summary in catalog.list_settings():
         try:
-            data = catalog.load_transfer(summary.id)
+            experience_ids, scene_ids = catalog.pair_ids(summary.id)
         except (DataUnavailable, InputError) as exc:
             log.info("upload limits: setting %s skipped (%s)", summary.id, type(exc).__name__)
             continue
-        need = full_file_needs(summary.id, data.experience_ids, data.scenes.scene_ids)
+        need = full_file_needs(summary.id, experience_ids, scene_ids)
         body, rows = max(body, need.body_bytes), max(rows, need.rows)
         decoded = max(decoded, need.decoded_bytes)
     return UploadLimits(body_bytes=body if body > FLOOR_BODY_BYTES else None,

@@ -42,6 +42,7 @@ def low_floors(monkeypatch):
     """Fixed limits far below what the lab setting needs: 100 rows, 2,000 bytes."""
     monkeypatch.setattr(service.upload_limits, "FLOOR_ROWS", 100)
     monkeypatch.setattr(service.upload_limits, "FLOOR_BODY_BYTES", 2000)
+    monkeypatch.setattr(service.upload_limits, "FLOOR_DECODED_BYTES", 2000)
     monkeypatch.setattr(service.uploads, "MAX_PARQUET_ROWS", 100)
 
 
@@ -120,6 +121,17 @@ def test_a_body_over_the_derived_limit_is_413(client, lab):
                            content_type="multipart/form-data; boundary=b")
     assert response.status_code == 413
     assert response.json["error"]["field"] == "body"
+
+
+def test_a_directory_catalog_is_sized_from_its_ids_without_reading_its_outcomes(tmp_path, lab, low_floors):
+    from service.catalog import DirectoryCatalog, export_setting
+    from service.upload_limits import catalog_limits
+
+    summary, data = lab
+    directory = export_setting(tmp_path, summary, data)
+    (directory / "outcomes.csv").unlink()  # sizing must not need it
+    limits = catalog_limits(DirectoryCatalog(tmp_path))
+    assert limits == full_file_needs(LAB_ID, data.experience_ids, data.scenes.scene_ids)
 
 
 def test_service_audit_in_tiny_blocks_equals_the_direct_audit(client, lab, store, redis_conn,  # noqa: F811
