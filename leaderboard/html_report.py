@@ -260,7 +260,7 @@ def _mark(flag, yes: str, no: str) -> str:
     return f'<span class="mark-yes">{escape(yes)}</span>' if flag else f'<span class="mark-no">{escape(no)}</span>'
 
 
-def _context_header(context: ReportContext) -> str:
+def _context_header(context: ReportContext, heading: bool = True) -> str:
     nav = (f'<nav aria-label="back"><a href="{escape(context.setting_link)}">&larr; {escape(context.setting_id)}</a>'
            f'<a href="{escape(context.index_link)}">all settings</a>'
            f'<a href="{escape(context.json_link)}">report JSON</a></nav>')
@@ -282,7 +282,8 @@ def _context_header(context: ReportContext) -> str:
         facts.append(("role", "reference line (hindsight), not a competitor"))
     body = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in facts)
     notice = f'<p class="notice" role="status">{escape(context.notice)}</p>' if context.notice else ""
-    return f"{nav}{notice}<h1>{escape(context.title)}</h1><dl class=\"facts\">{body}</dl>"
+    title = f"<h1>{escape(context.title)}</h1>" if heading else ""
+    return f"{nav}{notice}{title}<dl class=\"facts\">{body}</dl>"
 
 
 def render_report_html(report: dict, context: ReportContext | None = None) -> str:
@@ -294,7 +295,10 @@ def render_report_html(report: dict, context: ReportContext | None = None) -> st
             date, links); None for an offline report.
     """
     if is_sealed_report(report):
-        return render_sealed_html(report)
+        page = render_sealed_html(report)
+        if context is None:
+            return page
+        return page.replace("<main>", "<main>" + _context_header(context, heading=False), 1)
     inputs = report.get("inputs") or {}
     verdict = report.get("verdict") or {}
     if inputs:

@@ -464,6 +464,30 @@ def test_report_without_sections_renders_what_it_has(entries, settings):
     assert "sub-h" in site[f"settings/{SETTING}.html"].decode()
 
 
+def test_a_sealed_setting_shows_released_numbers_only(settings):
+    """A sealed report (service.sealed_report) has released success, random and oracle, no
+    best-fixed and no sections: the board ranks it without inventing the rest."""
+    sealed = {"schema_version": "sealed-1", "sealed": True,
+              "inputs": {"setting_id": SETTING, "n_experiences": 10, "n_scenes": 200},
+              "reference": {"success_rule": 0.85, "success_random": 0.6, "success_oracle": 0.95,
+                            "advantage": 0.714286},
+              "release": {"rule": "ladder", "margin": 0.07, "new_best": True, "best": 0.85},
+              "verdict": {"label": "sealed", "text": "Success 0.85 (rounded); your best."}}
+    rows = [LeaderboardEntry("sub-s", SETTING, "sealed rule", "submission",
+                             "2026-02-01T10:00:00Z", sealed, submitter="lab-s")]
+    site = build_leaderboard(rows, settings)
+    document = json.loads(site[f"settings/{SETTING}.json"])
+    assert [line["rule"] for line in document["reference_lines"]] == ["random", "oracle"]
+    row = document["rows"][0]
+    assert row["rank"] == 1 and row["standing"]["beats_best_fixed"] is None
+    summary = {s["setting_id"]: s for s in json.loads(site["index.json"])["settings"]}[SETTING]
+    assert summary["best_fixed"] is None and summary["best_submission"]["submission_id"] == "sub-s"
+    assert "not published" in site["index.html"].decode()
+    page = site["reports/sub-s.html"].decode()
+    assert "Success 0.85 (rounded); your best." in page
+    assert f'href="../settings/{SETTING}.html"' in page and "<dd>lab-s</dd>" in page
+
+
 def test_thumbnails_and_notice(entries, settings):
     png = b"\x89PNG\r\n\x1a\nfake"
     site = build_leaderboard(entries, settings, thumbnails={SETTING: png},
