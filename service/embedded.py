@@ -180,7 +180,10 @@ def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
                                                             env=env))
         children.append(web)
         children.append(Child.started("worker", lambda: subprocess.Popen(worker_command(), env=env)))
-        note = start_runner(settings, env, children)
+        runners: list[subprocess.Popen] = []
+        note = start_runner(settings, env, runners)
+        children.extend(Child("runner", lambda args=p.args: subprocess.Popen(args, env=env), p)
+                        for p in runners)
         if on_runner is not None:
             on_runner(note)
         _wait_for_port(host, port, web.proc)
@@ -192,7 +195,8 @@ def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
             _stop([redis_child.proc])
 
 
-def start_runner(settings: ServiceSettings, env: dict[str, str], children: list[Child]) -> str:
+def start_runner(settings: ServiceSettings, env: dict[str, str],
+                  children: list[subprocess.Popen]) -> str:
     """Start one rollout runner when it can do anything; returns what happened, as a sentence."""
     if settings.catalog is not None:
         return ("no rollout runner: EXPAUDIT_CATALOG serves complete directory settings, "
@@ -202,7 +206,7 @@ def start_runner(settings: ServiceSettings, env: dict[str, str], children: list[
     if missing is not None:
         return (f"no rollout runner: {missing}; submissions needing missing cells wait for "
                 f"`expaudit runner --frozen-root {root}`")
-    children.append(Child.started("runner", lambda: subprocess.Popen(runner_command(root), env=env)))
+    children.append(subprocess.Popen(runner_command(root), env=env))
     return f"rollout runner started: missing cells are appended to {root}"
 
 

@@ -140,7 +140,8 @@ _SCHEMAS = {
 
 _AUTH = [{"bearer": []}]
 _UNAUTH = _err("Missing, malformed, unknown or revoked token")
-_RATE = _err("Rate limit or concurrency cap reached (see Retry-After)")
+_RATE = _err("Rate limit, concurrency cap, or too many invalid tokens from this address "
+              "(see Retry-After)")
 _NOTFOUND = _err("Not found (or not visible to this caller)")
 
 
@@ -270,7 +271,10 @@ def _submission_paths() -> dict:
                     "404": _NOTFOUND,
                     "409": _err("Idempotency-Key reused with another body, or setting incomplete"),
                     "413": _err("Upload larger than the size limit"),
-                    "422": _err("The scores file or a field is invalid"), "429": _RATE}},
+                    "422": _err("The scores file or a field is invalid"), "429": _RATE,
+                    "503": _err("The store or Redis is unavailable or the store refuses writes, "
+                                "or the submission of this Idempotency-Key is still being written "
+                                "(see Retry-After)")}},
             "get": {
                 "summary": "List my submissions, newest first", "tags": ["submissions"],
                 "security": _AUTH,
@@ -354,7 +358,8 @@ def _token_paths() -> dict:
             "parameters": [_id_param("token_id", "The token's public id")],
             "responses": {"200": _json({"$ref": "#/components/schemas/Token"}, "Revoked"),
                           "401": _UNAUTH, "403": _err("Not the admin token"), "404": _NOTFOUND,
-                          "409": _err("Already revoked"), "429": _RATE}}},
+                          "409": _err("Already revoked (the revocation is written to the token "
+                                      "cache again)"), "429": _RATE}}},
     }
 
 
@@ -368,7 +373,9 @@ def _ops_paths() -> dict:
                               "properties": {"status": {"type": "string"}, "store": {"type": "string"},
                                              "redis": {"type": "string"}}}, "Healthy"),
                 "503": _json({"type": "object", "required": ["status"],
-                              "properties": {"status": {"type": "string"}}}, "A dependency is down")}}},
+                              "properties": {"status": {"type": "string"}, "store": {"type": "string"},
+                                             "redis": {"type": "string"}}},
+                             "A dependency is down, or the store refuses writes (each says why)")}}},
         "/metrics": {"get": {
             "summary": "Prometheus metrics", "tags": ["operations"],
             "responses": {"200": {"description": "Text exposition format",
