@@ -329,10 +329,11 @@ def _selector_input(args) -> int:
 
 def _status(args) -> int:
     def run() -> int:
-        status = _client(args).status(args.submission_id)
+        client = _client(args)
+        status = client.status(args.submission_id)
         _show(status)
-        for setting, urls in status.get("report_urls", {}).items():
-            print(f"  report {setting}: {args.server}{urls['html']}")
+        for setting in status.get("report_urls", {}):
+            print(f"  report {setting}: {_report_url(client, status, setting)}")
         return 0
     return _api_call(run)
 

@@ -172,6 +172,8 @@ def test_a_selector_scores_identically_locally_and_as_a_container(stack, token, 
     lines = {line.split()[0]: line for line in listed.stdout.splitlines()}
     assert "container" in lines[container_sid] and "public" in lines[container_sid]
     assert "public" in lines[local_sid]
+    status = cli(stack, token, "status", container_sid)
+    assert f"report {SETTING}: {url}" in status.stdout, status.stdout
     shown = cli(stack, None, "report", container_sid)  # public: no token needed
     assert shown.returncode == 0, shown.stderr
     assert verdict["label"] in shown.stdout and url in shown.stdout
