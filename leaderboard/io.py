@@ -25,6 +25,7 @@ import pandas as pd
 
 from leaderboard.io_cells import FIRST_DATA_LINE, Cells, read_table
 from leaderboard.matrix import MISSING, SceneTable, TransferData
+from leaderboard.outcomes_fast import fast_outcomes
 
 EXPERIENCE_COLUMNS = ("experience_id",)
 SCENE_COLUMNS = ("scene_id", "state_id", "layout_level", "appearance_draw")
@@ -212,7 +213,9 @@ def read_inputs(
     """Read and cross-check the four input files of `expaudit audit`."""
     experience_ids = parse_experiences(read_table(experiences), source=str(experiences))
     scene_table = parse_scenes(read_table(scenes), source=str(scenes))
-    tensor = parse_outcomes(read_table(outcomes), experience_ids, scene_table.scene_ids, source=str(outcomes))
+    tensor = fast_outcomes(outcomes, experience_ids, scene_table.scene_ids)  # None: not the simple case
+    if tensor is None:
+        tensor = parse_outcomes(read_table(outcomes), experience_ids, scene_table.scene_ids, source=str(outcomes))
     submitted = parse_scores_table(
         read_table(scores), experience_ids, scene_table.scene_ids, source=str(scores)
     )

@@ -344,12 +344,15 @@ class DirectoryCatalog(Catalog):
 @lru_cache(maxsize=32)
 def _load_directory(directory: str) -> TransferData:
     from leaderboard.io import parse_experiences, parse_outcomes, parse_scenes, read_table
+    from leaderboard.outcomes_fast import fast_outcomes
 
     d = Path(directory)
     experience_ids = parse_experiences(read_table(d / "experiences.csv"), source=str(d / "experiences.csv"))
     scenes = parse_scenes(read_table(d / "scenes.csv"), source=str(d / "scenes.csv"))
-    outcomes = parse_outcomes(read_table(d / "outcomes.csv"), experience_ids, scenes.scene_ids,
-                              source=str(d / "outcomes.csv"))
+    outcomes = fast_outcomes(d / "outcomes.csv", experience_ids, scenes.scene_ids)  # None: not the simple case
+    if outcomes is None:
+        outcomes = parse_outcomes(read_table(d / "outcomes.csv"), experience_ids, scenes.scene_ids,
+                                  source=str(d / "outcomes.csv"))
     return TransferData(experience_ids, scenes, outcomes)
 
 
