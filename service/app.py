@@ -20,12 +20,13 @@ from werkzeug.exceptions import HTTPException
 
 from leaderboard.errors import InputError
 from service import defaults
-from service.auth import ActiveSubmissions, RateLimiter, TokenRegistry
+from service.auth import (ActiveSubmissions, FailedAuthLimiter, RateLimiter, TokenRegistry,
+                          client_address)
 from service.catalog import Catalog, DataUnavailable, UnknownSetting, open_catalog
 from service.context import Services
-from service.errors import ServiceError
+from service.errors import ServiceError, Unauthorized
 from service.metrics import Metrics
-from service.request_body import BoundedBody
+from service.request_body import BoundedBody, FixedScriptName
 from service.settings import ServiceSettings, from_env
 from service.storage import InvalidKey, ObjectNotFound, ObjectStore, StoreUnavailable, open_store
 from service.upload_limits import catalog_limits
@@ -64,11 +65,39 @@ def create_app(config: dict | None = None, *, store: ObjectStore | None = None,
         tokens=TokenRegistry(store, redis, settings.admin_token),
         limiter=RateLimiter(redis, settings.rate_limit_per_minute),
         active=ActiveSubmissions(redis), metrics=Metrics(redis))
+    app.extensions[_FAILED_AUTH] = FailedAuthLimiter(redis, defaults.FAILED_AUTH_PER_MINUTE)
     _register_blueprints(app)
     _register_error_handlers(app)
     _register_metrics_hooks(app)
-    app.wsgi_app = BoundedBody(app.wsgi_app, settings.max_upload_bytes)
+    _register_failed_auth_hooks(app)
+    app.wsgi_app = FixedScriptName(BoundedBody(app.wsgi_app, settings.max_upload_bytes))
     return app
+
+
+_FAILED_AUTH = "expaudit.failed_auth"
+
+
+def _register_failed_auth_hooks(app: Flask) -> None:
+    """Invalid bearer tokens are counted per client address; past the limit every token from
+    it is refused (429 with Retry-After) until the window ends."""
+    failures: FailedAuthLimiter = app.extensions[_FAILED_AUTH]
+
+    def client() -> str:
+        return client_address(request.remote_addr, request.headers.get("X-Forwarded-For"))
+
+    @app.before_request
+    def refuse_blocked_address():
+        if request.headers.get("Authorization"):
+            failures.check(client())
+
+    @app.errorhandler(Unauthorized)
+    def unauthorized(exc: Unauthorized):
+        if request.headers.get("Authorization"):
+            try:
+                failures.failed(client())
+            except ServiceError as refusal:
+                exc = refusal
+        return _service_error_response(exc)
 
 
 def _register_blueprints(app: Flask) -> None:
@@ -87,13 +116,17 @@ def _error(status: int, code: str, message: str, field: str | None = None, **ext
     return jsonify({"error": body}), status
 
 
+def _service_error_response(exc: ServiceError):
+    response = jsonify(exc.to_dict())
+    if "retry_after" in exc.extra:
+        response.headers["Retry-After"] = str(exc.extra["retry_after"])
+    return response, exc.status
+
+
 def _register_error_handlers(app: Flask) -> None:
     @app.errorhandler(ServiceError)
     def service_error(exc: ServiceError):
-        response = jsonify(exc.to_dict())
-        if "retry_after" in exc.extra:
-            response.headers["Retry-After"] = str(exc.extra["retry_after"])
-        return response, exc.status
+        return _service_error_response(exc)
 
     @app.errorhandler(InputError)
     def input_error(exc: InputError):
@@ -120,7 +153,10 @@ def _register_error_handlers(app: Flask) -> None:
     @app.errorhandler(StoreUnavailable)
     def store_down(exc: StoreUnavailable):
         log.warning("object store unavailable: %s", exc)
-        return _error(503, "unavailable", "the object store is unavailable; retry shortly")
+        response, status = _error(503, "unavailable", f"the object store is unavailable "
+                                  f"({exc.reason}); retry shortly")
+        response.headers["Retry-After"] = "5"
+        return response, status
 
     @app.errorhandler(redis_lib.RedisError)
     def redis_down(exc: redis_lib.RedisError):

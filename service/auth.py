@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 import logging
 import secrets
@@ -277,6 +278,27 @@ class RateLimiter:
             log.warning("rate limiter unavailable (%s); requests allowed", type(exc).__name__)
             window.known, window.pending, window.unavailable = 0, 0, True
         window.flushed_at = now
+
+
+def client_address(peer: str | None, forwarded_for: str | None) -> str:
+    """The address invalid tokens are counted against.
+
+    The peer's address, unless the peer is on a loopback or private network
+    (a reverse proxy such as the compose file's nginx) and sends
+    `X-Forwarded-For`: then the last address in it, the one the proxy saw
+    (a proxy appends its client's address). Behind a proxy every client
+    would otherwise share the proxy's count. Anything that is not an IP
+    address counts as the peer.
+    """
+    peer = peer or "unknown"
+    if not forwarded_for:
+        return peer
+    try:
+        if not (ipaddress.ip_address(peer).is_private or ipaddress.ip_address(peer).is_loopback):
+            return peer
+        return str(ipaddress.ip_address(forwarded_for.split(",")[-1].strip()))
+    except ValueError:
+        return peer
 
 
 class FailedAuthLimiter:

@@ -92,3 +92,23 @@ def test_guessing_tokens_from_one_address_is_refused_with_retry_after(one_proces
     assert _mine(stack, token) == 429  # a right guess from a blocked address is refused too
     anonymous = requests.get(f"{stack.url}/api/v1/settings", timeout=60)
     assert anonymous.status_code == 200  # reads without a token are not affected
+
+
+def test_behind_a_proxy_the_address_the_proxy_saw_is_counted(one_process_stack):
+    """The test client is on 127.0.0.1, like the compose file's nginx: its X-Forwarded-For
+    (last entry: the address the proxy saw) names the client, so one client's guesses do not
+    lock out the others behind the same proxy."""
+    stack = one_process_stack
+    token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "real"}, headers=ADMIN,
+                          timeout=60).json()["token"]
+
+    def mine(bearer: str, client: str) -> int:
+        return requests.get(f"{stack.url}/api/v1/submissions", timeout=60, headers={
+            "Authorization": f"Bearer {bearer}",
+            "X-Forwarded-For": f"192.0.2.99, {client}"}).status_code
+
+    assert [mine(f"ea_guess{i}", "203.0.113.7") for i in range(FAILED_AUTH_PER_MINUTE)] == \
+        [401] * FAILED_AUTH_PER_MINUTE
+    assert mine("ea_one-more", "203.0.113.7") == 429
+    assert mine(token, "198.51.100.2") == 200  # another client of the same proxy
+    assert mine(token, "203.0.113.7") == 429
