@@ -17,6 +17,9 @@ from leaderboard import svg
 from leaderboard.site_figures import IntervalRow, Marker, interval_figure
 from leaderboard.sealed_html import is_sealed_report, render_sealed_html
 
+SHORT_CELL = 16
+"""Numeric cells up to this many characters never wrap (a number is not broken mid-digit)."""
+
 MAX_BARS = 25
 """Experiences drawn in the selection histogram (most selected by rule or oracle)."""
 
@@ -29,7 +32,7 @@ a{color:#0b57a4}
 .table-wrap{max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;margin:.5em 0;max-width:100%}
 td,th{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n{text-align:right;font-variant-numeric:tabular-nums}td.nw{white-space:nowrap;overflow-wrap:normal}
 .verdict{font-size:1.1em;padding:.6em;background:#eef3f9;border-left:4px solid #0b57a4}
 .note{color:#444;font-size:.92em}
 .notice{background:#fff4ce;border:1px solid #e0c060;padding:.5rem .75rem}
@@ -89,7 +92,8 @@ def _row(cells: list[str], numeric: tuple[int, ...] = ()) -> str:
     return (
         "<tr>"
         + "".join(
-            f'<td class="n">{escape(c)}</td>' if i in numeric else f"<td>{escape(c)}</td>"
+            (f'<td class="n{" nw" if len(c) <= SHORT_CELL else ""}">{escape(c)}</td>'
+             if i in numeric else f"<td>{escape(c)}</td>")
             for i, c in enumerate(cells)
         )
         + "</tr>"
