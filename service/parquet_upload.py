@@ -5,6 +5,9 @@ dictionary-encoded 2,000-character string repeated 1,000,000 times is a
 200 KB file whose footer claims 200 KB, and it decodes to 2 GB. The footer is
 therefore only a first filter; the bounds hold on the decoded data:
 
+- before anything is decompressed (from the page headers, `service.parquet_pages`):
+  no page larger than `max_page_bytes`, and all pages together within
+  `max_bytes` before their dictionaries are expanded;
 - before anything is decoded (from the schema): flat columns only, at most
   `max_columns` of them, and the columns that must hold numbers (`score`)
   of a number type, so a text column there is refused rather than decoded
@@ -25,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from leaderboard.errors import InputError
+from service.parquet_pages import page_sizes
 
 BATCH_ROWS = 65_536
 """Rows decoded at a time: small enough that one batch of indices is a few
@@ -35,7 +39,7 @@ _OFFSET_BYTES = 4
 
 
 def read_bounded_parquet(data: bytes, source: str, *, max_rows: int, max_bytes: int,
-                         max_cell_chars: int, max_columns: int,
+                         max_cell_chars: int, max_columns: int, max_page_bytes: int,
                          number_columns: tuple[str, ...] = ()) -> pd.DataFrame:
     """The upload as a table; raises `InputError` (naming `source`) for an unreadable file
     or one past a bound. A stored pandas index is dropped (it is not data)."""
@@ -45,6 +49,7 @@ def read_bounded_parquet(data: bytes, source: str, *, max_rows: int, max_bytes: 
     try:
         parquet = pq.ParquetFile(io.BytesIO(data))
         _check_footer(parquet.metadata, source, max_rows, max_bytes, max_columns)
+        _check_pages(data, parquet.metadata, source, max_bytes, max_page_bytes)
         schema = parquet.schema_arrow
         text = _check_schema(schema, source, number_columns)
         reader = pq.ParquetFile(io.BytesIO(data), read_dictionary=text)
@@ -79,6 +84,27 @@ def _check_footer(meta, source: str, max_rows: int, max_bytes: int, max_columns:
     unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     if unpacked > max_bytes:
         raise InputError(source, f"unpacks to {unpacked} bytes; at most {max_bytes} are read")
+
+
+def _check_pages(data: bytes, meta, source: str, max_bytes: int, max_page_bytes: int) -> None:
+    """Refuse a page whose header asks for more than `max_page_bytes`, and pages that unpack to
+    more than `max_bytes` together, before Arrow decompresses any of them."""
+    total = 0
+    for group_index in range(meta.num_row_groups):
+        group = meta.row_group(group_index)
+        for column_index in range(group.num_columns):
+            chunk = group.column(column_index)
+            start = chunk.data_page_offset
+            if chunk.has_dictionary_page and 0 < (chunk.dictionary_page_offset or 0) < start:
+                start = chunk.dictionary_page_offset  # where Arrow starts reading, too
+            for size in page_sizes(data, start, chunk.total_compressed_size):
+                if size > max_page_bytes:
+                    raise InputError(source, f"has a page of {size} bytes; at most {max_page_bytes} "
+                                     "are read", field=chunk.path_in_schema)
+                total += size
+                if total > max_bytes:
+                    raise InputError(source, f"unpacks to more than {max_bytes} bytes (its pages' "
+                                     f"headers); at most {max_bytes} are read")
 
 
 def _check_schema(schema, source: str, number_columns: tuple[str, ...]) -> list[str]:

@@ -34,6 +34,9 @@ MAX_PARQUET_CELL_CHARS = 1024
 longer cell is refused from the file's dictionary before it is repeated into every row."""
 MAX_PARQUET_COLUMNS = 16
 """Columns a Parquet upload may have: the scores table has four (plus a stored index)."""
+MAX_PARQUET_PAGE_BYTES = 64 * 1024 * 1024
+"""Largest page of a Parquet upload, as its header states before it is decompressed: writers
+make pages of about 1 MB (pyarrow: 1 MB or 20,000 rows); a hostile page can ask for 2 GB."""
 NUMBER_COLUMNS = ("score",)
 """Columns that must hold numbers: a Parquet text column there is refused from its type."""
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
@@ -90,7 +93,8 @@ def read_frame(data: bytes, fmt: str, source: str, catalog: Catalog | None = Non
         return read_bounded_parquet(data, source, max_rows=max_rows,
                                     max_bytes=limits.decoded_limit(MAX_PARQUET_UNPACKED_BYTES),
                                     max_cell_chars=MAX_PARQUET_CELL_CHARS,
-                                    max_columns=MAX_PARQUET_COLUMNS, number_columns=NUMBER_COLUMNS)
+                                    max_columns=MAX_PARQUET_COLUMNS, number_columns=NUMBER_COLUMNS,
+                                    max_page_bytes=MAX_PARQUET_PAGE_BYTES)
     return _json_frame(data, source)
 
 

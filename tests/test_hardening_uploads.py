@@ -107,6 +107,38 @@ def test_cells_within_the_limit_are_bounded_by_what_they_decode_to(monkeypatch):
         read_frame(body, "parquet", "many.parquet")
 
 
+def test_a_page_is_refused_from_its_header_before_it_is_decompressed():
+    """One page of 80 MB (40,000 plain-encoded 2,000-character strings, 16 KB compressed):
+    Arrow would allocate its whole size to decompress it; its header says so first."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from service.uploads import read_frame
+
+    values = pa.DictionaryArray.from_arrays(pa.array(np.zeros(40_000, dtype=np.int32)),
+                                            pa.array(["x" * 2000]))
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"scene_id": values}), buffer, store_schema=False, use_dictionary=False,
+                   compression="zstd", data_page_size=2**31 - 1, max_rows_per_page=40_000)
+    assert len(buffer.getvalue()) < 100_000
+    with pytest.raises(InputError, match=r"big\.parquet, field 'scene_id': has a page of 80160008 "
+                                         r"bytes; at most 67108864 are read"):
+        read_frame(buffer.getvalue(), "parquet", "big.parquet")
+
+
+def test_a_damaged_page_header_is_an_unreadable_file():
+    import pyarrow.parquet as pq
+
+    from service.uploads import read_frame
+
+    body = bytearray(_parquet(pd.DataFrame({"scene_id": ["a"], "experience_id": ["e"], "score": [1.0]})))
+    chunk = pq.ParquetFile(io.BytesIO(bytes(body))).metadata.row_group(0).column(0)
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    body[start:start + 8] = b"\x1f" * 8  # field headers of an unknown type
+    with pytest.raises(InputError, match="cannot be read as parquet: a page header"):
+        read_frame(bytes(body), "parquet", "damaged.parquet")
+
+
 def test_text_where_numbers_are_expected_is_refused_from_the_schema(stack):
     stack, (summary, data), headers, _worker = stack
     rows = pd.DataFrame(scores_rows(data)).astype({"score": str})
