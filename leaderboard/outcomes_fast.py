@@ -54,18 +54,24 @@ def fast_outcomes(path: str | Path, experience_ids: tuple[str, ...], scene_ids: 
         return None
     exp = _codes(table.column("experience_id"), {v: i for i, v in enumerate(experience_ids)})
     scn = _codes(table.column("scene_id"), {v: i for i, v in enumerate(scene_ids)})
-    seeds = _integers(table.column("seed"), _seed_value)
+    seeds = _seed_index(table.column("seed"))
     success = _integers(table.column("success"), {"0": 0, "1": 1}.get)
     if exp is None or scn is None or seeds is None or success is None or not np.isin(success, (0, 1)).all():
         return None
-    if (seeds < 0).any():
-        return None
-    seed_values, seed_index = np.unique(seeds, return_inverse=True)
-    shape = (len(experience_ids), len(scene_ids), len(seed_values))
-    if table.num_rows != shape[0] * shape[1] * shape[2]:
+    seed_index, n_seeds = seeds
+    shape = (len(experience_ids), len(scene_ids), n_seeds)
+    n_cells = shape[0] * shape[1] * shape[2]
+    if table.num_rows != n_cells:
         return None  # missing or repeated rows: the strict reader names the first
-    cell = (exp * shape[1] + scn) * shape[2] + seed_index.ravel()
-    if np.bincount(cell, minlength=cell.size).max() != 1:
+    del table
+    cell = exp.astype(np.int64)
+    cell *= shape[1]
+    cell += scn
+    cell *= shape[2]
+    cell += seed_index
+    seen = np.zeros(n_cells, dtype=bool)
+    seen[cell] = True
+    if not seen.all():  # as many rows as cells, so a repeated cell leaves another unseen
         return None
     outcomes = np.full(shape, MISSING, dtype=np.int8)
     outcomes.reshape(-1)[cell] = success
@@ -88,7 +94,8 @@ def _read_csv(path: Path):
         pa.py_buffer(data),
         read_options=pacsv.ReadOptions(use_threads=False),
         parse_options=pacsv.ParseOptions(ignore_empty_lines=False, newlines_in_values=False),
-        convert_options=pacsv.ConvertOptions(column_types={name: pa.string() for name in header},
+        convert_options=pacsv.ConvertOptions(column_types={name: pa.dictionary(pa.int32(), pa.string())
+                                                           for name in header},
                                              strings_can_be_null=False, quoted_strings_can_be_null=False),
     )
     return table if table.num_rows == lines - 1 else None
@@ -98,13 +105,50 @@ def _codes(column, lookup: dict[str, int]) -> np.ndarray | None:
     """Index of each cell's id in `lookup`, from the column's distinct values; None if one is unknown."""
     import pyarrow as pa
 
-    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)) or column.null_count:
+    encoded = _dictionary(column)
+    if encoded is None:
         return None
-    encoded = column.combine_chunks().dictionary_encode()
     mapping = np.array([lookup.get(value, -1) for value in encoded.dictionary.to_pylist()], dtype=np.int64)
     if (mapping < 0).any():
         return None
-    return mapping[encoded.indices.to_numpy(zero_copy_only=False)]
+    return mapping.astype(np.int32)[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+def _dictionary(column):
+    """The column as one dictionary array (distinct texts + an index per row), or None if not text."""
+    import pyarrow as pa
+
+    if column.null_count:
+        return None
+    kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return None
+    if pa.types.is_dictionary(column.type):
+        return column.unify_dictionaries().combine_chunks()
+    return column.combine_chunks().dictionary_encode()
+
+
+def _seed_index(column) -> tuple[np.ndarray, int] | None:
+    """(index of each row's seed among the sorted distinct seeds, number of seeds), or None.
+
+    Seeds are plain non-negative integers (integer typed, or text like `0`, `17`).
+    """
+    import pyarrow as pa
+
+    if column.null_count:
+        return None
+    if pa.types.is_integer(column.type):
+        values, index = np.unique(column.to_numpy(), return_inverse=True)
+        return (None if (values < 0).any() else (index.astype(np.int32).ravel(), len(values)))
+    encoded = _dictionary(column)
+    if encoded is None:
+        return None
+    texts = [_seed_value(text) for text in encoded.dictionary.to_pylist()]
+    if any(value is None for value in texts):
+        return None
+    rank = {value: n for n, value in enumerate(sorted(set(texts)))}
+    position = np.array([rank[value] for value in texts], dtype=np.int32)
+    return position[encoded.indices.to_numpy(zero_copy_only=False)], len(rank)
 
 
 def _seed_value(text: str) -> int | None:
@@ -118,11 +162,11 @@ def _integers(column, parse) -> np.ndarray | None:
     if column.null_count:
         return None
     if pa.types.is_integer(column.type):
-        return column.to_numpy().astype(np.int64)
-    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return column.to_numpy()
+    encoded = _dictionary(column)
+    if encoded is None:
         return None
-    encoded = column.combine_chunks().dictionary_encode()
     values = [parse(value) for value in encoded.dictionary.to_pylist()]
     if any(value is None for value in values):
         return None
-    return np.array(values, dtype=np.int64)[encoded.indices.to_numpy(zero_copy_only=False)]
+    return np.array(values, dtype=np.int8)[encoded.indices.to_numpy(zero_copy_only=False)]
