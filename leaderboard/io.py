@@ -26,6 +26,7 @@ import pandas as pd
 from leaderboard.io_cells import FIRST_DATA_LINE, Cells, read_table
 from leaderboard.matrix import MISSING, SceneTable, TransferData
 from leaderboard.outcomes_fast import fast_outcomes
+from leaderboard.scores_fast import fast_scores
 
 EXPERIENCE_COLUMNS = ("experience_id",)
 SCENE_COLUMNS = ("scene_id", "state_id", "layout_level", "appearance_draw")
@@ -216,6 +217,9 @@ def read_inputs(
     tensor = fast_outcomes(outcomes, experience_ids, scene_table.scene_ids)  # None: not the simple case
     if tensor is None:
         tensor = parse_outcomes(read_table(outcomes), experience_ids, scene_table.scene_ids, source=str(outcomes))
+    matrix = fast_scores(scores, experience_ids, scene_table.scene_ids)  # None: not the simple case
+    if matrix is not None:
+        return TransferData(experience_ids, scene_table, tensor), ScoresInput(matrix, False)
     submitted = parse_scores_table(
         read_table(scores), experience_ids, scene_table.scene_ids, source=str(scores)
     )

@@ -38,7 +38,7 @@ def fast_outcomes(path: str | Path, experience_ids: tuple[str, ...], scene_ids: 
     suffix = path.suffix.lower()
     try:
         if suffix == ".csv":
-            table = _read_csv(path)
+            table = read_plain_csv(path)
         elif suffix in (".parquet", ".pq"):
             import pyarrow.parquet as pq
 
@@ -52,8 +52,8 @@ def fast_outcomes(path: str | Path, experience_ids: tuple[str, ...], scene_ids: 
         return None
     if table is None or sorted(table.column_names) != sorted(OUTCOME_COLUMNS) or table.num_rows == 0:
         return None
-    exp = _codes(table.column("experience_id"), {v: i for i, v in enumerate(experience_ids)})
-    scn = _codes(table.column("scene_id"), {v: i for i, v in enumerate(scene_ids)})
+    exp = id_codes(table.column("experience_id"), {v: i for i, v in enumerate(experience_ids)})
+    scn = id_codes(table.column("scene_id"), {v: i for i, v in enumerate(scene_ids)})
     seeds = _seed_index(table.column("seed"))
     success = _integers(table.column("success"), {"0": 0, "1": 1}.get)
     if exp is None or scn is None or seeds is None or success is None or not np.isin(success, (0, 1)).all():
@@ -78,8 +78,9 @@ def fast_outcomes(path: str | Path, experience_ids: tuple[str, ...], scene_ids: 
     return outcomes
 
 
-def _read_csv(path: Path):
-    """The CSV as string columns, or None when the strict reader might read it differently."""
+def read_plain_csv(path: Path, plain_text: tuple[str, ...] = ()):
+    """The CSV as text columns (dictionaries, except `plain_text`), or None when the strict
+    reader might read it differently."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -94,14 +95,15 @@ def _read_csv(path: Path):
         pa.py_buffer(data),
         read_options=pacsv.ReadOptions(use_threads=False),
         parse_options=pacsv.ParseOptions(ignore_empty_lines=False, newlines_in_values=False),
-        convert_options=pacsv.ConvertOptions(column_types={name: pa.dictionary(pa.int32(), pa.string())
+        convert_options=pacsv.ConvertOptions(column_types={name: pa.string() if name in plain_text
+                                                           else pa.dictionary(pa.int32(), pa.string())
                                                            for name in header},
                                              strings_can_be_null=False, quoted_strings_can_be_null=False),
     )
     return table if table.num_rows == lines - 1 else None
 
 
-def _codes(column, lookup: dict[str, int]) -> np.ndarray | None:
+def id_codes(column, lookup: dict[str, int]) -> np.ndarray | None:
     """Index of each cell's id in `lookup`, from the column's distinct values; None if one is unknown."""
     import pyarrow as pa
 
