@@ -26,7 +26,7 @@ import pandas as pd
 from leaderboard.io_cells import FIRST_DATA_LINE, Cells, read_table
 from leaderboard.matrix import MISSING, SceneTable, TransferData
 from leaderboard.outcomes_fast import fast_outcomes
-from leaderboard.scores_fast import fast_scores
+from leaderboard.scores_fast import fast_score_frame, fast_scores
 
 EXPERIENCE_COLUMNS = ("experience_id",)
 SCENE_COLUMNS = ("scene_id", "state_id", "layout_level", "appearance_draw")
@@ -197,6 +197,9 @@ def parse_scores_table(frame: pd.DataFrame, experience_ids, scene_ids, *, source
     ScoresInput with scores of shape (K, Q).
     """
     experience_ids, scene_ids = tuple(experience_ids), tuple(scene_ids)
+    matrix = fast_score_frame(frame, experience_ids, scene_ids)  # None: not the simple case
+    if matrix is not None:
+        return ScoresInput(matrix, False)
     cells = Cells(frame, source)
     selection_only = "score" not in [str(c) for c in frame.columns]
     cells.check_columns(SELECTION_COLUMNS, () if selection_only else ("score",))

@@ -81,26 +81,33 @@ def fast_outcomes(path: str | Path, experience_ids: tuple[str, ...], scene_ids: 
 def read_plain_csv(path: Path, plain_text: tuple[str, ...] = ()):
     """The CSV as text columns (dictionaries, except `plain_text`), or None when the strict
     reader might read it differently."""
+    return read_plain_csv_bytes(path.read_bytes(), plain_text)
+
+
+def read_plain_csv_bytes(data: bytes, plain_text: tuple[str, ...] | None = ()):
+    """`read_plain_csv` of CSV bytes; `plain_text=None` reads every column as plain text."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    data = path.read_bytes()
     if b'"' in data or data.startswith(b"\xef\xbb\xbf") or data.count(b"\r") != data.count(b"\r\n"):
         return None
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     if b"\n\n" in data or data.startswith(b"\n") or b"\n\r\n" in data:
         return None
     header = data.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8").split(",")
+    if len(set(header)) != len(header):
+        return None
+    plain = set(header if plain_text is None else plain_text)
     table = pacsv.read_csv(
         pa.py_buffer(data),
         read_options=pacsv.ReadOptions(use_threads=False),
         parse_options=pacsv.ParseOptions(ignore_empty_lines=False, newlines_in_values=False),
-        convert_options=pacsv.ConvertOptions(column_types={name: pa.string() if name in plain_text
+        convert_options=pacsv.ConvertOptions(column_types={name: pa.string() if name in plain
                                                            else pa.dictionary(pa.int32(), pa.string())
                                                            for name in header},
                                              strings_can_be_null=False, quoted_strings_can_be_null=False),
     )
-    return table if table.num_rows == lines - 1 else None
+    return table if table.num_rows == lines - 1 and table.column_names == header else None
 
 
 def id_codes(column, lookup: dict[str, int]) -> np.ndarray | None:

@@ -18,6 +18,7 @@ import pandas as pd
 
 from leaderboard.errors import InputError
 from leaderboard.io_cells import read_csv_bytes
+from leaderboard.scores_fast import plain_csv_frame
 from service.catalog import Catalog, UnknownSetting
 from service.errors import ValidationFailed
 from service.parquet_upload import read_bounded_parquet
@@ -88,7 +89,8 @@ def read_frame(data: bytes, fmt: str, source: str, catalog: Catalog | None = Non
     if fmt != "parquet" and count_rows_upper_bound(data, fmt) > max_rows:
         raise InputError(source, f"has more than {max_rows} rows; at most {max_rows} are read")
     if fmt == "csv":
-        return read_csv_bytes(data, source)
+        frame = plain_csv_frame(data)  # read as columns when plainly well formed; else strictly
+        return read_csv_bytes(data, source) if frame is None else frame
     if fmt == "parquet":
         return read_bounded_parquet(data, source, max_rows=max_rows,
                                     max_bytes=limits.decoded_limit(MAX_PARQUET_UNPACKED_BYTES),

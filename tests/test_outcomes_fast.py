@@ -216,3 +216,45 @@ def test_parquet_scores_match_the_strict_reader(tmp_path, monkeypatch, kind):
     path = tmp_path / "scores.parquet"
     frame.to_parquet(path, index=kind == "index")
     _same(*_both(tmp_path, tmp_path / "outcomes.csv", monkeypatch, path))
+
+
+def _upload_result(frame, monkeypatch, fast: bool):
+    from leaderboard.io import parse_scores_table
+
+    if not fast:
+        monkeypatch.setattr(leaderboard.io, "fast_score_frame", lambda *args: None)
+    try:
+        parsed = parse_scores_table(frame, [f"e{i}" for i in range(K)], [f"s{j}" for j in range(Q)],
+                                    source="upload.csv")
+        return parsed.scores, parsed.selection_only
+    except InputError as exc:
+        return str(exc)
+    finally:
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("name", sorted(SCORES_VALID) + sorted(SCORES_ODD))
+def test_uploaded_csv_is_read_and_checked_as_the_strict_reader_does(monkeypatch, name):
+    """An upload: the columnar frame equals the strict reader's, and the score check's result or
+    error is the strict one's, word for word."""
+    from leaderboard.io_cells import read_csv_bytes
+    from leaderboard.scores_fast import plain_csv_frame
+
+    data = {**SCORES_VALID, **SCORES_ODD}[name]
+    strict_frame = read_csv_bytes(data, "upload.csv")
+    frame = plain_csv_frame(data)
+    if frame is not None:
+        pd.testing.assert_frame_equal(frame, strict_frame)
+    elif name in SCORES_VALID:
+        pytest.fail("a well-formed upload was not read as columns")
+    _same(_upload_result(strict_frame, monkeypatch, fast=True), _upload_result(strict_frame, monkeypatch, fast=False))
+
+
+@pytest.mark.parametrize("value", [1.5, 2, None, True, "1.5", float("nan")])
+def test_json_like_cells_are_checked_as_the_strict_reader_does(monkeypatch, value):
+    rows = [r.split(",") for r in _score_rows()]
+    frame = pd.DataFrame(rows, columns=["scene_id", "experience_id", "score"], dtype=object)
+    frame.loc[0, "score"] = value
+    _same(_upload_result(frame, monkeypatch, fast=True), _upload_result(frame, monkeypatch, fast=False))
+    numeric = frame.assign(score=pd.to_numeric(frame["score"], errors="coerce").astype(float))
+    _same(_upload_result(numeric, monkeypatch, fast=True), _upload_result(numeric, monkeypatch, fast=False))
