@@ -33,6 +33,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -85,6 +87,20 @@ def start_redis(directory: Path, port: int | None = None) -> tuple[subprocess.Po
                                 stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
     _wait_for_port("127.0.0.1", port, proc)
     return proc, f"redis://127.0.0.1:{port}/0"
+
+
+def _wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Until `url` answers (any HTTP status: the web app is loaded), `proc` exits, or `timeout`
+    passes; never raises (the supervisor deals with a web process that does not come up)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            time.sleep(0.1)
 
 
 def admin_token_file(path: Path) -> str:
@@ -179,6 +195,10 @@ def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
         web = Child.started("web", lambda: subprocess.Popen(web_command(host, port, web_workers),
                                                             env=env))
         children.append(web)
+        _wait_for_port(host, port, web.proc)
+        # the worker and runner import the audit and the simulator: started once the web
+        # process answers, they do not slow its first answer on a small machine
+        _wait_for_http(f"http://{host}:{port}/healthz", web.proc)
         children.append(Child.started("worker", lambda: subprocess.Popen(worker_command(), env=env)))
         runners: list[subprocess.Popen] = []
         note = start_runner(settings, env, runners)
@@ -186,7 +206,6 @@ def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
                         for p in runners)
         if on_runner is not None:
             on_runner(note)
-        _wait_for_port(host, port, web.proc)
         on_ready(f"http://{host}:{port}", token_note)
         return _supervise(children + ([redis_child] if redis_child is not None else []))
     finally:

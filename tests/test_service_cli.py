@@ -290,7 +290,9 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
         assert submitted.returncode == 0, submitted.stdout + submitted.stderr
         lines = submitted.stdout.splitlines()
         assert any(line.endswith("rollouts 0/50") for line in lines), lines
-        assert lines[-1].split()[1:] == ["published", "100.0%", "rollouts", "50/50"], lines
+        states = [line for line in lines if line.startswith("sub-")]
+        assert states[-1].split()[1:] == ["published", "100.0%", "rollouts", "50/50"], lines
+        assert any(line.startswith(f"{HIDDEN}: sealed") for line in lines), lines  # the verdict
         journal = root / "cells" / "replay__stack-hidden.journal.jsonl"
         assert len(journal.read_text().splitlines()) == 50
     finally:
