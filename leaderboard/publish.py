@@ -421,12 +421,18 @@ class SettingView:
         return next((line for line in self.references if line.rule == rule), None)
 
 
+SEALED_DISCRIMINATION = standings.Discrimination(None, None, (
+    "sealed: its reports release success rounded to the Ladder's margin, and only a "
+    "submitter's improvements, so it is not compared across settings"))
+"""A sealed setting's label: its released numbers are neither exact nor every row's."""
+
+
 def setting_view(info: SettingInfo, rows: Sequence[LeaderboardEntry],
                  thumbnail: str | None = None) -> SettingView:
     """Rank the computed rows of one setting and pick out its reference lines."""
     rows = sorted(rows, key=_tie_order)
     reports = [e.report for e in rows]
-    found = standings.discrimination(reports)
+    found = SEALED_DISCRIMINATION if info.sealed else standings.discrimination(reports)
     metric = standings.rank_metric(found)
     hindsight = {rule: e for e in rows if (rule := reference_rule(e)) is not None}
     references = standings.reference_lines(
@@ -500,7 +506,7 @@ def cross_setting(views: Sequence[SettingView]) -> CrossSetting:
     """A per rule on every setting that discriminates; the others are listed with why."""
     used = [v for v in views if v.discrimination.discriminates]
     left_out = [(v.info.setting_id, v.discrimination.reason) for v in views
-                if v.discrimination.discriminates is False]
+                if v.discrimination.discriminates is False or v.info.sealed]
     cells: dict[tuple[str, str], dict] = {}
     names: dict[str, str] = {}
     for view in used:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import redis as redis_lib
 
 from service.catalog import Catalog
-from service.publishing import (PUBLISHED_MANIFEST_KEY, setting_infos, submission_entries,
-                                write_site)
+from service.publishing import (PUBLISHED_MANIFEST_KEY, sealed_setting_ids, setting_infos,
+                                submission_entries, write_site)
 from service.records import SubmissionRepo
 from service.site_assets import setting_thumbnails
 from service.storage import ObjectStore
@@ -49,7 +49,8 @@ def publish_first(store: ObjectStore, catalog: Catalog, redis: redis_lib.Redis) 
     kept = store.exists(PUBLISHED_MANIFEST_KEY)
     written = 0
     if not kept:
-        files = build_leaderboard(submission_entries(SubmissionRepo(store)),
+        files = build_leaderboard(submission_entries(SubmissionRepo(store),
+                                                     sealed=sealed_setting_ids(catalog)),
                                   setting_infos(catalog),
                                   thumbnails=setting_thumbnails(catalog), notice=BUILDING_NOTICE)
         written = write_site(store, files)

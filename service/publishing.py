@@ -92,9 +92,21 @@ def content_type(key: str) -> str:
     return guessed or "application/octet-stream"
 
 
-def submission_entries(repo: SubmissionRepo, include: str | None = None) -> list:
-    """Rows of every public submission whose reports are all written and that did not fail."""
+def sealed_setting_ids(catalog: Catalog) -> frozenset[str]:
+    """The ids of the catalog's sealed settings."""
+    return frozenset(s.id for s in catalog.list_settings() if s.sealed)
+
+
+def submission_entries(repo: SubmissionRepo, include: str | None = None,
+                       sealed: frozenset[str] = frozenset()) -> list:
+    """Rows of every public submission whose reports are all written and that did not fail.
+
+    On the `sealed` settings only sealed reports are published: a full audit
+    report stored there (written before the setting was sealed, or before
+    sealed reports existed) would publish its outcomes.
+    """
     from leaderboard.publish import LeaderboardEntry
+    from leaderboard.sealed_html import is_sealed_report
 
     entries = []
     for sid in repo.public_ids():
@@ -107,10 +119,14 @@ def submission_entries(repo: SubmissionRepo, include: str | None = None) -> list
         if not ready or not done.issuperset(manifest.settings):
             continue
         for setting_id in manifest.settings:
+            report = repo.report(sid, setting_id)
+            if setting_id in sealed and not is_sealed_report(report):
+                log.warning("full report of %s on sealed %s not published", sid, setting_id)
+                continue
             entries.append(LeaderboardEntry(
                 submission_id=entry_id(sid, setting_id), setting_id=setting_id,
                 display_name=manifest.name, kind="submission",
-                submitted_at=manifest.created_at, report=repo.report(sid, setting_id),
+                submitted_at=manifest.created_at, report=report,
                 submitter=manifest.owner_name))
     return entries
 
@@ -244,7 +260,8 @@ def rebuild_leaderboard(store: ObjectStore, catalog: Catalog, options: AuditOpti
 
     store.delete(DIRTY_KEY)
     repo = SubmissionRepo(store)
-    entries = submission_entries(repo, include) + baseline_entries(store, catalog, options)
+    entries = (submission_entries(repo, include, sealed_setting_ids(catalog))
+               + baseline_entries(store, catalog, options))
     files = build_leaderboard(entries, setting_infos(catalog),
                               thumbnails=setting_thumbnails(catalog))
     written = write_site(store, files)

@@ -19,7 +19,7 @@ import redis as redis_lib
 from service.ladder import (grid_size, information_bound_bits, ladder_margin, ladder_release,
                             on_grid)
 from service.sealed import QUOTA_KEY
-from service.storage import LocalStore, StoreUnavailable
+from service.storage import LocalStore, ObjectNotFound, StoreUnavailable
 from tests.servers import (ADMIN_TOKEN, RedisServer, bearer, catalog, make_app,  # noqa: F401
                            redis_conn, redis_server, run_jobs, scores_csv, store)
 
@@ -201,7 +201,10 @@ def test_the_ladder_releases_at_most_the_grid_whatever_is_submitted():
     margin = ladder_margin(200)
     for _ in range(200):
         best, released = None, []
-        for score in np.sort(rng.uniform(size=rng.integers(1, 400))):  # rising: the worst case
+        scores = rng.uniform(size=rng.integers(1, 400))
+        if rng.uniform() < 0.5:
+            scores = np.sort(scores)  # rising scores release the most
+        for score in scores:
             release = ladder_release(best, float(score), margin)
             best = release.best
             if release.new_best:
@@ -209,6 +212,23 @@ def test_the_ladder_releases_at_most_the_grid_whatever_is_submitted():
         assert len(released) <= grid_size(margin)
         assert all(b - a >= margin - 1e-9 for a, b in zip(released, released[1:]))
         assert all(v == on_grid(v, margin) for v in released)
+
+
+def test_no_sequence_of_scores_gives_more_transcripts_than_the_bound_allows():
+    """Count every transcript (what the reports say) that any 3 submissions can produce on
+    a fine grid of true scores: at most 2 ** bound distinct ones, however they are chosen."""
+    margin = 0.25
+    fine = np.round(np.linspace(0, 1, 41), 6)
+    transcripts = set()
+    for a in fine:
+        first = ladder_release(None, float(a), margin)
+        for b in fine:
+            second = ladder_release(first.best, float(b), margin)
+            for c in fine:
+                third = ladder_release(second.best, float(c), margin)
+                transcripts.add((first.value, second.value, third.value))
+    assert len(transcripts) <= 2 ** information_bound_bits(3, margin)
+    assert len(transcripts) > 1
 
 
 def test_the_documented_bound_is_far_below_what_recovers_the_hidden_matrix():
@@ -263,3 +283,106 @@ def test_a_submission_that_is_not_created_gives_its_quota_back(tmp_path, redis_c
         owner="*", day="*"))]
     assert counters == [0]
     assert not store.list_keys("state/sealed-quota/")
+
+
+class _RacingStore(LocalStore):
+    """A store where a request's first look for its Idempotency-Key misses a record that a
+    concurrent request with the same key has just written (the race, made deterministic)."""
+
+    hide_once = True
+
+    def get_bytes(self, key):
+        if key.startswith("idempotency/") and self.hide_once:
+            self.hide_once = False
+            raise ObjectNotFound(key)
+        return super().get_bytes(key)
+
+
+def test_a_concurrent_retry_with_the_same_key_is_not_charged_twice(tmp_path, redis_conn, catalog):  # noqa: F811
+    """Race: two requests with one Idempotency-Key; the second answers the first's
+    submission and must give its quota claim back."""
+    store = _RacingStore(tmp_path / "store")  # noqa: F811
+    client = make_app(store, redis_conn, catalog, sealed_submissions_per_day=5).test_client()
+    token = _token(client)
+    body = scores_csv(catalog.load_transfer(SEALED))
+    headers = {**bearer(token), "Idempotency-Key": "retry-1"}
+
+    def post():
+        return client.post("/api/v1/submissions", headers=headers,
+                           data={"file": (io.BytesIO(body), "scores.csv"), "setting": SEALED},
+                           content_type="multipart/form-data")
+
+    first = post()
+    store.hide_once = True
+    second = post()
+    assert first.status_code == second.status_code == 202
+    assert second.headers.get("Idempotent-Replayed") == "true"
+    assert first.json["id"] == second.json["id"]
+    assert len(store.list_keys("state/sealed-quota/")) == 1
+    assert [int(redis_conn.get(k)) for k in redis_conn.scan_iter("expaudit:sealed:*")] == [1]
+
+
+class _FailingPublicFlag(LocalStore):
+    """A store that fails right after the submission's manifest and status were written."""
+
+    def put_bytes(self, key, data, content_type="application/octet-stream"):
+        if key.endswith("/public"):
+            raise StoreUnavailable("injected: the store went down")
+        return super().put_bytes(key, data, content_type)
+
+
+def test_a_submission_created_before_a_failure_keeps_its_charge(tmp_path, redis_conn, catalog):  # noqa: F811
+    """Fault: the store fails after the submission exists; the reconciler will audit it, so
+    giving the quota back would make it a free sealed submission."""
+    store = _FailingPublicFlag(tmp_path / "store")  # noqa: F811
+    client = make_app(store, redis_conn, catalog, sealed_submissions_per_day=5).test_client()
+    token = _token(client)
+    response = _submit(client, token, scores_csv(catalog.load_transfer(SEALED)), public=True)
+    assert response.status_code == 503
+    assert len([k for k in store.list_keys("submissions/") if k.endswith("/manifest.json")]) == 1
+    assert len(store.list_keys("state/sealed-quota/")) == 1
+    assert [int(redis_conn.get(k)) for k in redis_conn.scan_iter("expaudit:sealed:*")] == [1]
+
+
+def test_a_full_report_stored_on_a_sealed_setting_is_not_republished(store, redis_conn, catalog):  # noqa: F811
+    """Upgrade: a report written before sealed reports existed holds every metric; the
+    next rebuild must not publish it."""
+    from service.jobs import JobContext, install_context, publish_job
+    from service.publishing import AuditOptions
+
+    client = make_app(store, redis_conn, catalog).test_client()
+    token = _token(client)
+    sid = _submit_and_run(client, token, scores_csv(catalog.load_transfer(SEALED)), store,
+                          redis_conn, catalog)
+    assert client.post(f"/api/v1/submissions/{sid}/publish",
+                       headers=bearer(token)).status_code in (200, 202)
+    run_jobs(store, redis_conn, catalog)
+    old = {"inputs": {"setting_id": SEALED}, "reference": {"success_rule": 0.123457,
+                                                           "quality": {"e": 0.654321}}}
+    store.put_bytes(f"submissions/{sid}/reports/{SEALED}.json", json.dumps(old).encode())
+    install_context(JobContext(store=store, redis=redis_conn, catalog=catalog,
+                               options=AuditOptions(100, 100)))
+    try:
+        publish_job(None)
+    finally:
+        install_context(None)
+    published = b"".join(_published(store).values())
+    assert b"0.654321" not in published and b"0.123457" not in published
+
+
+def test_a_sealed_setting_stays_out_of_the_cross_setting_summary(store, redis_conn, catalog):  # noqa: F811
+    """Its released, rounded numbers (and only improving rows) would bias a mean of A."""
+    client = make_app(store, redis_conn, catalog).test_client()
+    token = _token(client)
+    for setting in (SEALED, "toy-k4"):
+        assert _submit(client, token, scores_csv(catalog.load_transfer(setting)), setting,
+                       public=True).status_code == 202
+    run_jobs(store, redis_conn, catalog)
+    index = json.loads(store.get_bytes("leaderboard/index.json"))
+    summary = json.dumps(index["cross_setting"])
+    assert "toy-k4" in summary
+    left_out = {entry[0] if isinstance(entry, list) else entry.get("setting_id"): entry
+                for entry in index["cross_setting"].get("left_out", [])}
+    assert SEALED in left_out and "sealed" in json.dumps(left_out[SEALED])
+    assert SEALED not in json.dumps({k: v for k, v in index["cross_setting"].items()
+                                     if k != "left_out"})

@@ -19,7 +19,7 @@ from service.form_fields import request_fields
 from service.publishing import DIRTY_KEY
 from service.records import Manifest, State, new_submission_id, utc_now
 from service.sealed import give_back_sealed_quota, sealed_settings, take_sealed_quota
-from service.storage import ObjectNotFound
+from service.storage import ObjectNotFound, StoreError
 from service.uploads import detect_format, read_frame, requested_settings, validate_upload
 
 log = logging.getLogger(__name__)
@@ -217,17 +217,28 @@ def _create_in_slot(svc: Services, token, upload: Upload, container: bool, key: 
     if sealed:
         claim = take_sealed_quota(svc.redis, svc.store, token.token_id,
                                   svc.settings.sealed_submissions_per_day)
+    created = Created()
     try:
-        return _create(svc, token, key, replay, body_hash, prepared, name, public, slot)
-    except BaseException:
-        if claim is not None:
+        return _create(svc, token, key, replay, body_hash, prepared, name, public, slot, created)
+    finally:
+        # Counted only if this request made a submission: not for an answer that repeats a
+        # concurrent request's (same Idempotency-Key), nor for a failure before the manifest.
+        if claim is not None and not created.made:
             give_back_sealed_quota(svc.redis, svc.store, claim)
-        raise
+
+
+@dataclass
+class Created:
+    """Whether a create request stored a new submission (set the moment its manifest is)."""
+
+    made: bool = False
 
 
 def _create(svc: Services, token, key: str | None, replay: str | None, body_hash: str,
-            prepared: Prepared, name: str, public: bool, slot: str | None = None) -> Response:
+            prepared: Prepared, name: str, public: bool, slot: str | None = None,
+            created: Created | None = None) -> Response:
     """Store the input and the manifest, then enqueue the audit."""
+    created = created if created is not None else Created()
     sha = hashlib.sha256(prepared.data).hexdigest()
     input_key = f"inputs/sha256/{sha}"
     svc.store.put_if_absent(input_key, prepared.data)
@@ -249,6 +260,10 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
         svc.repo.create(manifest)
     except FileExistsError:  # a concurrent request with the same Idempotency-Key won
         return _accepted(_written(svc, sid), replayed=True)
+    except BaseException:
+        created.made = _manifest_stored(svc, sid)  # a half-made one is audited by the reconciler
+        raise
+    created.made = True
     if public:
         svc.repo.make_public(sid)
     svc.metrics.submissions.labels("accepted").inc()
@@ -259,6 +274,15 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
         # Stored is accepted: the reconciler enqueues it once Redis is back.
         log.warning("submission %s stored but not enqueued (%s)", sid, type(exc).__name__)
     return _accepted(sid)
+
+
+def _manifest_stored(svc: Services, sid: str) -> bool:
+    """Whether `sid`'s manifest reached the store (False when the store cannot tell: a
+    failure of the service is not charged to the submitter)."""
+    try:
+        return svc.repo.exists(sid)
+    except (StoreError, OSError):
+        return False
 
 
 def _written(svc: Services, sid: str) -> str:
