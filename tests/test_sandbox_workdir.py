@@ -3,20 +3,24 @@ what it left (`runner.sandbox.workdir`). Real processes, real kill -9."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from runner.sandbox import cgroups, defaults
+from runner.sandbox.base import SandboxConfigError
 from runner.sandbox.local import LocalSandbox
-from runner.sandbox.workdir import WorkerDir, process_start, reap
+from runner.sandbox.workdir import WorkerDir, base_dir, process_start, reap, secure_base
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("setpriv") is None,
@@ -129,3 +133,87 @@ def test_reap_kills_recorded_sandboxes_of_dead_workers_only(tmp_path):
             proc.wait()
         live.close()
     assert not live.path.exists()
+
+
+# ------------------------------------------------------------------ planted records
+
+
+def _bystander_cgroups(stack: list) -> tuple[Path, Path] | None:
+    """Two cgroups that are no run's, each holding a `sleep`: one beside the runs'
+    cgroups, one named like a run's but inside the first (a place runs are not made)."""
+    parents = sorted(cgroups.run_parents()) if cgroups.available() else []
+    if not parents:
+        return None
+    outer = parents[0] / f"expaudit-bystander-{os.getpid()}"
+    inner = outer / cgroups.run_name()
+    for path in (outer, inner):
+        path.mkdir()
+        stack.append(path)
+        sleeper = subprocess.Popen(["sleep", "60"])
+        stack.append(sleeper)
+        (path / "cgroup.procs").write_text(str(sleeper.pid))
+    return outer, inner
+
+
+def _plant(base: Path, pid: int | None, cgroup_paths: list[str]) -> Path:
+    """What anyone able to write `base` could leave there: a dead worker's directory
+    (no lock: debris) recording a 'sandbox' that is some other process and cgroup."""
+    planted = base / "w-1-planted"
+    (planted / "sandboxes").mkdir(parents=True)
+    record = {"pid": pid, "start": process_start(pid) if pid else None, "cgroups": cgroup_paths}
+    (planted / "sandboxes" / "x.json").write_text(json.dumps(record))
+    return planted
+
+
+def test_reap_touches_nothing_a_planted_record_names(tmp_path):
+    """A base directory others could write to is refused (reap and claim alike), and in
+    the worker's own base a record naming a cgroup that is no run's removes nothing."""
+    stack: list = []
+    victim = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    stack.append(victim)
+    try:
+        bystanders = _bystander_cgroups(stack)
+        named = [str(p) for p in bystanders] if bystanders else []
+        shared = tmp_path / "shared"
+        shared.mkdir()
+        shared.chmod(0o777)  # a world-writable base, as /tmp/expaudit-workers could be
+        real = tmp_path / "real"
+        real.mkdir(mode=0o700)
+        link = tmp_path / "link"  # a base that is a link to a directory of another's choice
+        link.symlink_to(real)
+        foreign = tmp_path / "foreign"
+        foreign.mkdir(mode=0o700)
+        os.chown(foreign, 65534, 65534)  # made by another user before the worker started
+        reasons = {shared: "its mode is 0o777", link: "it is a symbolic link",
+                   foreign: "it belongs to uid 65534"}
+        for base, reason in reasons.items():
+            planted = _plant(real if base is link else base, victim.pid, named)
+            for attempt in (lambda: reap(base), lambda: WorkerDir.claim(base)):
+                with pytest.raises(SandboxConfigError, match=f"'work_root'.*{reason}"):
+                    attempt()
+            assert victim.poll() is None and planted.exists()
+            shutil.rmtree(planted)
+        own = tmp_path / "own"
+        planted = _plant(own, None, named)
+        own.chmod(0o700)
+        assert reap(own) == [planted.name]
+        assert victim.poll() is None
+        for path in map(Path, named):
+            assert path.is_dir() and (path / "cgroup.procs").read_text().split(), path
+    finally:
+        for item in reversed(stack):
+            if isinstance(item, Path):
+                with contextlib.suppress(FileNotFoundError):
+                    item.rmdir()
+            else:
+                item.kill()
+                item.wait()
+
+
+def test_default_base_is_the_users_own(tmp_path):
+    base = secure_base(base_dir())
+    info = base.lstat()
+    assert info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) == 0o700
+    assert base != Path(tempfile.gettempdir()) / "expaudit-workers"
+    made = secure_base(tmp_path / "a" / "workers")
+    assert stat.S_IMODE(made.lstat().st_mode) == 0o700

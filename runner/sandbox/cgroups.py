@@ -26,19 +26,26 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import re
 import secrets
 import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-CGROUP_ROOT = Path("/sys/fs/cgroup")
 REQUIRED = ("memory", "pids", "cpu")
 """Controllers a run's cgroup must have; cpuset is used where present."""
 CPU_PERIOD_US = 100_000
 """CFS period the CPU quota is a share of."""
 REMOVE_SECONDS = 5.0
 """How long `remove` waits for killed processes to leave the cgroup."""
+RUN_NAME = re.compile(r"expaudit-run-[0-9a-f]{12}")
+"""Names of runs' cgroups (`run_name`); clean-up removes no other cgroup."""
+
+
+def run_name() -> str:
+    """A fresh name for a run's cgroup (and its sandbox record)."""
+    return f"expaudit-run-{secrets.token_hex(6)}"
 
 
 class CgroupError(OSError):
@@ -225,16 +232,29 @@ class RunCgroup:
                     time.sleep(0.01)
 
 
+def run_parents() -> set[Path]:
+    """The directories this process makes its runs' cgroups in (none where it makes none)."""
+    try:
+        layout = _layout()
+    except (OSError, ValueError):
+        return set()
+    return set(layout[1].values()) if layout else set()
+
+
 def from_paths(paths: list[str]) -> RunCgroup | None:
     """A run's cgroup again from its recorded directories (for cleaning up after a dead
-    worker); None if a path is not a cgroup directory of this host."""
+    worker); None unless every path is a run's cgroup: named like one (`RUN_NAME`) and
+    in a directory where this process makes them (`run_parents`). Removing a cgroup
+    kills its processes, so no other cgroup of the host may ever get here."""
+    parents = run_parents()
     dirs: dict[str, Path] = {}
     for text in paths:
         path = Path(text)
-        if ".." in path.parts or not path.is_relative_to(CGROUP_ROOT):
+        if not path.is_absolute() or ".." in path.parts or not RUN_NAME.fullmatch(path.name) \
+                or path.parent not in parents:
             return None
         dirs[str(path)] = path
-    return RunCgroup(0, dirs)
+    return RunCgroup(0, dirs) if dirs else None
 
 
 def _cpu_list(text: str) -> list[int]:

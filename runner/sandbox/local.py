@@ -129,7 +129,8 @@ class LocalSandbox:
             be made); False: single-process runs; None (the default): a cgroup
             where one can be made, else single-process.
         work_root: where this sandbox's `WorkerDir` is claimed
-            (default `runner.sandbox.workdir.base_dir()`).
+            (default `runner.sandbox.workdir.base_dir()`); refused unless only
+            this user can write it (`runner.sandbox.workdir.secure_base`).
     """
 
     def __init__(self, *, python: str | None = None, uid: int | None = None,
@@ -218,7 +219,7 @@ class LocalSandbox:
     def _run(self, spec: RunSpec, selector_dir: Path, digest: str, mountpoint: str) -> RunResult:
         limits = spec.limits
         cpus = sorted(os.sched_getaffinity(0))[:limits.cpu_count]
-        name = f"expaudit-run-{secrets.token_hex(6)}"
+        name = cgroups.run_name()
         group = None
         if self.cgroup:
             try:

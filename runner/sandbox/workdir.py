@@ -15,6 +15,12 @@ drops the lock when the process dies, however it dies. The directory holds
 process; its recorded sandboxes are killed (the cgroup's processes, then the
 process group of the recorded pid) and the directory is removed. Records are
 written by the service only (never inside a tree a selector writes to).
+
+Reaping kills what the records name, so the records must be the worker's
+own: the base directory is refused unless it is a real directory (not a
+link) of this user with mode 0700 in directories no one else can rename
+(`secure_base`), and a recorded cgroup is only removed when it is a run's
+(`cgroups.from_paths`).
 """
 
 from __future__ import annotations
@@ -26,10 +32,12 @@ import os
 import secrets
 import shutil
 import signal
+import stat
 import tempfile
 from pathlib import Path
 
 from runner.sandbox import cgroups
+from runner.sandbox.base import SandboxConfigError
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +45,56 @@ PREFIX = "w-"
 """Names of claimed directories (a claim in progress is named `.new-*` and never reaped)."""
 
 
+RUN_BASE = Path("/run/expaudit-workers")
+"""Where root's workers' directories live (/run: only root writes there)."""
+
+
 def base_dir() -> Path:
-    """Where workers' directories live: `<temp dir>/expaudit-workers` (root only)."""
-    return Path(tempfile.gettempdir()) / "expaudit-workers"
+    """Where workers' directories live: `/run/expaudit-workers` for root, else
+    `<temp dir>/expaudit-workers-<uid>` (a directory per user, never a shared one)."""
+    if os.geteuid() == 0 and RUN_BASE.parent.is_dir():
+        return RUN_BASE
+    return Path(tempfile.gettempdir()) / f"expaudit-workers-{os.geteuid()}"
+
+
+def _refuse(reason: str) -> SandboxConfigError:
+    return SandboxConfigError(f"local sandbox: field 'work_root': the directory is refused: "
+                              f"{reason}; it must be a directory of this user (uid "
+                              f"{os.geteuid()}) with mode 0700")
+
+
+def secure_base(base: Path) -> Path:
+    """Make `base` (mode 0700) if it is missing, and return it only if no one but this
+    user can have put anything in it: not a symbolic link, owned by this user, mode
+    0700, and every directory above it owned by root or this user and writable by no
+    one else (or sticky, like /tmp, so no one else can rename what is in it).
+
+    Raises `SandboxConfigError` (naming the reason, not the path) otherwise.
+    """
+    base = Path(os.path.abspath(base))
+    base.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.mkdir(base, 0o700)
+        os.chmod(base, 0o700)  # ours, just made: the umask may have taken bits away
+    except FileExistsError:
+        pass
+    info = os.lstat(base)
+    if stat.S_ISLNK(info.st_mode):
+        raise _refuse("it is a symbolic link")
+    if not stat.S_ISDIR(info.st_mode):
+        raise _refuse("it is not a directory")
+    if info.st_uid != os.geteuid():
+        raise _refuse(f"it belongs to uid {info.st_uid}")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        raise _refuse(f"its mode is {stat.S_IMODE(info.st_mode):#o}")
+    real_parent = Path(os.path.realpath(base.parent))
+    for above in (real_parent, *real_parent.parents):
+        info = os.stat(above)
+        if info.st_uid not in (0, os.geteuid()):
+            raise _refuse(f"a directory above it belongs to uid {info.st_uid}")
+        if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
+            raise _refuse("a directory above it is writable by others")
+    return base
 
 
 def process_start(pid: int) -> str | None:
@@ -61,8 +116,7 @@ class WorkerDir:
     @classmethod
     def claim(cls, base: Path | None = None) -> WorkerDir:
         """Reap dead workers' directories under `base`, then claim a new one."""
-        base = Path(base) if base is not None else base_dir()
-        base.mkdir(mode=0o700, parents=True, exist_ok=True)
+        base = secure_base(Path(base) if base is not None else base_dir())
         reap(base)
         staging = Path(tempfile.mkdtemp(prefix=".new-", dir=base))
         fd = os.open(staging / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -121,13 +175,14 @@ def _kill_recorded(record: dict) -> None:
 
 def reap(base: Path | None = None) -> list[str]:
     """Kill the sandboxes of dead workers' directories under `base` and remove the
-    directories; returns the names removed."""
+    directories; returns the names removed. Raises `SandboxConfigError` for a base
+    directory that others could have written to (see `secure_base`)."""
     base = Path(base) if base is not None else base_dir()
     reaped = []
-    try:
-        entries = sorted(base.iterdir())
-    except FileNotFoundError:
+    if not os.path.lexists(base):
         return reaped
+    base = secure_base(base)
+    entries = sorted(base.iterdir())
     for path in entries:
         if not path.name.startswith(PREFIX) or path.is_symlink() or not path.is_dir():
             continue
