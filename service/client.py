@@ -8,7 +8,7 @@ import tarfile
 import time
 import uuid
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import requests
 
@@ -116,11 +116,13 @@ class Client:
         response = self._request("GET", f"/api/v1/settings/{setting_id}/selector-input")
         target.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(response.content), mode="r:gz") as tar:
-            for member in tar.getmembers():
-                if not member.name.startswith("input") or not (member.isfile() or member.isdir()):
-                    raise ValueError(f"selector input of '{setting_id}': unexpected entry "
-                                     f"'{member.name}'")
-                relative = Path(*Path(member.name).parts[1:]) if member.name != "input" else Path()
+            members = tar.getmembers()
+            unpacked = sum(m.size for m in members)
+            if unpacked > MAX_SELECTOR_INPUT_BYTES:
+                raise ValueError(f"selector input of '{setting_id}': {unpacked} bytes unpacked, "
+                                 f"over the {MAX_SELECTOR_INPUT_BYTES} this command accepts")
+            for member in members:
+                relative = _input_member_path(setting_id, member)
                 destination = target / relative
                 if member.isdir():
                     destination.mkdir(parents=True, exist_ok=True)
@@ -204,6 +206,25 @@ class Client:
 
     def create_token(self, name: str, admin: bool = False) -> dict:
         return self._request("POST", "/api/v1/tokens", json={"name": name, "admin": admin}).json()
+
+
+MAX_SELECTOR_INPUT_BYTES = 8 * 1024**3
+"""The most a selector input tree may unpack to (the largest setting's is far smaller)."""
+
+
+def _input_member_path(setting_id: str, member: tarfile.TarInfo) -> PurePosixPath:
+    """The path under the target of one entry of a selector input archive.
+
+    Only plain files and directories under ``input/`` are accepted, and no part
+    may be ``..``: an archive from a hostile server (or a plain-HTTP middle)
+    must not write outside the target directory.
+    """
+    path = PurePosixPath(member.name)
+    parts = path.parts
+    if (path.is_absolute() or not parts or parts[0] != "input" or ".." in parts
+            or not (member.isfile() or member.isdir())):
+        raise ValueError(f"selector input of '{setting_id}': unexpected entry '{member.name}'")
+    return PurePosixPath(*parts[1:]) if len(parts) > 1 else PurePosixPath()
 
 
 def selector_archive(directory: Path) -> bytes:
