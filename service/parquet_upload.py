@@ -12,11 +12,13 @@ therefore only a first filter; the bounds hold on the decoded data:
   `max_columns` of them, and the columns that must hold numbers (`score`)
   of a number type, so a text column there is refused rather than decoded
   and parsed;
-- while decoding, `BATCH_ROWS` rows at a time: text columns are read as
-  dictionaries (each distinct value once, plus one index per row), so a
-  value is checked against `max_cell_chars` and the size the batch would
-  expand to is computed before it is expanded; all batches together stay
-  within `max_bytes`. The first batch past a bound stops the read with an
+- while decoding, `BATCH_ROWS` rows at a time: text columns whose pages can
+  expand (dictionary or prefix-sharing encodings) are read as dictionaries
+  (each distinct value once, plus one index per row), so a value is checked
+  against `max_cell_chars` and the size the batch would expand to is
+  computed before it is expanded; text stored whole in its pages decodes to
+  about what the pages hold and has its cells checked per batch; all
+  batches together stay within `max_bytes`. The first batch past a bound stops the read with an
   `InputError` naming the column (and the line, for a cell).
 """
 
@@ -52,7 +54,8 @@ def read_bounded_parquet(data: bytes, source: str, *, max_rows: int, max_bytes: 
         _check_pages(data, parquet.metadata, source, max_bytes, max_page_bytes)
         schema = parquet.schema_arrow
         text = _check_schema(schema, source, number_columns)
-        reader = pq.ParquetFile(io.BytesIO(data), read_dictionary=text)
+        expanding = _expanding(parquet.metadata, source)
+        reader = pq.ParquetFile(io.BytesIO(data), read_dictionary=[c for c in text if c in expanding])
         batches, decoded, first_row = [], 0, 0
         for batch in reader.iter_batches(batch_size=BATCH_ROWS, use_pandas_metadata=True):
             decoded += _expanded_bytes(batch, source, first_row, max_cell_chars)
@@ -138,7 +141,10 @@ def _expanded_bytes(batch, source: str, first_row: int, max_cell_chars: int) -> 
     total = 0
     for name, column in zip(batch.schema.names, batch.columns):
         if not pa.types.is_dictionary(column.type):
-            total += column.nbytes
+            total += column.nbytes  # plain pages decode to about their size: the page check bounds it
+            if pa.types.is_string(column.type) or pa.types.is_binary(column.type) or \
+                    pa.types.is_large_string(column.type) or pa.types.is_large_binary(column.type):
+                _check_plain_cells(column, name, source, first_row, max_cell_chars)
             continue
         lengths = pc.binary_length(column.dictionary).fill_null(0).to_numpy(zero_copy_only=False)
         indices = column.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -151,6 +157,41 @@ def _expanded_bytes(batch, source: str, first_row: int, max_cell_chars: int) -> 
         used = lengths[indices] if len(lengths) else np.zeros(0, dtype=np.int64)
         total += int(used.sum()) + _OFFSET_BYTES * (len(column) + 1)
     return total
+
+
+def _check_plain_cells(column, name: str, source: str, first_row: int, max_cell_chars: int) -> None:
+    import pyarrow.compute as pc
+
+    lengths = pc.binary_length(column).fill_null(0).to_numpy(zero_copy_only=False)
+    too_long = np.flatnonzero(lengths > max_cell_chars)
+    if too_long.size:
+        raise InputError(source, f"is a cell of {int(lengths[too_long[0]])} bytes; at most "
+                         f"{max_cell_chars} are read", line=first_row + int(too_long[0]) + 2,
+                         field=name)
+
+
+_LITERAL_ENCODINGS = frozenset({"PLAIN", "RLE", "BIT_PACKED", "DELTA_LENGTH_BYTE_ARRAY"})
+"""Encodings whose text values are stored whole in the page (levels are RLE or bit-packed):
+such a column decodes to about what its pages unpack to, which the page check bounds."""
+
+
+def _expanding(meta, source: str) -> set[str]:
+    """Columns that can decode to more than their pages hold (dictionary pages in some row
+    group): only these are read as dictionaries, the rest take the cheaper plain read. A
+    `DELTA_BYTE_ARRAY` column (each value shares a prefix with the one before) is refused:
+    Arrow cannot read it as a dictionary, and its size is unknown until it is decoded."""
+    expanding = set()
+    for group_index in range(meta.num_row_groups):
+        group = meta.row_group(group_index)
+        for column_index in range(group.num_columns):
+            chunk = group.column(column_index)
+            if "DELTA_BYTE_ARRAY" in chunk.encodings:
+                raise InputError(source, "is DELTA_BYTE_ARRAY-encoded, whose decoded size is unknown "
+                                 "until it is decoded; write the file with dictionary or plain "
+                                 "encoding (the pandas and pyarrow defaults)", field=chunk.path_in_schema)
+            if chunk.has_dictionary_page or not set(chunk.encodings) <= _LITERAL_ENCODINGS:
+                expanding.add(chunk.path_in_schema)
+    return expanding
 
 
 def _decoded(batch):

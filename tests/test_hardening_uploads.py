@@ -126,6 +126,36 @@ def test_a_page_is_refused_from_its_header_before_it_is_decompressed():
         read_frame(buffer.getvalue(), "parquet", "big.parquet")
 
 
+def test_long_cells_stored_whole_are_refused_at_their_line():
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from service.uploads import read_frame
+
+    values = pa.array(["s"] * 70_000 + ["y" * 1500])
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"scene_id": values}), buffer, use_dictionary=False)
+    with pytest.raises(InputError, match=r"plain\.parquet line 70002, field 'scene_id': is a cell of "
+                                         r"1500 bytes; at most 1024 are read"):
+        read_frame(buffer.getvalue(), "parquet", "plain.parquet")
+
+
+def test_prefix_sharing_text_is_refused_before_it_is_decoded():
+    """DELTA_BYTE_ARRAY stores each value as a suffix of the one before: 1,000-byte values
+    cost a few bytes each, so the pages do not bound what they decode to."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from service.uploads import read_frame
+
+    values = pa.array(["x" * 1000 + f"{i:07d}" for i in range(20_000)])
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"scene_id": values}), buffer, use_dictionary=False,
+                   column_encoding={"scene_id": "DELTA_BYTE_ARRAY"})
+    with pytest.raises(InputError, match="field 'scene_id': is DELTA_BYTE_ARRAY-encoded"):
+        read_frame(buffer.getvalue(), "parquet", "delta.parquet")
+
+
 def test_a_damaged_page_header_is_an_unreadable_file():
     import pyarrow.parquet as pq
 
