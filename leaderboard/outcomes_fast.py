@@ -14,7 +14,8 @@ no quote, no bare CR, no byte-order mark and no blank line; every id is
 known; every seed is written as a plain non-negative integer (`0`, `17`);
 every success is `0` or `1` (Parquet: integer columns are read as such);
 every (experience, scene, seed) appears exactly once; a Parquet file stores
-no pandas index column.
+no pandas index column. The plain-CSV reading and the id coding are shared
+with `leaderboard.scores_fast`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ OUTCOME_COLUMNS = ("experience_id", "scene_id", "seed", "success")
 _PLAIN_SEED = re.compile(r"0|[1-9][0-9]{0,17}")
 
 
-def fast_outcomes(path: str | Path, experience_ids: tuple[str, ...], scene_ids: tuple[str, ...]) -> np.ndarray | None:
+def fast_outcomes(path: str | Path, experience_ids: tuple[str, ...],
+                  scene_ids: tuple[str, ...]) -> np.ndarray | None:
     """Outcome tensor (K, Q, S) int8 of a well-formed file, or None (use the strict reader)."""
     import pyarrow as pa
 

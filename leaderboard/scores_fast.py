@@ -14,6 +14,12 @@ reader does) or, in Parquet, stored as floating point or integers; every
 score is finite; every (scene, experience) pair appears exactly once.
 Selection-only tables (no `score` column) are small and always read
 strictly.
+
+The service's uploads take the same two steps on bytes and tables:
+`plain_csv_frame` reads a plainly well-formed CSV upload into the very table
+the strict CSV reader would build (every cell text), and `fast_score_frame`
+checks a full score table column-wise (called by
+`leaderboard.io.parse_scores_table` before its cell-by-cell checks).
 """
 
 from __future__ import annotations
@@ -31,7 +37,8 @@ _PLAIN_NUMBER = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
 _PLAIN_NUMBER_RE = re.compile(_PLAIN_NUMBER)
 
 
-def fast_scores(path: str | Path, experience_ids: tuple[str, ...], scene_ids: tuple[str, ...]) -> np.ndarray | None:
+def fast_scores(path: str | Path, experience_ids: tuple[str, ...],
+                scene_ids: tuple[str, ...]) -> np.ndarray | None:
     """Score matrix (K, Q) of a well-formed full score file, or None (use the strict reader)."""
     import pyarrow as pa
 
