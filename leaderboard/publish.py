@@ -448,10 +448,6 @@ def setting_view(info: SettingInfo, rows: Sequence[LeaderboardEntry],
 
 # ------------------------------------------------------------ summaries --
 
-def _estimate_json(estimate: standings.Estimate) -> dict:
-    return estimate.to_json()
-
-
 def _best_submission_json(view: SettingView) -> dict | None:
     best = view.best_submission
     if best is None:
