@@ -7,8 +7,11 @@ run together, and a selector cannot leave it (the sandbox mounts no cgroup
 file system and holds no privilege).
 
 A run's cgroup is made under the worker's own cgroup (`/proc/self/cgroup`),
-so limits a deployment put on the worker still cover its selectors (in v2,
-where the worker's cgroup cannot delegate, beside it under its parent):
+so limits a deployment put on the worker still cover its selectors, never
+above it. In v2 a cgroup holding processes cannot delegate controllers, so
+the worker first moves its cgroup's processes into the leaf `<own>/expaudit-worker`
+and enables the controllers in `<own>` (`_v2_plan`); where `<own>` has not
+been given them, runs are single-process instead.
 
 - cgroup v2 (one unified hierarchy): `memory.max` (and `memory.swap.max` 0),
   `pids.max`, `cpu.max`, `cpuset.cpus` where the parent delegates cpuset;
@@ -39,6 +42,9 @@ CPU_PERIOD_US = 100_000
 """CFS period the CPU quota is a share of."""
 REMOVE_SECONDS = 5.0
 """How long `remove` waits for killed processes to leave the cgroup."""
+WORKER_LEAF = "expaudit-worker"
+"""v2: the leaf cgroup the worker's processes move into, so that its own can delegate."""
+DELEGATE_TRIES = 10
 RUN_NAME = re.compile(r"expaudit-run-[0-9a-f]{12}")
 """Names of runs' cgroups (`run_name`); clean-up removes no other cgroup."""
 
@@ -84,27 +90,83 @@ def _mounts() -> dict[str, Path]:
     return found
 
 
-def _layout() -> tuple[int, dict[str, Path]] | None:
-    """(version, controller -> parent directory for run cgroups), or None."""
-    own, mounts = _own_paths(), _mounts()
+def _layout(own: dict[str, str] | None = None, mounts: dict[str, Path] | None = None, *,
+            delegate: bool = False) -> tuple[int, dict[str, Path]] | None:
+    """(version, controller -> parent directory for run cgroups), or None.
+
+    `own` and `mounts` default to this process's (`_own_paths`, `_mounts`). In v2
+    the worker may first have to move into a leaf of its own cgroup (`_v2_plan`);
+    `delegate` does that move, without it the answer is where runs will go.
+    """
+    own = _own_paths() if own is None else own
+    mounts = _mounts() if mounts is None else mounts
     if all(name in mounts and name in own for name in REQUIRED):
         parents = {name: mounts[name] / own[name].lstrip("/") for name in REQUIRED}
         if "cpuset" in mounts and "cpuset" in own:
             parents["cpuset"] = mounts["cpuset"] / own["cpuset"].lstrip("/")
         return 1, parents
     if "" in mounts and "" in own:
-        # A v2 cgroup holding processes cannot delegate controllers to children
-        # (only the root can): then the run goes beside the worker, under its parent.
-        own_dir = mounts[""] / own[""].lstrip("/")
-        for parent in (own_dir, own_dir.parent):
-            try:
-                delegated = _read(parent / "cgroup.subtree_control").split()
-            except OSError:
-                continue
-            if all(name in delegated for name in REQUIRED):
-                names = REQUIRED + (("cpuset",) if "cpuset" in delegated else ())
-                return 2, {name: parent for name in names}
+        plan = _v2_plan(mounts[""] / own[""].lstrip("/"))
+        if plan is None:
+            return None
+        parent, names, move = plan
+        if move and delegate:
+            _delegate(parent, names)
+        return 2, {name: parent for name in names}
     return None
+
+
+def _v2_plan(own_dir: Path) -> tuple[Path, tuple[str, ...], bool] | None:
+    """Where a v2 worker whose cgroup is `own_dir` makes its runs' cgroups: (that
+    directory, the controllers they get, whether the worker must first move into the
+    leaf `WORKER_LEAF`), or None (then runs are single-process).
+
+    A v2 cgroup that holds processes cannot enable controllers for its children
+    (only the root can), so the worker's processes move into `<own>/WORKER_LEAF`
+    and `<own>` delegates to its runs, which are its children too. Runs are never
+    made above `<own>`: there they would escape the limits put on the worker.
+    """
+    def has_required(names: set[str]) -> tuple[str, ...] | None:
+        if not all(name in names for name in REQUIRED):
+            return None
+        return REQUIRED + (("cpuset",) if "cpuset" in names else ())
+
+    try:
+        if own_dir.name == WORKER_LEAF:  # moved there before (this process or its parent)
+            names = has_required(set(_read(own_dir.parent / "cgroup.subtree_control").split()))
+            if names:
+                return own_dir.parent, names, False
+        names = has_required(set(_read(own_dir / "cgroup.subtree_control").split()))
+        if names:  # the root cgroup: it may hold processes and delegate
+            return own_dir, names, False
+        names = has_required(set(_read(own_dir / "cgroup.controllers").split()))
+    except OSError:
+        return None
+    return (own_dir, names, True) if names else None
+
+
+def _delegate(own_dir: Path, names: tuple[str, ...]) -> None:
+    """Move every process of `own_dir` into its leaf `WORKER_LEAF` and enable `names`
+    for its children (they all stay under `own_dir`, within its limits)."""
+    leaf = own_dir / WORKER_LEAF
+    try:
+        os.mkdir(leaf, 0o755)
+    except FileExistsError:
+        pass
+    for _ in range(DELEGATE_TRIES):  # a process forked meanwhile makes the last write EBUSY
+        for pid in _read(own_dir / "cgroup.procs").split():
+            try:
+                _write(leaf / "cgroup.procs", pid)
+            except ProcessLookupError:
+                continue
+        try:
+            _write(own_dir / "cgroup.subtree_control", " ".join(f"+{n}" for n in names))
+            return
+        except OSError as exc:
+            if exc.errno != errno.EBUSY:
+                raise
+    raise CgroupError(errno.EBUSY, "cannot delegate the worker's cgroup: processes keep "
+                                   "joining it")
 
 
 @dataclass(frozen=True)
@@ -129,7 +191,11 @@ class RunCgroup:
     def create(cls, name: str, *, memory_bytes: int, pids: int, cpus: float,
                cpu_list: list[int]) -> RunCgroup:
         """Make the run's cgroup and write its limits; nothing has joined it yet."""
-        layout = _layout()
+        try:
+            layout = _layout(delegate=True)
+        except OSError as exc:
+            raise CgroupError(exc.errno or errno.EIO, f"cannot delegate the worker's cgroup: "
+                                                      f"{exc.strerror}") from None
         if layout is None:
             raise CgroupError(errno.ENOTSUP, "no cgroup with memory, pids and cpu can be made")
         version, parents = layout
