@@ -408,15 +408,6 @@ class ActiveSubmissions:
     def _pending_key(owner: str) -> str:
         return f"expaudit:active-pending:{owner}"
 
-    def count(self, owner: str) -> int:
-        if self.redis is None:
-            return 0
-        try:
-            return int(self.redis.scard(self._key(owner)))
-        except redis_lib.RedisError as exc:
-            log.warning("concurrency cap unavailable (%s); submission allowed", type(exc).__name__)
-            return 0
-
     def reserve(self, owner: str, limit: int) -> str | None:
         """Take one of `owner`'s `limit` slots; returns the reservation (None when Redis is
         down: the submission is let through uncounted). Raises TooManyRequests when none is free."""
