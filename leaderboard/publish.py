@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
@@ -41,6 +41,9 @@ import jinja2
 
 from leaderboard import site_figures, standings
 from leaderboard.html_report import ReportContext, render_report_html
+from leaderboard.site_cells import COLUMNS
+from leaderboard.site_views import (CrossSetting, SettingView, cross_setting, ranked_view,
+                                    row_json, setting_summary, setting_view)
 
 LEADERBOARD_SCHEMA_VERSION = "1.0"
 """Version of the published JSON layout (index and setting files)."""
@@ -51,9 +54,6 @@ KINDS = ("baseline", "submission")
 _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,127}")
 """Ids become file names in the published site and object-store keys, so only
 URL-, path- and key-safe ids pass (letters, digits, '.' and '-')."""
-
-NOT_REPORTED = "not reported in the audit"
-"""Reason shown for a null value whose report gives no reason of its own."""
 
 MAX_EXPERIENCES_SHOWN = 20
 """Experiences drawn in a setting page's selection figure (the most chosen ones)."""
@@ -147,385 +147,6 @@ def _check_id(field: str, value: object) -> None:
             f"field '{field}' must be 1-128 characters of letters, digits, '.' or '-' "
             f"starting with a letter or digit, got {value!r}"
         )
-
-
-# ---------------------------------------------------------------- cells --
-
-@dataclass(frozen=True)
-class Cell:
-    """One table cell: the text shown, the hover title and the number it sorts by."""
-
-    text: str
-    title: str
-    sort: float | None
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A 95% interval from the report, or why it is missing."""
-
-    low: float | None
-    high: float | None
-    reason: str | None
-
-    @property
-    def defined(self) -> bool:
-        return self.low is not None and self.high is not None
-
-    def text(self) -> str:
-        if self.defined:
-            return f"95% interval [{self.low:.3f}, {self.high:.3f}]"
-        return f"95% interval n/a: {self.reason or NOT_REPORTED}"
-
-    def to_json(self) -> dict | None:
-        return {"low": self.low, "high": self.high} if self.defined else None
-
-
-def _interval(report: dict, name: str) -> Interval:
-    found = (report.get("intervals") or {}).get(name) or {}
-    low, high = found.get("low"), found.get("high")
-    if low is None or high is None:
-        return Interval(None, None, found.get("reason"))
-    return Interval(float(low), float(high), None)
-
-
-def _reason(section: dict, key: str) -> str:
-    """Why `section[key]` is null: the report's own reason field when it has one."""
-    for name in (f"{key}_reason", "not_computable_reason", "reason"):
-        text = section.get(name)
-        if text:
-            return str(text)
-    return NOT_REPORTED
-
-
-def _value_cell(section: dict, key: str, interval: Interval | None) -> Cell:
-    value = section.get(key)
-    if value is None:
-        return Cell("n/a", f"n/a: {_reason(section, key)}", None)
-    return Cell(_fmt(value), "" if interval is None else interval.text(), float(value))
-
-
-def _success_cell(report: dict) -> Cell:
-    return _value_cell(report.get("reference") or {}, "success_rule",
-                       _interval(report, "success_rule"))
-
-
-def _advantage_cell(report: dict) -> Cell:
-    return _value_cell(report.get("reference") or {}, "advantage",
-                       _interval(report, "advantage"))
-
-
-def _gap_mark(gap: dict) -> str:
-    """The significance mark: an arrow for a gap outside its shuffle envelope."""
-    if not gap.get("gap_significant"):
-        return ""
-    direction = str(gap.get("direction") or "")
-    if "below" in direction or (not direction and (gap.get("gap") or 0.0) < 0):
-        return " \u25bc"
-    return " \u25b2"
-
-
-def _gap_cell(report: dict) -> Cell:
-    gap = (report.get("gap") or {}).get("all") or {}
-    value = gap.get("gap")
-    if value is None:
-        return Cell("n/a", f"n/a: {_reason(gap, 'gap')}", None)
-    envelope = gap.get("gap_envelope")
-    parts = [_interval(report, "gap").text()]
-    if envelope and None not in envelope:
-        parts.append(f"shuffle envelope [{envelope[0]:.3f}, {envelope[1]:.3f}]")
-    if gap.get("gap_significant"):
-        parts.append(f"significant ({gap.get('direction') or 'outside the envelope'})")
-    else:
-        parts.append("not significant")
-    return Cell(f"{value:+.3f}{_gap_mark(gap)}", "; ".join(parts), float(value))
-
-
-def _top_pick_cell(report: dict) -> Cell:
-    concentration = report.get("concentration") or {}
-    share = concentration.get("top_pick_share")
-    oracle = concentration.get("oracle_top_pick_share")
-    if share is None:
-        return Cell("n/a", f"n/a: {_reason(concentration, 'top_pick_share')}", None)
-    ratio = concentration.get("concentration_ratio")
-    text = f"{share:.2f} / {'n/a' if oracle is None else f'{oracle:.2f}'}"
-    title = (f"top pick {concentration.get('top_pick')} chosen in {share:.1%} of scenes; "
-             f"oracle's top share {'n/a' if oracle is None else f'{oracle:.1%}'}; "
-             f"ratio {'n/a' if ratio is None else f'{ratio:.2f}'}")
-    return Cell(text, title, None if ratio is None else float(ratio))
-
-
-def _auroc_cell(report: dict) -> Cell:
-    ranking = report.get("ranking") or {}
-    cell = _value_cell(ranking, "within_query_auroc", _interval(report, "within_query_auroc"))
-    if cell.sort is None:
-        return cell
-    pooled = ranking.get("pooled_auroc")
-    eligible = ranking.get("within_query_eligible_share")
-    extra = [f"pooled AUROC {_fmt(pooled)}"]
-    if eligible is not None:
-        extra.append(f"eligible scenes {eligible:.0%}")
-    return Cell(cell.text, "; ".join([cell.title, *extra]), cell.sort)
-
-
-@dataclass(frozen=True)
-class Column:
-    """A numeric column of the setting table."""
-
-    key: str
-    header: str
-    explanation: str
-    cell: Callable[[dict], Cell]
-
-
-COLUMNS: tuple[Column, ...] = (
-    Column("advantage", "A", "advantage: (success - random) / (oracle - random), with its 95% "
-           "interval; n/a when oracle - random < 0.05", _advantage_cell),
-    Column("success", "success", "mean success of the rule's selection over all scenes",
-           _success_cell),
-    Column("gap", "gap", "success minus the mean of frequency-matched shuffles; "
-           "\u25b2/\u25bc marks a gap outside the 95% shuffle envelope", _gap_cell),
-    Column("top_pick", "top pick / oracle", "share of scenes given to the most chosen "
-           "experience, against the oracle's; sorts by their ratio", _top_pick_cell),
-    Column("within_auroc", "within-query AUROC", "ranking quality among the candidates of "
-           "one scene, averaged over eligible scenes", _auroc_cell),
-)
-"""The numeric columns, in page order (AUDIT_SPEC's leaderboard columns)."""
-
-
-# ------------------------------------------------------------------ rows --
-
-def _verdict(report: dict) -> dict:
-    """The verdict line of a computed row."""
-    verdict = report.get("verdict") or {}
-    label = verdict.get("label")
-    text = verdict.get("text")
-    return {"label": label or "n/a", "text": text or f"no verdict: {NOT_REPORTED}"}
-
-
-def reference_rule(entry: LeaderboardEntry) -> str | None:
-    """The hindsight rule (random, oracle, best_fixed) a reference row computes, else None."""
-    if entry.kind != "baseline":
-        return None
-    for rule in standings.REFERENCE_RULES:
-        if entry.submission_id == f"baseline-{rule.replace('_', '-')}-{entry.setting_id}":
-            return rule
-    return None
-
-
-def rule_key(entry: LeaderboardEntry) -> str:
-    """What names one rule across settings: the upload's id for a submission (its rows are
-    `<upload id>.<setting id>`), the rule's id without the setting for a reference rule."""
-    suffix = ("." if entry.kind == "submission" else "-") + entry.setting_id
-    sid = entry.submission_id
-    return sid[: -len(suffix)] if sid.endswith(suffix) and len(sid) > len(suffix) else sid
-
-
-def _row_json(entry: LeaderboardEntry, standing: standings.Standing | None) -> dict:
-    """The machine-readable row: the report's numbers the table shows, plus links."""
-    report = entry.report
-    reference = report.get("reference") or {}
-    concentration = report.get("concentration") or {}
-    ranking = report.get("ranking") or {}
-    gap = (report.get("gap") or {}).get("all") or {}
-
-    def interval(name: str) -> dict | None:
-        return _interval(report, name).to_json()
-
-    return {
-        "submission_id": entry.submission_id,
-        "display_name": entry.display_name,
-        "kind": entry.kind,
-        "role": "ranked" if standing is not None else "reference",
-        "submitted_at": entry.submitted_at,
-        "report_html": f"../reports/{entry.submission_id}.html",
-        "report_json": f"../reports/{entry.submission_id}.json",
-        "rank": None if standing is None else standing.rank,
-        "standing": None if standing is None else standing.to_json(),
-        "success_rule": {"value": reference.get("success_rule"),
-                         "interval": interval("success_rule")},
-        "advantage": {"value": reference.get("advantage"), "interval": interval("advantage"),
-                      "reason": reference.get("advantage_reason")},
-        "success_best_fixed": {"value": reference.get("success_best_fixed"),
-                               "interval": interval("success_best_fixed"),
-                               "experience": reference.get("best_fixed")},
-        "headroom": {"value": reference.get("headroom")},
-        "gap": {"value": gap.get("gap"), "interval": interval("gap"),
-                "envelope": gap.get("gap_envelope"),
-                "significant": gap.get("gap_significant"), "direction": gap.get("direction")},
-        "top_pick_share": {"value": concentration.get("top_pick_share"),
-                           "oracle": concentration.get("oracle_top_pick_share"),
-                           "ratio": concentration.get("concentration_ratio"),
-                           "experience": concentration.get("top_pick")},
-        "within_query_auroc": {"value": ranking.get("within_query_auroc"),
-                               "interval": interval("within_query_auroc"),
-                               "reason": ranking.get("not_computable_reason")},
-        "verdict": _verdict(report),
-    }
-
-
-def _tie_order(entry: LeaderboardEntry) -> tuple:
-    """Order among equals: submission time, then id (so any input order gives the same page)."""
-    return (entry.submitted_at, entry.submission_id)
-
-
-def _mark(flag: bool | None, yes: str, no: str) -> dict:
-    if flag is None:
-        return {"text": "n/a", "yes": None, "label": "not computed"}
-    return {"text": "yes" if flag else "no", "yes": flag, "label": yes if flag else no}
-
-
-def _ranked_view(entry: LeaderboardEntry, standing: standings.Standing, metric: str) -> dict:
-    """What one ranked row of the setting page shows."""
-    report = entry.report
-    a_cell, s_cell = _advantage_cell(report), _success_cell(report)
-    main = a_cell if metric == standings.RANK_BY_ADVANTAGE else s_cell
-    interval = _interval(report, metric)
-    main_text = main.text + (f" [{interval.low:.3f}, {interval.high:.3f}]"
-                             if interval.defined and main.sort is not None else "")
-    distance = standing.best_fixed_distance
-    best = _mark(standing.beats_best_fixed, "beats best-fixed", "does not beat best-fixed")
-    if distance is not None:
-        best["text"] += f" ({distance:+.3f})"
-    shuffle = _mark(standing.beats_shuffle, "gap above its shuffle envelope",
-                    "gap not above its shuffle envelope")
-    return {"entry": entry, "standing": standing, "main": Cell(main_text, main.title, main.sort),
-            "cells": {"success": s_cell, "advantage": a_cell, "gap": _gap_cell(report),
-                      "top_pick": _top_pick_cell(report), "within_auroc": _auroc_cell(report)},
-            "best": best, "shuffle": shuffle, "verdict": _verdict(report)}
-
-
-@dataclass(frozen=True)
-class SettingView:
-    """Everything the pages say about one setting."""
-
-    info: SettingInfo
-    discrimination: standings.Discrimination
-    metric: str
-    references: list[standings.ReferenceLine]
-    reference_entries: list[LeaderboardEntry]
-    ranked: list[tuple[LeaderboardEntry, standings.Standing]]
-    thumbnail: str | None
-
-    @property
-    def best_submission(self) -> tuple[LeaderboardEntry, standings.Standing] | None:
-        """The highest-placed submission whose ranking value is defined."""
-        return next(((e, s) for e, s in self.ranked if e.kind == "submission"
-                     and s.rank is not None), None)
-
-    def reference(self, rule: str) -> standings.ReferenceLine | None:
-        return next((line for line in self.references if line.rule == rule), None)
-
-
-SEALED_DISCRIMINATION = standings.Discrimination(None, None, (
-    "sealed: its reports release success rounded to the Ladder's margin, and only a "
-    "submitter's improvements, so it is not compared across settings"))
-"""A sealed setting's label: its released numbers are neither exact nor every row's."""
-
-
-def setting_view(info: SettingInfo, rows: Sequence[LeaderboardEntry],
-                 thumbnail: str | None = None) -> SettingView:
-    """Rank the computed rows of one setting and pick out its reference lines."""
-    rows = sorted(rows, key=_tie_order)
-    reports = [e.report for e in rows]
-    found = SEALED_DISCRIMINATION if info.sealed else standings.discrimination(reports)
-    metric = standings.rank_metric(found)
-    hindsight = {rule: e for e in rows if (rule := reference_rule(e)) is not None}
-    references = standings.reference_lines(
-        reports, {rule: (e.submission_id, e.report) for rule, e in hindsight.items()})
-    competing = [e for e in rows if reference_rule(e) is None]
-    by_id = {e.submission_id: e for e in competing}
-    ranked = standings.rank_rows([standings.standing(e.submission_id, e.report)
-                                  for e in competing], metric)
-    return SettingView(info, found, metric, references,
-                       [hindsight[r] for r in standings.REFERENCE_RULES if r in hindsight],
-                       [(by_id[s.row_id], s) for s in ranked], thumbnail)
-
-
-# ------------------------------------------------------------ summaries --
-
-def _best_submission_json(view: SettingView) -> dict | None:
-    best = view.best_submission
-    if best is None:
-        return None
-    entry, standing = best
-    return {"submission_id": entry.submission_id, "display_name": entry.display_name,
-            "report_html": f"reports/{entry.submission_id}.html", **standing.to_json(),
-            "verdict": _verdict(entry.report)["label"]}
-
-
-def _reference_json(view: SettingView, rule: str) -> dict | None:
-    line = view.reference(rule)
-    return None if line is None else line.to_json()
-
-
-def _setting_summary(view: SettingView) -> dict:
-    info = view.info
-    return {**asdict(info),
-            "page": f"settings/{info.setting_id}.html",
-            "json": f"settings/{info.setting_id}.json",
-            "thumbnail": view.thumbnail,
-            "discrimination": view.discrimination.to_json(),
-            "ranked_by": view.metric,
-            "best_fixed": _reference_json(view, "best_fixed"),
-            "oracle": _reference_json(view, "oracle"),
-            "random": _reference_json(view, "random"),
-            "n_submissions": sum(e.kind == "submission" for e, _ in view.ranked),
-            "n_ranked": len(view.ranked),
-            "best_submission": _best_submission_json(view)}
-
-
-@dataclass(frozen=True)
-class CrossSetting:
-    """Rules x discriminating settings, A with intervals (reference rules and submissions)."""
-
-    settings: list[str]
-    left_out: list[tuple[str, str]]
-    rules: list[tuple[str, str]]
-    cells: dict[tuple[str, str], dict]
-    best_fixed: dict[str, dict]
-
-    def to_json(self) -> dict:
-        return {"settings": self.settings,
-                "left_out": [{"setting_id": s, "reason": r} for s, r in self.left_out],
-                "rules": [{"key": k, "display_name": n,
-                           "cells": {s: self.cells[(k, s)] for s in self.settings
-                                     if (k, s) in self.cells}} for k, n in self.rules],
-                "best_fixed": self.best_fixed}
-
-
-def cross_setting(views: Sequence[SettingView]) -> CrossSetting:
-    """A per rule on every setting that discriminates; the others are listed with why."""
-    used = [v for v in views if v.discrimination.discriminates]
-    left_out = [(v.info.setting_id, v.discrimination.reason) for v in views
-                if v.discrimination.discriminates is False or v.info.sealed]
-    cells: dict[tuple[str, str], dict] = {}
-    names: dict[str, str] = {}
-    for view in used:
-        for entry, standing in view.ranked:
-            key = rule_key(entry)
-            names.setdefault(key, entry.display_name)
-            cells[(key, view.info.setting_id)] = {
-                **standing.advantage.to_json(), "row": entry.submission_id,
-                "matters": standing.matters, "kind": entry.kind}
-    best_fixed = {}
-    for view in used:
-        line = view.reference("best_fixed")
-        if line is not None:
-            best_fixed[view.info.setting_id] = {"advantage": line.advantage,
-                                                "success": line.success.value}
-
-    def mean_a(key: str) -> float:
-        values = [c["value"] for (k, _), c in cells.items() if k == key and c["value"] is not None]
-        return -(sum(values) / len(values)) if values else math.inf
-
-    keys = sorted(names, key=lambda k: (mean_a(k), names[k], k))
-    return CrossSetting([v.info.setting_id for v in used], left_out,
-                        [(k, names[k]) for k in keys], cells, best_fixed)
 
 
 # ------------------------------------------------------------- rendering --
@@ -657,8 +278,8 @@ def _setting_figures(view: SettingView) -> dict:
 def _setting_files(view: SettingView, notice: str | None) -> dict[str, bytes]:
     info = view.info
     base = f"settings/{info.setting_id}"
-    ranked_rows = [_row_json(e, s) for e, s in view.ranked]
-    reference_rows = [_row_json(e, None) for e in view.reference_entries]
+    ranked_rows = [row_json(e, s) for e, s in view.ranked]
+    reference_rows = [row_json(e, None) for e in view.reference_entries]
     document = {"schema_version": LEADERBOARD_SCHEMA_VERSION, "setting": asdict(info),
                 "discrimination": view.discrimination.to_json(), "ranked_by": view.metric,
                 "reference_lines": [line.to_json() for line in view.references],
@@ -666,7 +287,7 @@ def _setting_files(view: SettingView, notice: str | None) -> dict[str, bytes]:
                             for c in COLUMNS],
                 "rows": ranked_rows + reference_rows}
     html = _render("setting.html", view=view, setting=info, columns=COLUMNS,
-                   rows=[_ranked_view(e, s, view.metric) for e, s in view.ranked],
+                   rows=[ranked_view(e, s, view.metric) for e, s in view.ranked],
                    figures=_setting_figures(view), notice=notice)
     return {f"{base}.html": html, f"{base}.json": _json_bytes(document)}
 
@@ -688,7 +309,7 @@ def _summary_figure(summary: CrossSetting) -> str | None:
 
 
 def _index_files(views: Sequence[SettingView], notice: str | None) -> dict[str, bytes]:
-    summaries = [_setting_summary(view) for view in views]  # the caller's order
+    summaries = [setting_summary(view) for view in views]  # the caller's order
     summary = cross_setting(views)
     document = {"schema_version": LEADERBOARD_SCHEMA_VERSION, "settings": summaries,
                 "cross_setting": summary.to_json(), "notice": notice}

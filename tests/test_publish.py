@@ -25,14 +25,8 @@ from leaderboard.baselines import (
     embedding_rule_scores,
 )
 from leaderboard.matrix import SceneTable, TransferData
+from leaderboard.publish import COLUMNS, LeaderboardEntry, SettingInfo, build_leaderboard
 from leaderboard.structural import object_proximity, path_clearance
-from leaderboard.publish import (
-    COLUMNS,
-
-    LeaderboardEntry,
-    SettingInfo,
-    build_leaderboard,
-)
 
 SETTING = "stack-replay-k10-a"
 EMPTY_SETTING = "door-policy-k3-orig"
