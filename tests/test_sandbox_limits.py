@@ -148,6 +148,30 @@ def test_interpreter_in_a_venv_under_tmp_runs_the_selector(demo, tmp_path):
     assert run.scores.scores.shape == (3, 6)
 
 
+def test_venv_packages_not_visible_inside_are_a_setup_failure(demo, tmp_path):
+    """The venv's site-packages is a link to a directory the sandbox does not mount:
+    Python starts without site, so a check with -S passed and the selector then
+    crashed on its first import (blamed on the submitter). The check starts Python
+    as the selector's starts, and finds the packages missing."""
+    input_dir, _ = demo
+    python = _venv_under_tmp(tmp_path)
+    site_dir = next((python.parent.parent / "lib").glob("python*/site-packages"))
+    (site_dir / "venv_only_module.py").write_text("VALUE = 1\n")
+    selector = tmp_path / "imports"
+    selector.mkdir(mode=0o755)
+    (selector / "selector.py").write_text("import venv_only_module\n" + STDLIB_SELECTOR)
+    (selector / "selector.py").chmod(0o644)
+    assert LocalSandbox(python=str(python)).run(
+        _spec(selector, input_dir, tmp_path)).status is RunStatus.OK
+    elsewhere = tmp_path / "elsewhere"
+    site_dir.rename(elsewhere)
+    site_dir.symlink_to(elsewhere)  # on the host the venv still works
+    assert subprocess.run([str(python), "-c", "import venv_only_module"]).returncode == 0
+    result = LocalSandbox(python=str(python)).run(_spec(selector, input_dir, tmp_path))
+    assert result.status is RunStatus.SETUP_FAILED, (result.reason, result.stderr_tail)
+    assert result.reason == "could not build the sandbox: the interpreter does not start inside"
+
+
 def test_interpreter_missing_inside_is_a_setup_failure_without_host_paths(demo, tmp_path,
                                                                          monkeypatch):
     """The service's interpreter not starting is the service's failure, not the selector's."""

@@ -27,7 +27,8 @@ The sandbox (see `runner.sandbox.nsinit`, its PID 1):
   `runner.sandbox.workdir.WorkerDir`, so a later worker cleans up after one
   that was killed.
 
-A sandbox that cannot be built, or in which the interpreter does not start,
+A sandbox that cannot be built, or in which the interpreter does not start
+as the selector's will (with its site-packages: `interpreter_check`),
 ends `setup_failed` (the service's failure) with a reason naming no host path.
 
 Requires root on the host (or CAP_SYS_ADMIN), `unshare` and `setpriv` from
@@ -38,6 +39,7 @@ why each run gets its own uid.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -88,6 +90,31 @@ def directory_digest(path: Path) -> str:
     return "sha256:" + digest.hexdigest()
 
 
+_PROBE = ("import json, os, site, sys; print(json.dumps([sys.prefix, sys.base_prefix, "
+          "[p for p in site.getsitepackages() if os.path.isdir(p)]]))")
+SITE_CHECK = "import sys; sys.exit(any(p not in sys.path for p in sys.argv[1:]))"
+"""The interpreter check inside: Python started as the selector is (site on), and
+every package directory the interpreter has on the host is on its path there."""
+
+
+@functools.lru_cache(maxsize=8)
+def _interpreter(python: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(sys.prefix and sys.base_prefix, the site-packages directories) of `python`."""
+    if os.path.abspath(python) == os.path.abspath(sys.executable):
+        import site
+
+        return (sys.prefix, sys.base_prefix), \
+            tuple(p for p in site.getsitepackages() if os.path.isdir(p))
+    try:
+        done = subprocess.run([python, "-I", "-c", _PROBE], capture_output=True, text=True,
+                              timeout=30, check=True)
+        prefix, base_prefix, sites = json.loads(done.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        raise SandboxConfigError(f"local sandbox: interpreter '{python}' does not run "
+                                 f"({type(exc).__name__})") from None
+    return (prefix, base_prefix), tuple(sites)
+
+
 def python_binds(python: str) -> list[tuple[str, str, str]]:
     """Read-only binds (source, target, what) that make `python` and its packages work inside.
 
@@ -95,17 +122,7 @@ def python_binds(python: str) -> list[tuple[str, str, str]]:
     mounted at their own paths (under /tmp too: the sandbox mounts its /tmp
     first and these on top of it).
     """
-    if os.path.abspath(python) == os.path.abspath(sys.executable):
-        prefixes = [sys.prefix, sys.base_prefix]
-    else:
-        try:
-            done = subprocess.run([python, "-I", "-c",
-                                   "import sys; print(sys.prefix); print(sys.base_prefix)"],
-                                  capture_output=True, text=True, timeout=30, check=True)
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise SandboxConfigError(f"local sandbox: interpreter '{python}' does not run "
-                                     f"({type(exc).__name__})") from None
-        prefixes = done.stdout.split("\n")[:2]
+    prefixes, _ = _interpreter(python)
     paths = {os.path.realpath(p) for p in prefixes} | {os.path.abspath(p) for p in prefixes}
     binds = [(p, p, "the interpreter") for p in sorted(paths) if not p.startswith("/usr/")]
     for _, target, _ in binds:
@@ -114,6 +131,15 @@ def python_binds(python: str) -> list[tuple[str, str, str]]:
             raise SandboxConfigError(f"local sandbox: the interpreter's installation '{target}' "
                                      f"would cover a place of the sandbox")
     return binds
+
+
+def interpreter_check(python: str) -> list[str]:
+    """The command that checks, inside, that `python` starts the way the selector's does
+    (no -I, no -S: with its site-packages) and finds every package directory it has
+    on the host. A venv whose packages are not visible inside must fail here, as the
+    service's failure, not later as the selector's crash on its first import."""
+    _, sites = _interpreter(python)
+    return [python, "-c", SITE_CHECK, *(os.path.abspath(p) for p in sites)]
 
 
 class LocalSandbox:
@@ -143,6 +169,7 @@ class LocalSandbox:
                 raise SandboxConfigError(f"local sandbox: the '{tool}' program is not installed")
         self.python = python or sys.executable
         self.python_binds = python_binds(self.python)
+        self.interpreter_check = interpreter_check(self.python)
         found = cgroups.available() if cgroup is not False else None
         if cgroup and found is None:
             raise SandboxConfigError("local sandbox: no cgroup with memory, pids and cpu "
@@ -205,7 +232,7 @@ class LocalSandbox:
             "devices": [d for d in DEVICES if os.path.exists(d)],
             "uid": uid, "gid": uid, "command": command,
             "env": sandbox_env(dataclasses.replace(spec, limits=limits)),
-            "interpreter_check": [self.python, "-I", "-S", "-c", "pass"],
+            "interpreter_check": self.interpreter_check,
             "setup_seconds": defaults.SETUP_SECONDS,
             "tmp_bytes": limits.tmp_bytes, "output_bytes": limits.output_bytes,
             "wall_seconds": limits.wall_seconds, "cpus": cpus,

@@ -153,8 +153,9 @@ def _kill_all() -> None:
 
 
 def check_interpreter(cfg: dict, cgroup_fds: list) -> None:
-    """Check every bind is visible in the new root, then start the interpreter the way the
-    selector will be started (`-I -S -c pass`) and see it exit 0.
+    """Check every bind is visible in the new root, then run `interpreter_check` (the
+    interpreter started the way the selector will be, site-packages and all, see
+    `local.interpreter_check`) and see it exit 0.
 
     A sandbox in which the service's own interpreter cannot start (not
     mounted, hidden by another mount, missing libraries) is the service's
