@@ -105,11 +105,32 @@ def test_run_cgroup_carries_the_limits(demo, tmp_path):
     (probe / "selector.py").chmod(0o644)
     result = LocalSandbox().run(_spec(probe, input_dir, tmp_path))
     assert result.status is RunStatus.OK, result.stderr_tail
-    joined = {line.split(":", 2)[2] for line in result.stdout_tail.split()
-              if "expaudit-run-" in line}
+    joined = _run_cgroup_dirs(result.stdout_tail, cgroups._mounts())
     assert joined, result.stdout_tail
-    left = [p for cg in joined for p in Path("/sys/fs/cgroup").glob(f"*{cg}")]
-    assert left == []
+    assert all(path.parent.is_dir() for path in joined), joined  # real places, now empty
+    assert [path for path in joined if path.exists()] == []
+
+
+def _run_cgroup_dirs(proc_cgroup: str, mounts: dict[str, Path]) -> list[Path]:
+    """The directories of the run's cgroups named in a `/proc/self/cgroup` text: v1 lines
+    (`4:memory:/path`) under their controller's mount, v2 lines (`0::/path`) under the
+    unified one (`mounts` as `cgroups._mounts` gives them)."""
+    dirs = []
+    for line in proc_cgroup.split():
+        _, controllers, path = line.split(":", 2)
+        if "expaudit-run-" in path:
+            for name in controllers.split(",") if controllers else [""]:
+                dirs.append(mounts[name] / path.lstrip("/"))
+    return dirs
+
+
+def test_run_cgroup_dirs_of_either_version(tmp_path):
+    """v2 paths hang directly under the unified mount (no controller directory)."""
+    text = "0::/system.slice/w/expaudit-run-0123456789ab\n4:memory,pids:/expaudit-run-x\n"
+    mounts = {"": tmp_path, "memory": tmp_path / "memory", "pids": tmp_path / "pids"}
+    assert _run_cgroup_dirs(text, mounts) == [
+        tmp_path / "system.slice/w/expaudit-run-0123456789ab",
+        tmp_path / "memory/expaudit-run-x", tmp_path / "pids/expaudit-run-x"]
 
 
 def test_without_a_cgroup_the_run_is_single_process(demo, tmp_path):
