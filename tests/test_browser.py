@@ -42,10 +42,21 @@ def entries():
     return make_entries(make_data())
 
 
+def thumbnail_png() -> bytes:
+    """A 128x128 scene-like picture (the size of the benchmark's query images)."""
+    image = Image.new("RGB", (128, 128), (235, 230, 220))
+    image.paste((200, 40, 40), (40, 60, 60, 80))
+    image.paste((40, 160, 60), (70, 62, 88, 80))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
 @pytest.fixture(scope="module")
 def base_url(entries, tmp_path_factory):
     root = tmp_path_factory.mktemp("site")
-    for key, body in build_leaderboard(entries, make_settings()).items():
+    for key, body in build_leaderboard(entries, make_settings(),
+                                       thumbnails={SETTING: thumbnail_png()}).items():
         path = root / key
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(body)
@@ -258,6 +269,8 @@ def test_page_fits_the_screen_and_passes_axe(browser, base_url, name, width):
 
 def test_index_links_lead_to_the_setting_page(page, base_url):
     page.goto(f"{base_url}/index.html")
+    thumb = page.locator(f'#settings img[src="thumbs/{SETTING}.png"]')
+    assert thumb.evaluate("img => img.complete && img.naturalWidth") == 128
     page.locator(f'#settings a[href="settings/{SETTING}.html"]').click()
     page.wait_for_url(f"{base_url}/settings/{SETTING}.html")
     assert page.locator("h1").inner_text() == SETTING
