@@ -40,6 +40,9 @@ MAX_PARQUET_PAGE_BYTES = 64 * 1024 * 1024
 make pages of about 1 MB (pyarrow: 1 MB or 20,000 rows); a hostile page can ask for 2 GB."""
 NUMBER_COLUMNS = ("score",)
 """Columns that must hold numbers: a Parquet text column there is refused from its type."""
+JSON_KEYS = ("setting_id", "scene_id", "experience_id", "score")
+"""Keys a JSON row may have: any other is refused in the row loop, before a table is built
+(a new key per row would otherwise make a column per key, rows x keys cells)."""
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
 _CONTENT_TYPES = {"text/csv": "csv", "application/vnd.apache.parquet": "parquet",
                   "application/x-parquet": "parquet", "application/json": "json"}
@@ -112,11 +115,17 @@ def _json_frame(data: bytes, source: str) -> pd.DataFrame:
     if not isinstance(rows, list) or not rows:
         raise InputError(source, "JSON must be a non-empty list of row objects or {\"rows\": [...]}",
                          field="rows")
+    known = set(JSON_KEYS)
     for position, row in enumerate(rows):
         if not isinstance(row, dict):
             raise InputError(source, "is not an object", line=position + 2, field="rows",
                              value=json.dumps(row)[:80])
-    columns = list(dict.fromkeys(key for row in rows for key in row))
+        if not known.issuperset(row):
+            key = next(k for k in row if k not in known)
+            raise InputError(source, f"has the key '{key[:80]}', not a known column (expected: "
+                             f"{', '.join(JSON_KEYS)})", line=position + 2, field="header",
+                             value=key[:80])
+    columns = [c for c in JSON_KEYS if any(c in row for row in rows)]
     return pd.DataFrame({c: [row.get(c) for row in rows] for c in columns}, dtype=object)
 
 

@@ -292,3 +292,20 @@ def test_an_archive_bomb_is_a_prompt_422_not_a_worker_timeout(selector_stack):
                              data={"setting": "stack-replay-k3-orig"}, timeout=60)
     assert response.status_code == 422 and "over 100 times its" in response.json()["error"]["message"]
     assert "worker timeout" not in stack.web.log_tail(20000).lower()
+
+
+def test_a_json_upload_with_a_new_key_per_row_is_refused_at_the_first_unknown_key(stack):
+    """10,000 rows, each with a key of its own: a column per key would be 10^8 cells (800 MB of
+    references, past the worker's headroom); the row loop refuses the first unknown key."""
+    import json
+
+    stack, (summary, data), headers, worker = stack
+    rows = scores_rows(data)
+    body = json.dumps([{**rows[i % len(rows)], f"k{i:05d}": 1} for i in range(10_000)]).encode()
+    response = _post_scores(stack, headers, body, "keys.json", summary.id)
+    assert response.status_code == 422, response.text[:500]
+    error = response.json()["error"]
+    assert error["field"] == "header" and error["line"] == 2 and error["value"] == "k00000"
+    assert "has the key 'k00000', not a known column (expected: setting_id, scene_id, " \
+           "experience_id, score)" in error["message"]
+    assert _descendants(stack.web.proc.pid) == [worker]
