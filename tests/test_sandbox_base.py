@@ -106,3 +106,21 @@ def test_directory_digest_tracks_content_and_exec_bit(tmp_path):
     second = directory_digest(tmp_path)
     (tmp_path / "selector.py").write_text("print(2)\n")
     assert len({first, second, directory_digest(tmp_path)}) == 3
+
+
+def test_sandbox_errors_share_one_base():
+    """Settings, cgroups and /input data fail with the sandbox's own errors: one `except
+    SandboxError` catches them, and each is still the built-in it stands for."""
+    import errno
+
+    from runner.sandbox.base import SandboxError
+    from runner.sandbox.cgroups import CgroupError
+    from runner.sandbox.protocol import ProtocolError
+
+    for error, builtin in ((SandboxConfigError, ValueError), (CgroupError, OSError),
+                           (ProtocolError, ValueError)):
+        assert issubclass(error, SandboxError) and issubclass(error, builtin), error
+    with pytest.raises(SandboxError) as caught:
+        raise CgroupError(errno.EBUSY, "cannot remove the run's cgroup: busy")
+    assert (caught.value.errno, caught.value.strerror) == (errno.EBUSY,
+                                                          "cannot remove the run's cgroup: busy")

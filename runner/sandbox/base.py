@@ -19,7 +19,12 @@ from typing import Mapping, Protocol
 from runner.sandbox import defaults
 
 
-class SandboxConfigError(ValueError):
+class SandboxError(Exception):
+    """Base of the sandbox's own errors (bad settings, cgroups, /input data), so a caller
+    can catch them all; each also derives from the built-in it stands for."""
+
+
+class SandboxConfigError(SandboxError, ValueError):
     """A run spec or backend setting that cannot be run; names the field and value."""
 
 

@@ -36,6 +36,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.sandbox.base import SandboxError
+
 REQUIRED = ("memory", "pids", "cpu")
 """Controllers a run's cgroup must have; cpuset is used where present."""
 CPU_PERIOD_US = 100_000
@@ -54,7 +56,7 @@ def run_name() -> str:
     return f"expaudit-run-{secrets.token_hex(6)}"
 
 
-class CgroupError(OSError):
+class CgroupError(SandboxError, OSError):
     """A cgroup could not be made, set or removed (names the step, never a host path)."""
 
 

@@ -38,6 +38,7 @@ import pandas as pd
 from leaderboard.errors import InputError
 from leaderboard.io import ScoresInput, parse_scores_table
 from runner.sandbox import defaults
+from runner.sandbox.base import SandboxError
 
 PROTOCOL_VERSION = 1
 """Version of the /input layout, written into setting.json."""
@@ -49,7 +50,7 @@ FORBIDDEN_KEY_PARTS = ("outcome", "success", "reward", "transfer")
 """Metadata keys containing these words could carry outcomes and are refused."""
 
 
-class ProtocolError(ValueError):
+class ProtocolError(SandboxError, ValueError):
     """Data that cannot go into /input; names the item, the field and the value."""
 
 
