@@ -21,7 +21,7 @@ SERIES_COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b")
 GRID_MIN = -0.25
 """Left end of each summary cell's A scale (lower values are drawn at the end)."""
 
-REFERENCE_COLOURS = {"random": "#7f7f7f", "best_fixed": "#b15928", "oracle": "#4d4d4d"}
+REFERENCE_COLOURS = {"random": "#666666", "best_fixed": "#b15928", "oracle": "#4d4d4d"}
 
 
 def short(label: str, limit: int = LABEL_CHARS) -> str:
@@ -209,31 +209,29 @@ def summary_figure(rules: Sequence[str], settings: Sequence[str],
     return svg_document(width, height, body, title)
 
 
-def explainer_figure(width: int = 640, height: int = 150) -> str:
+def explainer_figure(width: int = 460, height: int = 170) -> str:
     """The A scale as the board reads it: random at 0, oracle at 1, best-fixed between;
-    a rule matters only right of best-fixed and above its shuffle envelope."""
-    left, right, y = 30, 30, 78
+    a rule matters only right of best-fixed and above its shuffle envelope. Drawn small
+    with large type, so it stays legible on a phone."""
+    left, right, y = 14, 14, 84
     plot_w = width - left - right
 
     def x_of(value: float) -> float:
         return left + plot_w * value
 
-    body = [line(left, y, left + plot_w, y, PALETTE["axis"], 2.0),
-            rect(x_of(0.6), y - 16, x_of(1.0) - x_of(0.6), 32, "#fde0dd"),
-            text(x_of(0.8), y - 22, "matters: beats best-fixed", anchor="middle"),
-            text(x_of(0.8), y + 30, "and its shuffle envelope", anchor="middle")]
-    for value, label, key in ((0.0, "random: A = 0", "random"),
-                              (0.6, "best-fixed (one good experience)", "best_fixed"),
-                              (1.0, "oracle: A = 1", "oracle")):
+    body = [rect(x_of(0.6), y - 18, x_of(1.0) - x_of(0.6), 36, "#fde0dd"),
+            line(left, y, left + plot_w, y, PALETTE["axis"], 2.0),
+            text(x_of(0.8), y - 24, "matters", anchor="middle")]
+    for value, label, key, label_y, anchor in (
+            (0.0, "random: A = 0", "random", y - 44, "start"),
+            (0.6, "best-fixed", "best_fixed", y + 44, "middle"),
+            (1.0, "oracle: A = 1", "oracle", y - 44, "end")):
         colour = REFERENCE_COLOURS[key]
-        body.append(line(x_of(value), y - 28, x_of(value), y + 14, colour, 2.0, dash="5 3"))
-        anchor = "start" if value == 0.0 else "end" if value == 1.0 else "middle"
-        body.append(text(x_of(value), y - 34 if value != 0.6 else y + 50, label, anchor=anchor,
-                         fill=colour))
-    body.append(circle(x_of(0.35), y, 6, PALETTE["rule"], "a rule below best-fixed"))
-    body.append(text(x_of(0.35), y + 24, "rule below best-fixed", anchor="middle"))
-    body.append(circle(x_of(0.82), y, 6, PALETTE["accent"], "a rule that matters"))
-    body.append(text(left + plot_w / 2, height - 6,
-                     "A = (success - random) / (oracle - random), per setting",
+        body.append(line(x_of(value), y - 32, x_of(value), y + 30, colour, 2.0, dash="5 3"))
+        body.append(text(x_of(value), label_y, label, anchor=anchor, fill=colour))
+    body.append(circle(x_of(0.32), y, 7, PALETTE["rule"], "a rule below best-fixed"))
+    body.append(text(x_of(0.32), y + 26, "below best-fixed", anchor="middle"))
+    body.append(circle(x_of(0.8), y, 7, PALETTE["accent"], "a rule that matters"))
+    body.append(text(left + plot_w / 2, height - 8, "A = (success - random) / (oracle - random)",
                      anchor="middle"))
-    return svg_document(width, height, body, "How the leaderboard reads a result")
+    return svg_document(width, height, body, "How the leaderboard reads a result", font_size=14)

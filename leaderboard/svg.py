@@ -43,12 +43,14 @@ def tick_label(value: float, span: float, signed: bool = True) -> str:
     return f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
 
 
-def svg_document(width: int, height: int, body: list[str], title: str) -> str:
-    """Wrap SVG elements in an <svg> root with an accessible <title>."""
+def svg_document(width: int, height: int, body: list[str], title: str,
+                 font_size: int = 11) -> str:
+    """Wrap SVG elements in an <svg> root with an accessible <title>; it scales down to
+    the width of its container (a phone) and keeps its proportions."""
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}" '
-        f'style="max-width:100%;height:auto" font-family="sans-serif" font-size="11">'
+        f'style="max-width:100%;height:auto" font-family="sans-serif" font-size="{font_size}">'
         f"<title>{escape(title)}</title>" + "".join(body) + "</svg>"
     )
 
