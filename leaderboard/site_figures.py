@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from leaderboard.svg import PALETTE, circle, line, rect, svg_document, text
 
-LABEL_CHARS = 30
+LABEL_CHARS = 28
 """Row labels longer than this are cut with an ellipsis (the full name is in the tooltip)."""
 
 SERIES_COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b")
@@ -63,7 +63,7 @@ def interval_figure(rows: Sequence[IntervalRow], markers: Sequence[Marker], titl
     Highlighted rows (beat best-fixed and their shuffle envelope) are drawn in
     the accent colour; a row whose value is undefined says so.
     """
-    left, right, top = 200, 16, 12 + 11 * len(markers)
+    left, right, top = 210, 16, 14 + 13 * len(markers)
     height = top + row_height * max(len(rows), 1) + 40
     lo, hi = _limits(rows, markers)
     plot_w = width - left - right
@@ -77,7 +77,7 @@ def interval_figure(rows: Sequence[IntervalRow], markers: Sequence[Marker], titl
         x = x_of(marker.value)
         colour = REFERENCE_COLOURS.get(marker.key, PALETTE["axis"])
         body.append(line(x, top - 4, x, bottom, colour, 1.5, dash="5 3"))
-        body.append(text(x, 11 + 11 * m, marker.label, anchor="middle", fill=colour))
+        body.append(text(x, 13 + 13 * m, marker.label, anchor="middle", fill=colour))
     for r, row in enumerate(rows):
         y = top + r * row_height + row_height / 2
         body.append(text(left - 8, y + 4, short(row.label), anchor="end"))
@@ -96,7 +96,7 @@ def interval_figure(rows: Sequence[IntervalRow], markers: Sequence[Marker], titl
         body.append(line(x_of(tick), bottom, x_of(tick), bottom + 4))
         body.append(text(x_of(tick), bottom + 16, f"{tick:g}", anchor="middle"))
     body.append(text(left + plot_w / 2, bottom + 32, axis_label, anchor="middle"))
-    return svg_document(width, height, body, title)
+    return svg_document(width, height, body, title, font_size=13)
 
 
 def _ticks(lo: float, hi: float) -> list[float]:
