@@ -8,10 +8,10 @@ file system and holds no privilege).
 
 A run's cgroup is made under the worker's own cgroup (`/proc/self/cgroup`),
 so limits a deployment put on the worker still cover its selectors, never
-above it. In v2 a cgroup holding processes cannot delegate controllers, so
-the worker first moves its cgroup's processes into the leaf `<own>/expaudit-worker`
-and enables the controllers in `<own>` (`_v2_plan`); where `<own>` has not
-been given them, runs are single-process instead.
+above it. In v2 a cgroup holding processes (but the root) cannot delegate
+controllers, so the worker first moves its cgroup's processes into the leaf
+`<own>/expaudit-worker` and enables the controllers in `<own>` (`_v2_plan`,
+`_delegate`); where `<own>` has not been given them, runs are single-process.
 
 - cgroup v2 (one unified hierarchy): `memory.max` (and `memory.swap.max` 0),
   `pids.max`, `cpu.max`, `cpuset.cpus` where the parent delegates cpuset;
@@ -148,25 +148,26 @@ def _v2_plan(own_dir: Path) -> tuple[Path, tuple[str, ...], bool] | None:
 
 
 def _delegate(own_dir: Path, names: tuple[str, ...]) -> None:
-    """Move every process of `own_dir` into its leaf `WORKER_LEAF` and enable `names`
-    for its children (they all stay under `own_dir`, within its limits)."""
-    leaf = own_dir / WORKER_LEAF
-    try:
-        os.mkdir(leaf, 0o755)
-    except FileExistsError:
-        pass
-    for _ in range(DELEGATE_TRIES):  # a process forked meanwhile makes the last write EBUSY
-        for pid in _read(own_dir / "cgroup.procs").split():
-            try:
-                _write(leaf / "cgroup.procs", pid)
-            except ProcessLookupError:
-                continue
+    """Enable `names` for the children of `own_dir`; where its processes prevent that
+    (EBUSY: any cgroup but the root), first move them into its leaf `WORKER_LEAF`.
+    Everything stays under `own_dir`, within its limits."""
+    for _ in range(DELEGATE_TRIES):  # a process forked meanwhile makes the write EBUSY again
         try:
             _write(own_dir / "cgroup.subtree_control", " ".join(f"+{n}" for n in names))
             return
         except OSError as exc:
             if exc.errno != errno.EBUSY:
                 raise
+        leaf = own_dir / WORKER_LEAF
+        try:
+            os.mkdir(leaf, 0o755)
+        except FileExistsError:
+            pass
+        for pid in _read(own_dir / "cgroup.procs").split():
+            try:
+                _write(leaf / "cgroup.procs", pid)
+            except ProcessLookupError:
+                continue
     raise CgroupError(errno.EBUSY, "cannot delegate the worker's cgroup: processes keep "
                                    "joining it")
 
