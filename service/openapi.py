@@ -321,7 +321,8 @@ def _leaderboard_paths() -> dict:
     """The published leaderboard."""
     return {
         "/api/v1/leaderboard": {"get": {
-            "summary": "The published leaderboard index (every setting and its leader)",
+            "summary": "The published leaderboard index (every setting, whether it discriminates, "
+                       "best-fixed, the best submission, and the cross-setting summary)",
             "tags": ["leaderboard"],
             "responses": {"200": _json({"$ref": "#/components/schemas/Leaderboard"}, "Index"),
                           "404": _err("Nothing published yet")}}},
