@@ -81,9 +81,11 @@ def _register_failed_auth_hooks(app: Flask) -> None:
     """Invalid bearer tokens are counted per client address; past the limit every token from
     it is refused (429 with Retry-After) until the window ends."""
     failures: FailedAuthLimiter = app.extensions[_FAILED_AUTH]
+    trusted_proxies = app.extensions["expaudit"].settings.trusted_proxies
 
     def client() -> str:
-        return client_address(request.remote_addr, request.headers.get("X-Forwarded-For"))
+        return client_address(request.remote_addr, request.headers.get("X-Forwarded-For"),
+                              trusted_proxies)
 
     @app.before_request
     def refuse_blocked_address():

@@ -110,8 +110,24 @@ class TokenRegistry:
             raise Unauthorized("unknown or revoked token", field="Authorization")
         if len(self._local) > 10_000:
             self._local.clear()
-        self._local[digest] = (info, time.monotonic() + self.local_ttl_s)
+        self._local[digest] = (info, self._remember_until())
         return info
+
+    def _remember_until(self) -> float:
+        """How long a verified token is remembered here: `local_ttl_s`, and never past the
+        next look for revocations Redis missed, so that a cache entry read after an outage
+        (it may predate a revocation made during it) is refused within `local_ttl_s` of
+        that revocation, not up to twice as long."""
+        now = time.monotonic()
+        return min(now + self.local_ttl_s, self._evictions_checked + defaults.TOKEN_EVICTION_CHECK_S) \
+            if self._evictions_checked > float("-inf") else now + self.local_ttl_s
+
+    def _redis_failed(self, exc: redis_lib.RedisError, message: str) -> None:
+        """Log a Redis error and look for missed revocations on the next request: a
+        revocation made while Redis was down left only a marker in the store, and the first
+        cache entry read after the outage may be older than it."""
+        log.warning(message, type(exc).__name__)
+        self._evictions_checked = float("-inf")
 
     def _cached(self, digest: str) -> bytes | None:
         """The raw cache entry of a token hash, or None (also when Redis is down)."""
@@ -120,7 +136,7 @@ class TokenRegistry:
         try:
             return self.redis.get(f"expaudit:token:{digest}")
         except redis_lib.RedisError as exc:
-            log.warning("token cache unavailable (%s); reading the store", type(exc).__name__)
+            self._redis_failed(exc, "token cache unavailable (%s); reading the store")
             return None
 
     def _stored(self, digest: str) -> TokenInfo | None:
@@ -133,7 +149,7 @@ class TokenRegistry:
                 self.redis.set(f"expaudit:token:{digest}", json.dumps(info.to_dict()),
                                ex=defaults.TOKEN_CACHE_TTL_S, nx=True)
             except redis_lib.RedisError as exc:
-                log.warning("token cache not updated (%s)", type(exc).__name__)
+                self._redis_failed(exc, "token cache not updated (%s)")
         return info
 
     def list(self) -> list[TokenInfo]:
@@ -178,7 +194,7 @@ class TokenRegistry:
                            ex=defaults.TOKEN_CACHE_TTL_S)
             return True
         except redis_lib.RedisError as exc:
-            log.warning("token cache unavailable (%s); revocation completed later", type(exc).__name__)
+            self._redis_failed(exc, "token cache unavailable (%s); revocation completed later")
             return False
 
     def _finish_evictions(self) -> None:
@@ -280,38 +296,44 @@ class RateLimiter:
         window.flushed_at = now
 
 
-def client_address(peer: str | None, forwarded_for: str | None) -> str:
+def client_address(peer: str | None, forwarded_for: str | None, trusted_proxies: int = 0) -> str:
     """The address invalid tokens are counted against.
 
-    The peer's address, unless the peer is on a loopback or private network
-    (a reverse proxy such as the compose file's nginx) and sends
-    `X-Forwarded-For`: then the last address in it, the one the proxy saw
-    (a proxy appends its client's address). Behind a proxy every client
-    would otherwise share the proxy's count. Anything that is not an IP
-    address counts as the peer.
+    The peer's address, unless `trusted_proxies` (EXPAUDIT_TRUSTED_PROXIES:
+    the reverse proxies in front of the service, each appending the address
+    it saw to `X-Forwarded-For`) is N > 0: then the Nth address from the end
+    of that header, the one the outermost trusted proxy saw. Off by default:
+    `X-Forwarded-For` is a header any client can write, and a peer's network
+    says nothing (behind Docker's port publishing every client's peer is the
+    bridge gateway). A header with fewer than N entries, or an entry that is
+    not an IP address, counts as the peer.
     """
     peer = peer or "unknown"
-    if not forwarded_for:
+    if trusted_proxies <= 0 or not forwarded_for:
+        return peer
+    hops = [hop.strip() for hop in forwarded_for.split(",")]
+    if len(hops) < trusted_proxies:
         return peer
     try:
-        if not (ipaddress.ip_address(peer).is_private or ipaddress.ip_address(peer).is_loopback):
-            return peer
-        return str(ipaddress.ip_address(forwarded_for.split(",")[-1].strip()))
+        return str(ipaddress.ip_address(hops[-trusted_proxies]))
     except ValueError:
         return peer
 
 
 class FailedAuthLimiter:
     """Bearer tokens that fail to verify, counted per client address; past the limit, every
-    token from that address is refused with 429 until the window ends.
+    token from that address is refused with 429 for `window_s` seconds.
 
     An unknown token costs a store read (no cache can hold what does not
     exist), so guessing is both a brute-force attempt and a load on the
-    store. The count is shared through Redis (one INCR per failure; valid
-    tokens cost nothing); each process remembers the addresses it saw pass
-    the limit, so a blocked address is refused without a Redis round trip,
-    and a guess that happens to be right is refused too. When Redis is
-    unreachable failures are not counted (like `RateLimiter`).
+    store. Count and block live in Redis, shared by every web process: the
+    count (``expaudit:authfail:<address>``, one INCR per failure) expires
+    `window_s` after an address's first failure, and the failure past the
+    limit sets a block (``expaudit:authblock:<address>``, SET ... EX
+    `window_s`) that every request with a token checks first (one TTL read),
+    so a right guess from a blocked address is refused too, by every
+    process. Nothing is kept in process memory. When Redis is unreachable
+    failures are neither counted nor refused (like `RateLimiter`).
     """
 
     def __init__(self, redis: redis_lib.Redis | None, per_minute: int,
@@ -319,44 +341,41 @@ class FailedAuthLimiter:
         self.redis = redis
         self.per_window = per_minute * window_s // 60
         self.window_s = window_s
-        self._blocked: dict[str, float] = {}
 
-    def _refusal(self, until: float) -> TooManyRequests:
-        retry_after = max(1, int(until - time.time()) + 1)
+    def _refusal(self, retry_after: int) -> TooManyRequests:
         return TooManyRequests(f"more than {self.per_window} invalid tokens from this address in "
                                f"{self.window_s} s; retry in {retry_after} s", field="Authorization",
                                extra={"retry_after": retry_after})
 
     def check(self, client: str) -> None:
-        """Raise TooManyRequests when `client` is blocked (seen past the limit by this process)."""
-        until = self._blocked.get(client)
-        if until is None:
+        """Raise TooManyRequests while `client` is blocked (by any process)."""
+        if self.redis is None:
             return
-        if until <= time.time():
-            del self._blocked[client]
+        try:
+            remaining = int(self.redis.ttl(f"expaudit:authblock:{client}"))
+        except redis_lib.RedisError as exc:
+            log.warning("invalid-token block unavailable (%s)", type(exc).__name__)
             return
-        raise self._refusal(until)
+        if remaining > 0:
+            raise self._refusal(remaining)
 
     def failed(self, client: str) -> None:
         """Count one failed verification from `client`; raises TooManyRequests past the limit."""
         if self.redis is None:
             return
-        now = time.time()
-        index = int(now // self.window_s)
-        key = f"expaudit:authfail:{client}:{index}"
+        key = f"expaudit:authfail:{client}"
         try:
-            count = int(self.redis.incr(key))
-            if count == 1:
-                self.redis.expire(key, self.window_s + 1)
+            pipe = self.redis.pipeline(transaction=True)
+            pipe.set(key, 0, ex=self.window_s, nx=True)  # the window starts at the first failure
+            pipe.incr(key)
+            count = int(pipe.execute()[1])
+            if count > self.per_window:
+                self.redis.set(f"expaudit:authblock:{client}", 1, ex=self.window_s)
         except redis_lib.RedisError as exc:
             log.warning("invalid-token counter unavailable (%s)", type(exc).__name__)
             return
         if count > self.per_window:
-            if len(self._blocked) > 10_000:
-                self._blocked.clear()
-            until = (index + 1) * self.window_s
-            self._blocked[client] = until
-            raise self._refusal(until)
+            raise self._refusal(self.window_s)
 
 
 def authenticate_request(registry: TokenRegistry, limiter: RateLimiter, token: str) -> TokenInfo:

@@ -61,9 +61,16 @@ TOKEN_EVICTION_CHECK_S = TOKEN_LOCAL_CACHE_S
 so that revocation reaches every process within the same few seconds."""
 
 FAILED_AUTH_PER_MINUTE = 30
-"""Bearer tokens that fail to verify one client address may send per minute
-window before all its tokens are refused (429): a mistyped token is retried a
-few times, a guessing loop is stopped, and each guess costs a store read."""
+"""Bearer tokens that fail to verify one client address may send in the minute
+from its first failure before all its tokens are refused (429) for a minute:
+a mistyped token is retried a few times, a guessing loop is stopped, and each
+guess costs a store read."""
+
+TRUSTED_PROXIES = 0
+"""Reverse proxies in front of the web process that append the address they
+saw to `X-Forwarded-For` (EXPAUDIT_TRUSTED_PROXIES; compose: 1, its nginx).
+Off by default: a client can write that header, so it is ignored unless the
+deployment says how many of its entries its own proxies wrote."""
 
 ACTIVE_RESERVATION_TTL_S = 300
 """A create request's slot under the concurrency cap lapses after this if the

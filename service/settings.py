@@ -13,6 +13,8 @@ EXPAUDIT_REDIS_URL      redis://host:port/db
 EXPAUDIT_ADMIN_TOKEN    bearer token with admin rights (token management)
 EXPAUDIT_MAX_UPLOAD_BYTES, EXPAUDIT_RATE_LIMIT_PER_MINUTE,
 EXPAUDIT_MAX_ACTIVE_SUBMISSIONS                   limits (see service.defaults)
+EXPAUDIT_TRUSTED_PROXIES reverse proxies in front of the web process that append to
+                        X-Forwarded-For (default 0: the header is ignored)
 EXPAUDIT_PUBLIC_URL     the base URL users reach the service at (links in output)
 EXPAUDIT_N_SHUFFLES, EXPAUDIT_N_BOOTSTRAP         audit resampling counts (default 2000)
 EXPAUDIT_CATALOG        a directory of settings to serve instead of the frozen benchmark
@@ -71,6 +73,7 @@ class ServiceSettings:
     max_upload_bytes: int = defaults.MAX_UPLOAD_BYTES
     rate_limit_per_minute: int = defaults.RATE_LIMIT_PER_MINUTE
     max_active_submissions: int = defaults.MAX_ACTIVE_SUBMISSIONS
+    trusted_proxies: int = defaults.TRUSTED_PROXIES
     public_url: str | None = None
     n_shuffles: int | None = None
     n_bootstrap: int | None = None
@@ -151,6 +154,7 @@ def from_env(environ: Mapping[str, str] | None = None) -> ServiceSettings:
                                    defaults.RATE_LIMIT_PER_MINUTE),
         max_active_submissions=_int(env, "EXPAUDIT_MAX_ACTIVE_SUBMISSIONS",
                                     defaults.MAX_ACTIVE_SUBMISSIONS),
+        trusted_proxies=_int(env, "EXPAUDIT_TRUSTED_PROXIES", defaults.TRUSTED_PROXIES, minimum=0),
         public_url=_opt(env, "EXPAUDIT_PUBLIC_URL"),
         n_shuffles=_int(env, "EXPAUDIT_N_SHUFFLES", 0) or None,
         n_bootstrap=_int(env, "EXPAUDIT_N_BOOTSTRAP", 0) or None,
@@ -185,6 +189,7 @@ def to_env(settings: ServiceSettings) -> dict[str, str]:
         "EXPAUDIT_MAX_UPLOAD_BYTES": str(settings.max_upload_bytes),
         "EXPAUDIT_RATE_LIMIT_PER_MINUTE": str(settings.rate_limit_per_minute),
         "EXPAUDIT_MAX_ACTIVE_SUBMISSIONS": str(settings.max_active_submissions),
+        "EXPAUDIT_TRUSTED_PROXIES": str(settings.trusted_proxies),
         "EXPAUDIT_PUBLIC_URL": settings.public_url,
         "EXPAUDIT_N_SHUFFLES": None if settings.n_shuffles is None else str(settings.n_shuffles),
         "EXPAUDIT_N_BOOTSTRAP": None if settings.n_bootstrap is None else str(settings.n_bootstrap),
