@@ -41,6 +41,7 @@ from service.catalog import Catalog, SelectorsUnsupported, UnknownSetting
 from service.container_jobs import SelectorFailed
 from service.publishing import DIRTY_KEY, AuditOptions, rebuild_leaderboard
 from service.records import Fault, State, Status, SubmissionRepo
+from service.report_pages import submission_context
 from service.sealed_report import audit_sealed
 from service.storage import ObjectNotFound, ObjectStore, StoreError
 from service.uploads import read_frame, validate_upload
@@ -265,7 +266,8 @@ def _audit(ctx: JobContext, sid: str, status: Status) -> str:
                                **ctx.options.kwargs()).to_dict()
         if provenance is not None:
             report["selector"] = provenance
-        repo.write_report(sid, scores.setting_id, report, render_report_html(report))
+        repo.write_report(sid, scores.setting_id, report,
+                          render_report_html(report, submission_context(manifest, scores.setting_id)))
         done.append(scores.setting_id)
         status = status.advance(reports=tuple(done))
     repo.write_status(sid, status.advance(state=State.SCORING, progress=0.9, reports=tuple(done)))
