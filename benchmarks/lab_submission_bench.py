@@ -2,7 +2,7 @@
 
 Setting: K = 1,000 experiences x 2,000 scenes (400 states x 5 draws) x 5
 seeds, held in a `StaticCatalog` (a lab's own matrix); its full scores file
-is 2,000,000 rows (about 90 MB as CSV), over the fixed upload limits, so the
+is 2,000,000 rows (105 MB as CSV), over the fixed upload limits, so the
 limits derived from the catalog must admit it. The real app (Flask, in
 process), a real Redis server, a local object store and the real audit job
 (rq `SimpleWorker`, burst) with the default 2,000 shuffles and 2,000

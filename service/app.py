@@ -29,7 +29,7 @@ from service.metrics import Metrics
 from service.request_body import BoundedBody, FixedScriptName
 from service.settings import ServiceSettings, from_env
 from service.storage import InvalidKey, ObjectNotFound, ObjectStore, StoreUnavailable, open_store
-from service.upload_limits import catalog_limits
+from service.upload_limits import BodyLimit
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +55,9 @@ def create_app(config: dict | None = None, *, store: ObjectStore | None = None,
                                          socket_connect_timeout=3)
     if catalog is None:
         catalog = open_catalog(settings)
-    settings = settings.with_overrides(
-        {"max_upload_bytes": catalog_limits(catalog).body_limit(settings.max_upload_bytes)})
+    body_limit = BodyLimit(catalog, settings.max_upload_bytes)
     app = Flask(__name__)
-    app.config["MAX_CONTENT_LENGTH"] = settings.max_upload_bytes
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_upload_bytes  # raised per request, below
     app.json.sort_keys = True
     app.extensions["expaudit"] = Services(
         settings=settings, store=store, redis=redis, catalog=catalog,
@@ -70,8 +69,20 @@ def create_app(config: dict | None = None, *, store: ObjectStore | None = None,
     _register_error_handlers(app)
     _register_metrics_hooks(app)
     _register_failed_auth_hooks(app)
-    app.wsgi_app = FixedScriptName(BoundedBody(app.wsgi_app, settings.max_upload_bytes))
+    _register_body_limit(app, body_limit)
+    app.wsgi_app = FixedScriptName(BoundedBody(app.wsgi_app, body_limit))
     return app
+
+
+def _register_body_limit(app: Flask, body_limit: BodyLimit) -> None:
+    """The body limit of a request with a body is read when it comes (413 past it): it rises
+    once the catalog can be read, also when it could not be when the process started. The
+    catalog is sized at the first such request, then cached."""
+
+    @app.before_request
+    def set_body_limit():
+        if request.method in ("POST", "PUT", "PATCH"):
+            request.max_content_length = body_limit()
 
 
 _FAILED_AUTH = "expaudit.failed_auth"

@@ -208,6 +208,22 @@ class BenchmarkCatalog(Catalog):
             raise DataUnavailable(setting_id, "its frozen data has not been generated "
                                   "(`expaudit data generate`)") from None
 
+    def pair_ids(self, setting_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The registry's experience ids and the query set's scene ids: no outcomes are read
+        (sizing the uploads at every web start would otherwise load every setting's tensor)."""
+        from benchmark_data.query_sets import read_scenes
+        from benchmark_data.registry import get_setting
+
+        self.get_setting(setting_id)
+        setting = get_setting(setting_id)
+        try:
+            scenes = read_scenes(setting.query_set, self.root)
+        except FileNotFoundError as exc:
+            log.info("setting %s: frozen scenes missing (%s)", setting_id, exc)
+            raise DataUnavailable(setting_id, "its frozen data has not been generated "
+                                  "(`expaudit data generate`)") from None
+        return tuple(setting.experience_ids), tuple(scenes["scene_id"])
+
     def completeness(self, setting_id: str) -> Completeness:
         from benchmark_data.registry import N_SEEDS
 

@@ -16,18 +16,20 @@ import io
 
 
 class BoundedBody:
-    """WSGI middleware: give every request body a Content-Length, reading at most `limit` + 1 bytes."""
+    """WSGI middleware: give every request body a Content-Length, reading at most `limit` + 1 bytes
+    (`limit`: bytes, or a function returning them, read per request)."""
 
-    def __init__(self, app, limit: int) -> None:
+    def __init__(self, app, limit) -> None:
         self.app = app
         self.limit = limit
 
     def __call__(self, environ, start_response):
         if not environ.get("CONTENT_LENGTH") and _chunked(environ):
+            limit = self.limit() if callable(self.limit) else self.limit
             stream = environ["wsgi.input"]
             chunks, size = [], 0
-            while size <= self.limit:
-                chunk = stream.read(min(64 * 1024, self.limit + 1 - size))
+            while size <= limit:
+                chunk = stream.read(min(64 * 1024, limit + 1 - size))
                 if not chunk:
                     break
                 chunks.append(chunk)

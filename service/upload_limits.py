@@ -2,7 +2,8 @@
 
 A scores file has one row per (experience, scene) pair, so a setting of
 K x Q pairs needs K x Q rows: a lab serving a K = 1,000 x 2,000-scene matrix
-needs 2,000,000 rows (about 190 MB as JSON, 60 MB as CSV), over the fixed
+needs 2,000,000 rows (105 MB as CSV, 174 MB as compact JSON, as
+`benchmarks/lab_submission_bench.py` writes them), over the fixed
 limits (`MAX_UPLOAD_BYTES`, `service.uploads.MAX_PARQUET_ROWS`). Where the
 catalog's largest setting needs more, the limits rise to what a full file of
 it needs in the most verbose format (JSON rows with the longest ids and the
@@ -16,10 +17,13 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from leaderboard.errors import InputError
 from service import defaults
+from service.catalog import DataUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -97,24 +101,44 @@ def catalog_limits(catalog) -> UploadLimits:
     Reads each setting's ids through `catalog.pair_ids` (a directory catalog
     reads its experiences and scenes files only, not the outcomes). A
     setting whose data is not available or not readable here is skipped: it
-    cannot take uploads either. Cached per catalog object: the web app computes it once
-    at start, the worker at its first upload. A catalog that cannot even
-    list its settings gives the floors (nothing cached): its requests fail
-    on their own, and the app must still start to answer them.
+    cannot take uploads either. Cached per catalog object once computed. A
+    catalog that cannot even list its settings (a missing directory, a
+    damaged `setting.json`) gives the floors and nothing is cached, so the
+    next call reads it again: its requests fail on their own, the app must
+    still start to answer them, and the limits rise once it is readable.
     """
     try:
         return _catalog_limits(catalog)
-    except Exception as exc:  # noqa: BLE001 (any catalog failure: keep the floors, the safe side)
+    except CATALOG_ERRORS as exc:  # keep the floors, the safe side; retried on the next call
         log.warning("upload limits: the catalog's settings cannot be read (%s); fixed limits apply",
                     type(exc).__name__)
         return UploadLimits()
 
 
+CATALOG_ERRORS = (OSError, ValueError, LookupError, InputError)
+"""What reading a catalog's settings raises when its files are missing or damaged (I/O,
+JSON and table errors, a missing key; `DataUnavailable` is a `LookupError`)."""
+
+
+class BodyLimit:
+    """The request body limit of a web process, read per request: the configured limit,
+    raised to what a full file of the catalog's largest setting needs.
+
+    Computed once the catalog is readable (then cached by `catalog_limits`); while it is
+    not, the configured limit holds and each call tries again, so a catalog that was
+    unreadable when the process started does not pin the floor for the process's life.
+    """
+
+    def __init__(self, catalog, configured: int) -> None:
+        self.catalog = catalog
+        self.configured = configured
+
+    def __call__(self) -> int:
+        return catalog_limits(self.catalog).body_limit(self.configured)
+
+
 @lru_cache(maxsize=8)
 def _catalog_limits(catalog) -> UploadLimits:
-    from leaderboard.errors import InputError
-    from service.catalog import DataUnavailable
-
     body, rows, decoded = 0, 0, 0
     for summary in catalog.list_settings():
         try:
@@ -134,10 +158,16 @@ def count_rows_upper_bound(data: bytes, fmt: str) -> int:
     """An upper bound on the data rows of a CSV or JSON upload, without parsing it.
 
     CSV: line breaks (LF, CR or CRLF; a row is one line, the header one of
-    them). JSON: opening braces less one (every row is an object; one more
-    may wrap the list). Parquet reports its own count in its footer.
+    them). JSON: opening braces (every row is an object), less the one of a
+    wrapping `{"rows": [...]}` object. Parquet reports its own count in its
+    footer.
     """
     if fmt == "csv":
         breaks = data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
         return breaks + (0 if data.endswith((b"\n", b"\r")) else 1) - 1
-    return data.count(b"{") - 1
+    start = _LEADING_SPACE.match(data).end()
+    return data.count(b"{") - (1 if data[start:start + 1] == b"{" else 0)
+
+
+_LEADING_SPACE = re.compile(rb"[ \t\r\n]*")
+"""JSON whitespace before the document's first value."""
