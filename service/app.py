@@ -27,6 +27,7 @@ from service.context import Services
 from service.errors import ServiceError, Unauthorized
 from service.metrics import Metrics
 from service.request_body import BoundedBody, FixedScriptName
+from service.routes.ops import forget_writable
 from service.settings import ServiceSettings, from_env
 from service.storage import InvalidKey, ObjectNotFound, ObjectStore, StoreUnavailable, open_store
 from service.upload_limits import BodyLimit
@@ -165,6 +166,7 @@ def _register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(StoreUnavailable)
     def store_down(exc: StoreUnavailable):
+        forget_writable(app)
         log.warning("object store unavailable: %s", exc)
         response, status = _error(503, "unavailable", f"the object store is unavailable "
                                   f"({exc.reason}); retry shortly")

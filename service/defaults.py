@@ -66,6 +66,11 @@ from its first failure before all its tokens are refused (429) for a minute:
 a mistyped token is retried a few times, a guessing loop is stopped, and each
 guess costs a store read."""
 
+HEALTHZ_WRITE_CHECK_S = 5.0
+"""A web process trusts a successful `/healthz` write check this long: a probe polled every
+second writes the store at most once per this time per process, and a store turned
+read-only is reported within it (at once when a request of the process met the refusal)."""
+
 TRUSTED_PROXIES = 0
 """Reverse proxies in front of the web process that append the address they
 saw to `X-Forwarded-For` (EXPAUDIT_TRUSTED_PROXIES; compose: 1, its nginx).

@@ -79,6 +79,24 @@ def test_a_store_that_refuses_writes_is_a_503_with_a_reason_and_healthz_says_so(
     assert str(store_dir) not in stack.web.log_tail(100_000)
 
 
+def test_healthz_polled_anonymously_writes_the_store_at_most_once_per_check_time(stack):
+    """A probe every request: the write check's success is remembered by the process (its
+    probe directory is left alone), reads and the Redis ping still happen each time."""
+    from service.defaults import HEALTHZ_WRITE_CHECK_S
+
+    stack, _setting = stack
+    probes = stack.directory / "store" / "healthz"
+    started = time.monotonic()
+    assert requests.get(f"{stack.url}/healthz", timeout=60).status_code == 200
+    written = probes.stat().st_mtime_ns  # the probe object is created and deleted in here
+    statuses = []
+    while time.monotonic() - started < HEALTHZ_WRITE_CHECK_S / 2 and len(statuses) < 5:
+        statuses.append(requests.get(f"{stack.url}/healthz", timeout=60).status_code)
+    assert statuses and set(statuses) == {200}
+    if time.monotonic() - started < HEALTHZ_WRITE_CHECK_S:  # still inside the remembered time
+        assert probes.stat().st_mtime_ns == written
+
+
 def test_a_script_name_header_changes_nothing(stack):
     stack, (summary, _data) = stack
     for script_name in ("/evil", "/api"):

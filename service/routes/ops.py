@@ -1,18 +1,24 @@
 """Operations: health, Prometheus metrics, the OpenAPI document and its page.
 
-`/healthz` reads and writes the store (a probe object of this process,
-written and deleted) and pings Redis: a store that reads but refuses writes
-cannot take submissions, so it counts as down.
+`/healthz` reads the store, checks that it takes a write (a probe object of
+this process, written and deleted) and pings Redis: a store that reads but
+refuses writes cannot take submissions, so it counts as down. A successful
+write check is remembered by the process for `HEALTHZ_WRITE_CHECK_S`, so an
+anonymous probe polled every second does not write the store each time; a
+failed one is not remembered, and a store write refused to any request of
+the process forgets the last success (`forget_writable`).
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 import redis as redis_lib
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Flask, Response, current_app, jsonify
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from service import defaults
 from service.context import services
 from service.openapi import docs_page, openapi_document
 from service.storage import StoreError, StoreUnavailable
@@ -37,7 +43,7 @@ def healthz():
     checks = {}
     try:
         svc.store.exists("leaderboard/index.json")
-        svc.store.check_writable(f"healthz/probe-{os.getpid()}")  # a store that only reads is down
+        _check_writable(svc.store)  # a store that only reads is down
         checks["store"] = "ok"
     except StoreUnavailable as exc:
         checks["store"] = f"unavailable: {exc.reason}"
@@ -50,6 +56,24 @@ def healthz():
         checks["redis"] = f"unavailable: {type(exc).__name__}"
     healthy = all(v == "ok" for v in checks.values())
     return jsonify({"status": "ok" if healthy else "degraded", **checks}), 200 if healthy else 503
+
+
+_WRITABLE_AT = "expaudit.store_writable_at"
+"""`app.extensions` key: when this process last saw the store take the health probe's write."""
+
+
+def _check_writable(store) -> None:
+    """Raise when the store refuses a write; a success is trusted for `HEALTHZ_WRITE_CHECK_S`."""
+    checked = current_app.extensions.get(_WRITABLE_AT, float("-inf"))
+    if time.monotonic() - checked < defaults.HEALTHZ_WRITE_CHECK_S:
+        return
+    store.check_writable(f"healthz/probe-{os.getpid()}")
+    current_app.extensions[_WRITABLE_AT] = time.monotonic()
+
+
+def forget_writable(app: Flask) -> None:
+    """The store refused a write: the next `/healthz` checks again."""
+    app.extensions.pop(_WRITABLE_AT, None)
 
 
 @root.get("/metrics")
