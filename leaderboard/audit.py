@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from leaderboard import defaults
+from leaderboard.defaults import SELECTION_ONLY_DIAGNOSTIC_REASON, SELECTION_ONLY_REASON
 from leaderboard.matrix import TransferData
 from leaderboard.metrics.bootstrap import BootstrapResult, Interval, bootstrap_intervals
 from leaderboard.metrics.concentration import ConcentrationResult, concentration
@@ -27,16 +28,18 @@ from leaderboard.metrics.gap import GapResult, discrimination_gap, subset_masks
 from leaderboard.metrics.ranking import RankingResult, r2_scene, ranking_metrics
 from leaderboard.metrics.reference import ReferenceResult, reference_quantities
 from leaderboard.metrics.selection import select
+from leaderboard.report_dict import report_to_dict
 from leaderboard.verdict import Verdict, verdict
 
-SELECTION_ONLY_REASON = (
-    "selection-only input: the submission names one experience per scene and gives "
-    "no scores to rank the candidates with"
-)
-SELECTION_ONLY_DIAGNOSTIC_REASON = (
-    "selection-only input: re-selecting on a changed library or re-ranked scores needs "
-    "a score for every candidate"
-)
+__all__ = [
+    "SELECTION_ONLY_DIAGNOSTIC_REASON",  # re-exported: callers read the reasons beside run_audit
+    "SELECTION_ONLY_REASON",
+    "AuditInputs",
+    "AuditReport",
+    "Diagnostics",
+    "run_audit",
+]
+
 
 
 @dataclass(frozen=True)
@@ -85,8 +88,6 @@ class AuditReport:
 
     def to_dict(self) -> dict:
         """JSON-serialisable report with `schema_version`; floats rounded for byte stability."""
-        from leaderboard.report_dict import report_to_dict
-
         return report_to_dict(self)
 
 

@@ -74,3 +74,17 @@ resamples define it; the report states how many were undefined."""
 ROUND_DIGITS = 6
 """Floats in the JSON report are rounded to this many decimals so that the
 same inputs and seed give byte-identical files across platforms."""
+
+SELECTION_ONLY_REASON = (
+    "selection-only input: the submission names one experience per scene and gives "
+    "no scores to rank the candidates with"
+)
+"""Why the ranking metrics (AUROCs, r2) are null for a selection-only submission:
+a selection without scores has nothing to rank the candidates with."""
+
+SELECTION_ONLY_DIAGNOSTIC_REASON = (
+    "selection-only input: re-selecting on a changed library or re-ranked scores needs "
+    "a score for every candidate"
+)
+"""Why the label-using diagnostics are null for a selection-only submission:
+each re-runs the selection on changed inputs, which needs every candidate's score."""

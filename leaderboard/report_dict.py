@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from leaderboard import defaults
+from leaderboard.defaults import SELECTION_ONLY_REASON
 
 if TYPE_CHECKING:
     from leaderboard.audit import AuditReport
@@ -103,8 +104,6 @@ def _concentration(report: AuditReport, ids: tuple[str, ...]) -> dict:
 
 
 def _ranking(report: AuditReport) -> dict:
-    from leaderboard.audit import SELECTION_ONLY_REASON
-
     rank = report.ranking
     common = {"r2_scene": num(report.r2_scene), "r2_scene_reason": report.r2_scene_reason}
     if rank is None:
