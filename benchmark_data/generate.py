@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 
 from benchmark_data.cells import consolidate, load_cells
 from benchmark_data.paths import BASE_QUERY_SET, cells_journal, library_dir, query_set_dir
-from benchmark_data.registry import LIBRARY_IDS, N_SEEDS, SETTINGS, Mechanism, experience_id, get_setting
+from benchmark_data.registry import LIBRARY_IDS, N_SEEDS, Mechanism, experience_id, get_setting
 
 PROGRESS_EVERY = 25
 """Log a progress line every this many cells."""
@@ -201,8 +201,3 @@ def run_cells(cells: list, *, workers: int = 2, root=None, log: Callable = lambd
         for mech, q in groups:
             consolidate(mech, q, root)
     return n
-
-
-def all_replay_setting_ids() -> list[str]:
-    return [s.id for s in SETTINGS.values()
-            if s.mechanism is Mechanism.REPLAY and s.task == "stack" and not s.sealed]

@@ -17,7 +17,6 @@ SUBCOMMAND_MODULES = (
     "leaderboard.cli",
     "benchmark_data.cli",
     "service.cli",
-    "runner.cli",
     "runner.sandbox.cli",
     "runner.runner_cli",
 )

@@ -293,10 +293,6 @@ class SubmissionRepo:
     def open_ids(self) -> list[str]:
         return [key[len("open/"):] for key in self.store.list_keys("open/")]
 
-    def all_ids(self) -> list[str]:
-        return sorted({key.split("/")[1] for key in self.store.list_keys("submissions/")
-                       if key.endswith("/manifest.json")})
-
     def public_ids(self) -> list[str]:
         return sorted({key.split("/")[1] for key in self.store.list_keys("submissions/")
                        if key.endswith("/public")})
