@@ -66,6 +66,13 @@ from its first failure before all its tokens are refused (429) for a minute:
 a mistyped token is retried a few times, a guessing loop is stopped, and each
 guess costs a store read."""
 
+WEB_TIMEOUT_S = 120
+"""gunicorn's worker timeout under `expaudit serve` (a web worker silent this long is
+killed, its request lost). An upload is read and checked inside its request: a
+2,000,000-row CSV took 4.1 s of CPU and 12 s wall read as columns on a loaded 2-core
+machine, and about 13 s of CPU read cell by cell (docs/service.md, "Upload limits"), so
+its wall time under the same load nears gunicorn's default 30 s; 120 s leaves room."""
+
 HEALTHZ_WRITE_CHECK_S = 5.0
 """A web process trusts a successful `/healthz` write check this long: a probe polled every
 second writes the store at most once per this time per process, and a store turned

@@ -159,7 +159,8 @@ def web_command(host: str, port: int, web_workers: int) -> list[str]:
     """The command of the embedded web process (gunicorn with the service's settings)."""
     return [sys.executable, "-m", "gunicorn", "--config", "python:service.gunicorn_conf",
             "--workers", str(web_workers), "--bind", f"{host}:{port}", "--access-logfile", "-",
-            "--no-control-socket", "service.app:create_app()"]
+            "--timeout", str(defaults.WEB_TIMEOUT_S), "--no-control-socket",
+            "service.app:create_app()"]
 
 
 def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
@@ -224,9 +225,19 @@ def start_runner(settings: ServiceSettings, env: dict[str, str],
     root = frozen_root(settings)
     if missing is not None:
         return (f"no rollout runner: {missing}; submissions needing missing cells wait for "
-                f"`expaudit runner --frozen-root {root}`")
+                f"`expaudit runner --frozen-root {shown_root(root)}`")
     children.append(subprocess.Popen(runner_command(root), env=env))
-    return f"rollout runner started: missing cells are appended to {root}"
+    return f"rollout runner started: missing cells are appended to {shown_root(root)}"
+
+
+def shown_root(root: Path) -> str:
+    """The frozen root as printed to the console: relative to the current directory when it
+    is under it, else by the setting that names it; never an absolute host path (a console
+    line is copied into issues and logs)."""
+    try:
+        return str(root.relative_to(Path.cwd().resolve())) or "."
+    except ValueError:
+        return "$EXPAUDIT_FROZEN_ROOT"
 
 
 @dataclass

@@ -193,3 +193,48 @@ def _healthy(url: str) -> bool:
         return requests.get(f"{url}/healthz", timeout=5).status_code == 200
     except requests.RequestException:  # not listening yet, or busy starting
         return False
+
+
+def test_the_web_role_of_the_image_applies_the_service_gunicorn_settings(tmp_path):
+    """The entrypoint's web role started outside the repository (no gunicorn.conf.py in its
+    working directory, as in the image): a SCRIPT_NAME header from 127.0.0.1 (gunicorn's
+    trusted address) is dropped, not turned into a 500."""
+    from tests.servers import ProcessServer, wait_for_port
+
+    redis_server = RedisServer(tmp_path / "redis").start()
+    catalog = write_catalog(tmp_path / "catalog", synthetic_setting("role-k3", k=3, n_states=2))
+    port = free_port()
+    env = service_env(PYTHONPATH=str(REPO_ROOT), PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+                      EXPAUDIT_PORT=str(port), EXPAUDIT_WEB_WORKERS="1", EXPAUDIT_STATE_DIR=str(tmp_path),
+                      EXPAUDIT_REDIS_URL=redis_server.url, EXPAUDIT_CATALOG=str(catalog),
+                      EXPAUDIT_STORE=str(tmp_path / "store"))
+    env.pop("EXPAUDIT_FROZEN_ROOT", None)
+    web = ProcessServer([str(REPO_ROOT / "docker" / "entrypoint.sh"), "web"], tmp_path / "web.log",
+                        env=env, cwd=tmp_path).start()
+    try:
+        wait_for_port(port, 60, web.proc, web.log)
+        health = requests.get(f"http://127.0.0.1:{port}/healthz", headers={"SCRIPT_NAME": "/evil"},
+                              timeout=60)
+        assert health.status_code == 200, health.text
+    finally:
+        web.stop()
+        redis_server.stop()
+
+
+def test_serve_prints_the_frozen_root_without_its_absolute_path(tmp_path, monkeypatch):
+    from service.embedded import shown_root
+
+    (tmp_path / "data" / "frozen").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert shown_root((tmp_path / "data" / "frozen").resolve()) == "data/frozen"
+    monkeypatch.chdir(tmp_path / "data" / "frozen")
+    assert shown_root(tmp_path.resolve()) == "$EXPAUDIT_FROZEN_ROOT"
+
+
+def test_serve_gives_gunicorn_the_documented_timeout():
+    from service.defaults import WEB_TIMEOUT_S
+    from service.embedded import web_command
+
+    command = web_command("127.0.0.1", 8000, 1)
+    assert command[command.index("--timeout") + 1] == str(WEB_TIMEOUT_S)
+    assert command[command.index("--config") + 1] == "python:service.gunicorn_conf"

@@ -161,17 +161,19 @@ def _listeners(redis_url: str, queue: str, expected: int, timeout: float) -> int
         conn.close()
 
 
-def test_serve_starts_a_rollout_runner_on_the_frozen_root_it_serves(tmp_path, redis_server):
+def test_serve_starts_a_rollout_runner_on_the_frozen_root_it_serves(tmp_path, redis_server,
+                                                                    monkeypatch):
     from service.embedded import frozen_root, start_runner
 
     root = tmp_path / "frozen"
     root.mkdir()
+    monkeypatch.chdir(tmp_path)  # printed relative to the current directory, never absolute
     settings = _runner_settings(redis_server.url, frozen_root=str(root))
     env = service_env(PYTHONPATH=str(REPO_ROOT), EXPAUDIT_REDIS_URL=redis_server.url)
     children: list[subprocess.Popen] = []
     try:
         note = start_runner(settings, env, children)
-        assert note == f"rollout runner started: missing cells are appended to {root.resolve()}"
+        assert note == "rollout runner started: missing cells are appended to frozen"
         assert frozen_root(settings) == root.resolve()
         assert len(children) == 1 and children[0].args[-2:] == ["--frozen-root", str(root.resolve())]
         assert _listeners(redis_server.url, ROLLOUT_QUEUE, 1, 60) == 1, \
@@ -195,7 +197,8 @@ def test_serve_says_why_it_starts_no_runner(tmp_path, redis_server, monkeypatch)
     assert simulator_missing() == "robosuite is not installed (pip install 'expaudit[sim]')"
     note = start_runner(_runner_settings(redis_server.url, frozen_root=str(tmp_path)), {}, children)
     assert note.startswith("no rollout runner: robosuite is not installed")
-    assert f"expaudit runner --frozen-root {tmp_path.resolve()}" in note
+    assert "expaudit runner --frozen-root $EXPAUDIT_FROZEN_ROOT" in note  # outside the current directory
+    assert str(tmp_path) not in note
     assert children == []
 
 
@@ -278,7 +281,7 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
     try:
         early: list[str] = []
         _read_until(proc, "expaudit is serving at", 120, early)
-        assert f"rollout runner started: missing cells are appended to {root}\n" in early
+        assert "rollout runner started: missing cells are appended to frozen\n" in early
         url = f"http://127.0.0.1:{port}"
         admin = (tmp_path / "var" / "admin-token").read_text().strip()
         token = requests.post(f"{url}/api/v1/tokens", json={"name": "sealed"},
