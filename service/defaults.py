@@ -93,6 +93,12 @@ IDEMPOTENT_WAIT_S = 5.0
 request that holds the key to finish writing its submission (milliseconds
 normally) before it answers 503 with Retry-After."""
 
+IDEMPOTENT_POLL_FIRST_S = 0.005
+"""First pause of that wait between two looks at the store; it doubles after each look..."""
+
+IDEMPOTENT_POLL_MAX_S = 0.25
+"""... up to this: about ten store reads in the first second, four a second after it."""
+
 JOB_TIMEOUT_S = 600
 """Wall-clock limit of one audit job; a K=50 audit with 2000 shuffles and
 2000 bootstrap resamples takes seconds, and a lab-sized K=1,000 x 2,000-scene

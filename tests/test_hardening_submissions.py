@@ -4,14 +4,16 @@ the per-token cap holds under a burst, and a retry with the same Idempotency-Key
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import requests
 
 from service.records import SubmissionRepo
-from tests.servers import (ADMIN_TOKEN, RedisServer, ServiceStack, scores_csv, synthetic_setting,
-                           write_catalog)
+from tests.servers import (ADMIN_TOKEN, RedisServer, ServiceStack, _descendants, scores_csv,
+                           synthetic_setting, write_catalog)
 
 CAP = 4
 
@@ -63,10 +65,25 @@ def test_a_burst_of_uploads_from_one_token_gets_exactly_the_cap(stack):
     assert refused.status_code == 429 and refused.json()["error"]["code"] == "too_many_active"
 
 
+def _sleeping_web_process(stack, deadline_s: float = 30) -> int:
+    """A web process waiting in a sleep (its kernel wait channel is a nanosleep): idle
+    gunicorn workers wait in select, so this is the one waiting for the status object."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        for pid in _descendants(stack.web.proc.pid):
+            try:
+                if "nanosleep" in Path(f"/proc/{pid}/wchan").read_text():
+                    return pid
+            except OSError:
+                continue
+        time.sleep(0.001)
+    raise AssertionError("no web process waited for the status object")
+
+
 def test_a_retry_that_finds_the_submission_half_written_waits_for_it(stack):
     """The first request with a key has written its manifest and not yet its status (its
-    status object is held back here and written a moment later, as the first request would):
-    the retry answers the submission, not 404."""
+    status object is held back here until the retry's web process is seen waiting for it,
+    then written, as the first request would): the retry answers the submission, not 404."""
     stack, (summary, data) = stack
     headers = _token(stack, "retry")
     body = scores_csv(data, seed=3)
@@ -76,11 +93,13 @@ def test_a_retry_that_finds_the_submission_half_written_waits_for_it(stack):
     status_path = stack.directory / "store" / SubmissionRepo.status_key(sid)
     status = status_path.read_bytes()
     status_path.unlink()
-    writer = threading.Timer(1.0, status_path.write_bytes, args=(status,))
-    writer.start()
-    try:
-        retry = _post(stack, headers, body, summary.id, "retry", key="key-1")
-    finally:
-        writer.join()
+    with ThreadPoolExecutor(1) as pool:
+        answer = pool.submit(_post, stack, headers, body, summary.id, "retry", key="key-1")
+        try:
+            waiting = _sleeping_web_process(stack)
+        finally:
+            status_path.write_bytes(status)
+        retry = answer.result()
+    assert waiting in _descendants(stack.web.proc.pid)
     assert retry.status_code == 202, retry.text
     assert retry.json()["id"] == sid and retry.headers["Idempotent-Replayed"] == "true"

@@ -288,14 +288,24 @@ def _manifest_stored(svc: Services, sid: str) -> bool:
 def _written(svc: Services, sid: str) -> str:
     """`sid` once its creation is complete: a request repeating an Idempotency-Key can find
     the submission of the concurrent request holding the key after its manifest is written
-    and before its status is; it waits (briefly) for the status rather than answer 404."""
+    and before its status is; it waits (briefly) for the status rather than answer 404.
+
+    Polling is the tool here: the store (a directory or S3) tells nobody of a write, and
+    the gap waited out is the other request's next write, usually milliseconds away. So the
+    first looks come fast and then back off (`IDEMPOTENT_POLL_FIRST_S`, doubling up to
+    `IDEMPOTENT_POLL_MAX_S`): a few store reads in all, and the web worker is held at most
+    `IDEMPOTENT_WAIT_S` (then 503 with Retry-After, and the client's retry finds it).
+    """
     deadline = time.monotonic() + defaults.IDEMPOTENT_WAIT_S
+    pause = defaults.IDEMPOTENT_POLL_FIRST_S
     while not svc.store.exists(svc.repo.status_key(sid)):
-        if time.monotonic() > deadline:
+        left = deadline - time.monotonic()
+        if left <= 0:
             raise ServiceUnavailable("the submission for this Idempotency-Key is still being "
                                      "created; retry shortly", field="Idempotency-Key",
                                      extra={"retry_after": 1})
-        time.sleep(0.05)
+        time.sleep(min(pause, left))
+        pause = min(2 * pause, defaults.IDEMPOTENT_POLL_MAX_S)
     return sid
 
 
