@@ -26,7 +26,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from flask import Blueprint, Response, redirect
+import numpy as np
+from flask import Blueprint, Response, current_app, redirect
 
 from service.context import services
 from service.errors import NotFound
@@ -95,8 +96,6 @@ def base_images_archive(tree: Path) -> bytes:
 
 def trajectories_document(tree: Path) -> bytes:
     """Every experience's recorded path, as the /input tree holds it."""
-    import numpy as np
-
     setting = json.loads((tree / "setting.json").read_text())
     experiences = {}
     columns = None
@@ -116,8 +115,13 @@ BUILDERS = {"input.tar.gz": input_archive, "base_images.tar": base_images_archiv
             "trajectories.json": trajectories_document}
 
 
-_VERSIONS: dict[str, str] = {}
-"""setting id -> version of its tree, learnt by this process."""
+_VERSIONS = "expaudit.selector_input_versions"
+"""`app.extensions` key: setting id -> version of its tree, learnt by this app (one per
+process under gunicorn; each test app starts with none)."""
+
+
+def _versions() -> dict[str, str]:
+    return current_app.extensions.setdefault(_VERSIONS, {})
 
 
 def _key(setting_id: str, version: str, name: str) -> str:
@@ -128,11 +132,12 @@ def _artifact(setting_id: str, name: str) -> Response:
     """Build (once per tree version) and serve one artifact of the setting's /input tree."""
     _supported(setting_id)
     svc = services()
-    version = _VERSIONS.get(setting_id)
+    versions = _versions()
+    version = versions.get(setting_id)
     if version is None or not svc.store.exists(_key(setting_id, version, name)):
         with tempfile.TemporaryDirectory(prefix="expaudit-input-") as tmp:
             tree = _tree(setting_id, Path(tmp))
-            version = _VERSIONS[setting_id] = _version(tree)
+            version = versions[setting_id] = _version(tree)
             for artifact, build in BUILDERS.items():
                 key = _key(setting_id, version, artifact)
                 if not svc.store.exists(key):
