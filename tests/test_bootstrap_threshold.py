@@ -69,20 +69,24 @@ N_HIT, N_MISS = 3, 1
 """success_oracle - success_random = (3 x 0.8 + 1 x 0.2) / 40 = 0.065; advantage 1.6 / 2.6."""
 
 
-@pytest.fixture
-def near_threshold(audit_data_factory):
-    """40 states (one scene each, one seed): 3 HIT, 1 MISS, 36 ALL; the rule always picks 0."""
-    columns = [HIT] * N_HIT + [MISS] * N_MISS + [ALL] * (N_STATES - N_HIT - N_MISS)
+def _setting(audit_data_factory, n_hit: int = N_HIT, n_miss: int = N_MISS):
+    """40 states (one scene each, one seed): HIT, MISS, the rest ALL; the rule always picks 0."""
+    columns = [HIT] * n_hit + [MISS] * n_miss + [ALL] * (N_STATES - n_hit - n_miss)
     data = audit_data_factory(np.array(columns, dtype=np.int8).T)
     scores = np.tile(np.arange(K, 0, -1, dtype=float)[:, None], (1, N_STATES))
     return data, scores
 
 
-def _exact_resample_distribution(threshold: Fraction):
+@pytest.fixture
+def near_threshold(audit_data_factory):
+    return _setting(audit_data_factory)
+
+
+def _exact_resample_distribution(threshold: Fraction, n_hit: int = N_HIT, n_miss: int = N_MISS):
     """Every resample outcome: a resample draws 40 states with replacement, so it holds `a`
     HIT and `b` MISS states with multinomial probability; (advantage, probability) of the
     defined ones and the probability of an undefined one."""
-    p_hit, p_miss = N_HIT / N_STATES, N_MISS / N_STATES
+    p_hit, p_miss = n_hit / N_STATES, n_miss / N_STATES
     values, weights, undefined = [], [], 0.0
     for a in range(N_STATES + 1):
         for b in range(N_STATES + 1 - a):
