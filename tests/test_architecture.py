@@ -1,0 +1,116 @@
+"""The import layers of docs/architecture.md hold: `lint-imports` keeps every contract in
+pyproject.toml, every module has a layer, and the list of tolerated imports only shrinks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import grimp
+
+ROOT = Path(__file__).resolve().parent.parent
+
+IGNORED_IMPORTS_CEILING = 4
+"""Entries in the contracts' `ignore_imports` today (each one a known layering debt with
+its planned move in docs/architecture.md). Lower it when an entry goes; never raise it."""
+
+
+def _config() -> dict:
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return tomllib.load(f)["tool"]["importlinter"]
+
+
+def _contract(config: dict, contract_id: str) -> dict:
+    (contract,) = [c for c in config["contracts"] if c["id"] == contract_id]
+    return contract
+
+
+def _layer_items(config: dict) -> list[list[str]]:
+    """The modules named in each layer of the `layers` contract, top layer first."""
+    layers = _contract(config, "layers")["layers"]
+    return [[name.strip() for name in layer.replace("|", ":").split(":")] for layer in layers]
+
+
+def _covers(item: str, module: str) -> bool:
+    return module == item or module.startswith(item + ".")
+
+
+def _graph(config: dict) -> grimp.ImportGraph:
+    return grimp.build_graph(*config["root_packages"], exclude_type_checking_imports=True,
+                             cache_dir=None)
+
+
+def test_lint_imports_keeps_every_contract():
+    lint_imports = Path(sys.executable).parent / "lint-imports"
+    done = subprocess.run([str(lint_imports), "--no-cache"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, f"lint-imports broke a contract:\n{done.stdout}\n{done.stderr}"
+    assert "0 broken" in done.stdout, done.stdout
+
+
+def test_every_module_has_exactly_one_layer():
+    config = _config()
+    items = [item for layer in _layer_items(config) for item in layer]
+    graph = _graph(config)
+    unplaced, doubly = [], []
+    for module in sorted(graph.modules):
+        holders = [item for item in items if _covers(item, module)]
+        if len(holders) > 1:
+            doubly.append(f"{module}: {holders}")
+        elif not holders and not graph.find_children(module):
+            unplaced.append(module)
+    assert not unplaced, ("modules in no layer of the `layers` contract in pyproject.toml "
+                          f"(add each to its layer, see docs/architecture.md): {unplaced}")
+    assert not doubly, f"modules in more than one layer: {doubly}"
+
+
+def test_unplaced_packages_import_only_their_own_modules_and_the_bottom_layer():
+    """A package's `__init__` has no layer of its own; it may re-export its own modules and
+    use the bottom layer (the engine and leaf utilities), so no import escapes the layers."""
+    config = _config()
+    layers = _layer_items(config)
+    items = [item for layer in layers for item in layer]
+    graph = _graph(config)
+    escaping = []
+    for package in sorted(graph.modules):
+        if any(_covers(item, package) for item in items):
+            continue
+        for imported in graph.find_modules_directly_imported_by(package):
+            if not (_covers(package, imported) or any(_covers(i, imported) for i in layers[-1])):
+                escaping.append(f"{package} -> {imported}")
+    assert not escaping, f"package __init__ imports outside its package and the engine: {escaping}"
+
+
+def test_ignored_imports_only_shrink():
+    config = _config()
+    entries = [(c["id"], expr) for c in config["contracts"] for expr in c.get("ignore_imports", ())]
+    assert len(entries) <= IGNORED_IMPORTS_CEILING, (
+        f"{len(entries)} ignore_imports entries, ceiling {IGNORED_IMPORTS_CEILING}: a new import "
+        f"breaks the layers; remove it instead of ignoring it: {entries}")
+    assert len(entries) == IGNORED_IMPORTS_CEILING, (
+        f"the layering debt shrank to {len(entries)} entries: lower IGNORED_IMPORTS_CEILING "
+        f"in tests/test_architecture.py to {len(entries)}")
+
+
+def test_every_ignored_import_says_why_it_is_debt():
+    """Each ignore line has a `# Debt:` comment above it (in its group) naming the move that
+    removes it, so the list reads as a plan, not as an exemption."""
+    lines = (ROOT / "pyproject.toml").read_text().splitlines()
+    start = lines.index("[tool.importlinter]")
+    block = lines[start:]
+    in_ignores, has_reason, missing = False, False, []
+    for line in block:
+        text = line.strip()
+        if text.startswith("ignore_imports"):
+            in_ignores, has_reason = True, False
+        elif in_ignores and text == "]":
+            in_ignores = False
+        elif in_ignores and text.startswith("# Debt:"):
+            has_reason = True
+        elif in_ignores and text.startswith('"'):
+            if not has_reason:
+                missing.append(text)
+            has_reason = False
+    assert not missing, f"ignore_imports entries without a `# Debt:` comment: {missing}"
