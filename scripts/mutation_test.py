@@ -4,16 +4,20 @@
 
 GROUPs are the tables of `[tool.expaudit.mutation]` in pyproject.toml (what
 is mutated, which tests run); none given means `metrics cells`. mutmut
-rewrites the sources it mutates (in its `mutants/` directory), so the run
-happens in a scratch copy of the working tree (tracked and untracked files
-that git does not ignore), never in the tree itself: a stopped run cannot
-leave a mutated file behind. The shared mutmut settings are
-`[tool.mutmut]`; the copy gets them with the chosen groups' files and tests.
+rewrites the sources it mutates (in its `mutants/` directory), so each group
+runs in its own scratch copy of the working tree (tracked and untracked
+files that git does not ignore), never in the tree itself: a stopped run
+cannot leave a mutated file behind, and a mutant that writes where the code
+writes (a mutated `root` argument writes into the frozen data) changes only
+that copy. The frozen data of the copy is compared with the tree's after the
+run; a difference is reported, since tests that read it afterwards may have
+failed for that reason. The shared mutmut settings are `[tool.mutmut]`; each
+copy gets them with its group's files and tests.
 
-Prints the score (killed / (killed + survived), timeouts counted as killed)
-and every surviving mutant's diff, and writes both to `report.txt` in the
-scratch copy, whose path is printed (kept with `--keep DIR`; otherwise a
-fresh temporary directory, left for `mutmut browse`).
+Prints each group's score (killed / (killed + survived), timeouts counted as
+killed) and every surviving mutant's diff, and writes them to `report.txt`
+in the scratch directory, whose path is printed (`--keep DIR`, or a fresh
+temporary directory; each group's copy stays there for `mutmut browse`).
 """
 
 from __future__ import annotations
@@ -103,26 +107,56 @@ def _report(target: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _frozen_changes(target: Path) -> list[str]:
+    """Frozen-data files that differ between the copy and its `mutants/` directory."""
+    frozen = target / "benchmark_data" / "frozen"
+    changed = []
+    for path in sorted(p for p in frozen.rglob("*") if p.is_file()):
+        twin = target / "mutants" / path.relative_to(target)
+        if not twin.is_file() or twin.read_bytes() != path.read_bytes():
+            changed.append(str(path.relative_to(target)))
+    return changed
+
+
+def _run_group(base: Path, name: str, max_children: int) -> tuple[int, str]:
+    target = base / name
+    target.mkdir()
+    _copy_tree(target)
+    _write_config(target, [name])
+    print(f"mutation_test: group {name} in {target}", flush=True)
+    run = _mutmut(target, "run", "--max-children", str(max_children))
+    report = f"== {name}\n" + _report(target)
+    changed = _frozen_changes(target)
+    if changed:
+        report += (f"WARNING: a mutant changed the frozen data of this copy ({', '.join(changed[:3])}): "
+                   "tests that read it afterwards may have failed for that reason\n")
+    return run.returncode, report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("groups", nargs="*", default=list(DEFAULT_GROUPS))
     parser.add_argument("--max-children", type=int, default=1)
     parser.add_argument("--keep", type=Path, help="scratch directory (created; must not exist)")
     args = parser.parse_args(argv)
+    known = _groups(tomllib.loads((REPO / "pyproject.toml").read_text()))
+    unknown = [n for n in args.groups if n not in known]
+    if unknown:
+        raise SystemExit(f"mutation_test: unknown group {unknown[0]!r}; groups: {', '.join(known)}")
     if args.keep:
         args.keep.mkdir(parents=True)
-        target = args.keep.resolve()
+        base = args.keep.resolve()
     else:
-        target = Path(tempfile.mkdtemp(prefix="expaudit-mutation-"))
-    _copy_tree(target)
-    _write_config(target, args.groups)
-    print(f"mutation_test: groups {' '.join(args.groups)} in {target}", flush=True)
-    run = _mutmut(target, "run", "--max-children", str(args.max_children))
-    report = _report(target)
-    (target / "report.txt").write_text(report)
-    print(report, end="")
-    print(f"mutation_test: report in {target / 'report.txt'}")
-    return run.returncode
+        base = Path(tempfile.mkdtemp(prefix="expaudit-mutation-"))
+    status, reports = 0, []
+    for name in args.groups:
+        code, report = _run_group(base, name, args.max_children)
+        status = status or code
+        reports.append(report)
+        (base / "report.txt").write_text("\n".join(reports))
+        print(report, end="", flush=True)
+    print(f"mutation_test: report in {base / 'report.txt'}")
+    return status
 
 
 if __name__ == "__main__":
