@@ -143,6 +143,15 @@ def test_frozen_tables_hold_one_final_state_per_seed():
         assert not repeated.any(), f"{table.name}: {int(repeated.sum())} cells repeat a final state"
 
 
+def test_golden_cells_differ_in_success_from_seed_0():
+    """So that a dropped seed shows even where only the success could be compared."""
+    keys = [("replay", *g) for g in REPLAY_GOLDEN] + list(POLICY_GOLDEN)
+    seeded = [k for k in keys if k[4] != 0]
+    want = _frozen_outcomes(keys + [(*k[:4], 0) for k in seeded])
+    assert len(seeded) >= len(keys) - 1
+    assert [k for k in seeded if want[k][0] == want[(*k[:4], 0)][0]] == []
+
+
 @pytest.mark.sim
 def test_golden_replay_cells_reproduce_the_frozen_outcomes(tmp_path):
     pytest.importorskip("robosuite")
