@@ -90,8 +90,9 @@ _FAILED_AUTH = "expaudit.failed_auth"
 
 
 def _register_failed_auth_hooks(app: Flask) -> None:
-    """Invalid bearer tokens are counted per client address; past the limit every token from
-    it is refused (429 with Retry-After) until the window ends."""
+    """Invalid bearer tokens are counted per client address (`client_address`, with the
+    deployment's trusted proxies); past the limit every token from it is refused (429 with
+    Retry-After) for a window, by every web process."""
     failures: FailedAuthLimiter = app.extensions[_FAILED_AUTH]
     trusted_proxies = app.extensions["expaudit"].settings.trusted_proxies
 
