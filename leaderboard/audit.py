@@ -41,7 +41,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True)
 class AuditInputs:
     """What the report was computed from (echoed into the JSON `inputs` block)."""
