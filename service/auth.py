@@ -118,9 +118,10 @@ class TokenRegistry:
         next look for revocations Redis missed, so that a cache entry read after an outage
         (it may predate a revocation made during it) is refused within `local_ttl_s` of
         that revocation, not up to twice as long."""
-        now = time.monotonic()
-        return min(now + self.local_ttl_s, self._evictions_checked + defaults.TOKEN_EVICTION_CHECK_S) \
-            if self._evictions_checked > float("-inf") else now + self.local_ttl_s
+        until = time.monotonic() + self.local_ttl_s
+        if self._evictions_checked > float("-inf"):  # -inf: Redis is down, the store was read
+            until = min(until, self._evictions_checked + defaults.TOKEN_EVICTION_CHECK_S)
+        return until
 
     def _redis_failed(self, exc: redis_lib.RedisError, message: str) -> None:
         """Log a Redis error and look for missed revocations on the next request: a
