@@ -136,3 +136,32 @@ def test_a_trained_recipe_policy_keeps_its_pretrained_encoders_and_round_trips(t
     np.testing.assert_array_equal(actions[0], actions[1])
     changed = replace(TINY, seed=1)
     assert RecipeSpec.from_json(changed.to_json()) == changed
+
+
+def _summary_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "policy_recipe_summary.py"
+    spec = importlib.util.spec_from_file_location("policy_recipe_summary", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_trial_summary_applies_the_pre_registered_gates():
+    gates = _summary_module().gates
+    policy = {"mechanism": "policy", "groups": {"own": [16, 20], "draw 0": [20, 40], "draws 1-4": [31, 160]}}
+    assert gates(policy) == {"own >= 0.8 (n >= 20)": True, "draw 0 >= 0.5": True, "draws 1-4 >= 0.2": False}
+    few = {"mechanism": "policy", "groups": {"own": [10, 10]}}
+    assert gates(few) == {"own >= 0.8 (n >= 20)": False, "draw 0 >= 0.5": None, "draws 1-4 >= 0.2": None}
+    dr = {"mechanism": "policy_dr", "groups": {"own": [19, 20], "draw 0": [20, 40], "draws 1-4": [63, 160]}}
+    assert gates(dr) == {"own >= 0.8 (n >= 20)": True, "draws 1-4 within 0.1 of draw 0": False}
+    dr["groups"]["draws 1-4"] = [65, 160]
+    assert gates(dr)["draws 1-4 within 0.1 of draw 0"] is True
+
+
+def test_the_published_trial_command_names_no_scratch_folder():
+    public = _summary_module().public_command
+    assert public("scripts/policy_recipe_trial.py stack-e000 --workdir /tmp/x/y --demos 240") == \
+        "scripts/policy_recipe_trial.py stack-e000 --workdir WORKDIR --demos 240"
