@@ -127,10 +127,12 @@ FAILURE_TTL_S = 7 * 24 * 3600
 """RQ keeps a failed job (with its traceback) a week for operators."""
 
 LEADERBOARD_LOCK_TIMEOUT_S = JOB_TIMEOUT_S
-"""A leaderboard rebuild holds a Redis lock so two rebuilds never interleave
-their writes; the lock expires on its own if its holder dies. As long as a
-job may run: the first rebuild after a data change embeds every image for the
-reference rules (minutes on two cores) and must not lose its lock midway."""
+"""How long a leaderboard rebuild waits for the Redis lock that keeps two
+rebuilds from interleaving their writes (the holder renews that lock every
+third of `LEASE_TTL_S`, so it lapses within seconds if its holder dies), and
+the lifetime of the sealed-report lock. As long as a job may run: the first
+rebuild after a data change embeds every image for the reference rules
+(minutes on two cores)."""
 
 STATUS_POLL_INTERVAL_S = 0.5
 """How often the client polls a submission's status right after it changed."""

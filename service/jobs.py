@@ -337,11 +337,32 @@ def _publish(ctx: JobContext, sid: str, status: Status) -> str:
 
 
 def _rebuild_locked(ctx: JobContext, include: str | None = None) -> int:
-    """One rebuild at a time: two interleaved rebuilds could publish a stale site last."""
-    lock = ctx.redis.lock("expaudit:lock:leaderboard", timeout=defaults.LEADERBOARD_LOCK_TIMEOUT_S,
-                          blocking_timeout=defaults.LEADERBOARD_LOCK_TIMEOUT_S)
+    """One rebuild at a time: two interleaved rebuilds could publish a stale site last.
+
+    The lock lives `LEASE_TTL_S` and is renewed while the rebuild runs (like a
+    lease), so a worker killed mid-rebuild holds up the next one for seconds,
+    not for a job's whole timeout."""
+    lock = ctx.redis.lock("expaudit:lock:leaderboard", timeout=defaults.LEASE_TTL_S,
+                          blocking_timeout=defaults.LEADERBOARD_LOCK_TIMEOUT_S,
+                          thread_local=False)  # renewed from the keeper thread
     with lock:
-        return rebuild_leaderboard(ctx.store, ctx.catalog, ctx.options, include=include)
+        stop = threading.Event()
+        keeper = threading.Thread(target=_keep_lock, args=(lock, stop), daemon=True,
+                                  name="leaderboard-lock")
+        keeper.start()
+        try:
+            return rebuild_leaderboard(ctx.store, ctx.catalog, ctx.options, include=include)
+        finally:
+            stop.set()
+            keeper.join(timeout=2)
+
+
+def _keep_lock(lock, stop: threading.Event) -> None:
+    while not stop.wait(defaults.LEASE_TTL_S / 3):
+        try:
+            lock.reacquire()
+        except redis_lib.RedisError as exc:
+            log.warning("leaderboard lock not renewed: %s", type(exc).__name__)
 
 
 def audit_job(sid: str) -> str:
