@@ -18,7 +18,7 @@ SUBCOMMAND_MODULES = (
     "benchmark_data.cli",
     "service.cli",
     "runner.sandbox.cli",
-    "runner.runner_cli",
+    "service.rollout_runner_cli",
 )
 
 

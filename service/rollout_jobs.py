@@ -20,7 +20,7 @@ demand, a matrix still being generated), the audit job
    worker is held while the runners work, and the progress moves once per
    chunk.
 
-The runner side is `runner.runner_worker` (`expaudit runner`).
+The runner side is `service.rollout_runner` (`expaudit runner`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from service import defaults
 
 log = logging.getLogger(__name__)
 
-ROLLOUT_FUNCTION = "runner.runner_worker.rollout_chunk_job"
+ROLLOUT_FUNCTION = "service.rollout_runner.rollout_chunk_job"
 """Dotted path of the runner's job (the service never imports the simulator)."""
 ROLLOUT_CHUNK_STATES = defaults.ROLLOUT_CHUNK_STATES
 ROLLOUT_MAX_RUNS = defaults.ROLLOUT_MAX_RUNS

@@ -466,7 +466,7 @@ def test_healthz_and_metrics(client, token, catalog, redis_conn):  # noqa: F811
     _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4")
     rollouts = Queue("rollouts", connection=redis_conn)
     for n in range(2):
-        rollouts.enqueue("runner.runner_worker.rollout_chunk_job", {"n": n})
+        rollouts.enqueue("service.rollout_runner.rollout_chunk_job", {"n": n})
     text = client.get("/metrics").get_data(as_text=True)
     assert 'expaudit_submissions_total{outcome="accepted"} 1.0' in text
     assert 'expaudit_queue_length{queue="audit"} 1.0' in text

@@ -15,8 +15,8 @@ import json
 
 import pytest
 
-from runner.runner_cli import policy_options
-from runner.runner_worker import ChunkError, RunnerContext, run_chunk
+from service.rollout_runner_cli import policy_options
+from service.rollout_runner import ChunkError, RunnerContext, run_chunk
 from service.rollout_jobs import Chunk
 from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 
@@ -51,7 +51,7 @@ def test_bad_policy_options_are_refused_by_name(device, envs, environ, message):
 
 
 def test_runner_command_refuses_bad_policy_envs_before_serving(tmp_path, capsys, monkeypatch):
-    from runner.runner_cli import main
+    from service.rollout_runner_cli import main
 
     monkeypatch.setenv("EXPAUDIT_POLICY_ENVS", "0")
     assert main(["--redis-url", "redis://127.0.0.1:1/0", "--frozen-root", str(tmp_path)]) == 2

@@ -61,7 +61,7 @@ def test_a_stop_during_start_up_deregisters_the_worker(step, redis_conn, default
 
 
 def test_the_project_workers_stop_cleanly():
-    from runner.runner_worker import RunnerWorker
+    from service.rollout_runner import RunnerWorker
     from service.worker import ServiceWorker
 
     assert ServiceWorker.__mro__[1] is StopsCleanly and RunnerWorker.__mro__[1] is StopsCleanly
