@@ -192,3 +192,17 @@ def test_audit_interval_matches_a_resampling_loop_near_the_threshold(audit_data_
     low, high = _bracket(values, weights, TAIL, n_defined), _bracket(values, weights, 1 - TAIL, n_defined)
     assert low[0] <= interval["low"] <= low[1], f"low {interval['low']} outside {low}"
     assert high[0] <= interval["high"] <= high[1], f"high {interval['high']} outside {high}"
+
+
+def test_an_interval_defined_on_exactly_half_the_resamples_is_reported():
+    """AUDIT_SPEC / defaults: reported when at least half the resamples define the quantity."""
+    from leaderboard.metrics.bootstrap import percentile_interval
+
+    values = np.where(np.arange(2000) % 2 == 0, np.nan, np.linspace(-1.0, 1.0, 2000))
+    interval = percentile_interval(values, "advantage")
+    assert interval.reason is None and interval.n_undefined == 1000
+    assert interval.low == pytest.approx(np.percentile(values[1::2], 100 * TAIL))
+    one_more = values.copy()
+    one_more[1] = np.nan
+    below = percentile_interval(one_more, "advantage")
+    assert (below.low, below.reason) == (None, "advantage is undefined on 1001 of 2000 resamples")
