@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from runner.sandbox.demo import png_bytes
-from runner.sandbox.frozen_input import prepare_frozen_input, stack_positions
+from service.selector_input import prepare_frozen_input, stack_positions
 from runner.sandbox.protocol import ProtocolError
 
 frozen = pytest.importorskip("benchmark_data.frozen")

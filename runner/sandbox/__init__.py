@@ -6,9 +6,10 @@
   `cgroups` bounds its runs as a whole, `workdir` cleans up after a killed worker;
 - `docker_backend`: runs a container image through a Docker engine (production);
 - `execute.run_selector`: run, then validate the scores (the job boundary);
-- `frozen_input`: a frozen setting's /input tree;
 - `defaults`: every limit, with its reason; `demo`: a synthetic /input tree;
 - `cli`: `expaudit selector run|demo-input`.
 
+A frozen setting's /input tree is built by the service (`service.selector_input`),
+which reads the frozen data; the sandbox itself needs only the audit engine.
 See docs/selector_protocol.md.
 """
