@@ -21,10 +21,12 @@
 FROM python:3.11-slim AS base
 
 # EGL for MuJoCo's offscreen rendering: Mesa on a CPU, the NVIDIA vendor
-# library (mounted by the NVIDIA container runtime) on a GPU.
+# library (mounted by the NVIDIA container runtime) on a GPU. GLib for
+# OpenCV, which robosuite imports (without it `import robosuite` fails).
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libegl1 libegl-mesa0 libgl1 libglvnd0 \
+        libglib2.0-0 \
     && rm -rf /var/lib/apt/lists/*
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

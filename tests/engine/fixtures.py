@@ -19,12 +19,14 @@ from tests.engine.podman import Engine, EngineUnavailable, shared_engine
 def reporter_log(config):
     """A `log(message)` that writes a line to the terminal even while output is captured."""
     reporter = config.pluginmanager.getplugin("terminalreporter")
+    capture = config.pluginmanager.getplugin("capturemanager")
 
     def log(message: str) -> None:
-        if reporter is not None:
-            reporter.write_line(f"[engine] {message}")
-        else:
+        if reporter is None or capture is None:
             print(message)
+            return
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(f"[engine] {message}")
 
     return log
 

@@ -22,12 +22,13 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 PACKAGES = {"podman": "podman", "runc": "runc", "netavark": "netavark",
-            "aardvark-dns": "aardvark-dns", "conmon": "conmon", "debootstrap": "debootstrap",
-            "iptables": "iptables"}
+            "aardvark-dns": "aardvark-dns", "conmon": "conmon", "catatonit": "catatonit",
+            "debootstrap": "debootstrap", "iptables": "iptables"}
 """Command -> Debian package the engine and the stand-in base need."""
 COMMAND_DIRS = ("/usr/bin", "/usr/sbin", "/usr/libexec/podman", "/usr/lib/podman")
 LOCK_WAIT_S = 1800
@@ -96,6 +97,62 @@ def ensure_packages(log) -> None:
             raise EngineUnavailable(f"`{' '.join(args)}` failed: {done.stderr.strip()[-800:]}")
 
 
+class HealthChecks(threading.Thread):
+    """Runs every running container's health check at its interval, as dockerd does.
+
+    Podman hands that schedule to systemd timers; without systemd (as here)
+    no check would ever run and every `service_healthy` condition would wait
+    forever. The first check of a container runs one interval after it is
+    first seen running, later ones one interval after the previous one.
+    """
+
+    POLL_S = 2.0
+    DEFAULT_INTERVAL_S = 30.0
+
+    def __init__(self, engine: "Engine") -> None:
+        super().__init__(name="podman-health-checks", daemon=True)
+        self.engine = engine
+        self.stopped = threading.Event()
+        self.due: dict[str, float] = {}
+        self._client = None
+
+    def _running_with_checks(self) -> dict[str, float]:
+        """Container id -> check interval (s) of every running container with a check."""
+        import docker
+        import requests
+
+        if self._client is None:
+            self._client = self.engine.docker_client()
+        api = self._client.api
+        try:
+            listed = api.containers(filters={"health": ["starting", "healthy", "unhealthy"]})
+            intervals = {}
+            for container in listed:
+                check = api.inspect_container(container["Id"])["Config"].get("Healthcheck") or {}
+                seconds = (check.get("Interval") or 0) / 1e9
+                intervals[container["Id"]] = seconds or self.DEFAULT_INTERVAL_S
+            return intervals
+        except (docker.errors.DockerException, requests.RequestException):
+            return {}  # e.g. a container gone between list and inspect: next round
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.POLL_S):
+            intervals = self._running_with_checks()
+            now = time.monotonic()
+            self.due = {cid: due for cid, due in self.due.items() if cid in intervals}
+            for cid, interval in intervals.items():
+                due = self.due.setdefault(cid, now + interval)
+                if now >= due and not self.stopped.is_set():
+                    self.engine.podman("healthcheck", "run", cid, check=False, timeout=120)
+                    self.due[cid] = time.monotonic() + interval
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.join(timeout=30)
+        if self._client is not None:
+            self._client.close()
+
+
 class Engine:
     """A running `podman system service` on a private store.
 
@@ -115,6 +172,7 @@ class Engine:
         self.storage_conf = root / "storage.conf"
         self._lock_file = None
         self._service: subprocess.Popen | None = None
+        self._health: HealthChecks | None = None
 
     @property
     def docker_host(self) -> str:
@@ -194,6 +252,8 @@ class Engine:
         if probe.returncode != 0:
             self.stop()
             raise EngineUnavailable(f"podman info failed: {probe.stderr.strip()[-800:]}")
+        self._health = HealthChecks(self)
+        self._health.start()
         return self
 
     def _clean(self) -> None:
@@ -209,6 +269,9 @@ class Engine:
         return docker.DockerClient(base_url=self.docker_host, timeout=120)
 
     def stop(self) -> None:
+        if self._health is not None:
+            self._health.stop()
+            self._health = None
         if self._service is not None and self._service.poll() is None:
             self._clean()
             self._service.terminate()
