@@ -2,6 +2,7 @@
 """Gather recipe-trial summaries into benchmark_data/validation/recipe_trials.json.
 
     scripts/policy_recipe_summary.py WORKDIR [WORKDIR ...]
+    scripts/policy_recipe_summary.py --setting WORKDIR WORKDIR WORKDIR   # K policies as one setting
 
 Each WORKDIR is a `scripts/policy_recipe_trial.py --workdir`; its
 `recipe.summary.json` and `frozen.summary.json` (whichever exist) become one
@@ -71,11 +72,46 @@ def entry(path: Path) -> dict:
     return item
 
 
+def validation_setting(dirs: list[Path]) -> dict:
+    """The setting-level figures (`benchmark_data.policy_summary.summarize_policy`) of the recipe
+    policies in `dirs` as one K-experience setting on the validation scenes, seed 0 only."""
+    import numpy as np
+
+    from benchmark_data.policy_summary import summarize_policy
+
+    runs = []
+    for d in dirs:
+        meta = json.loads((d / "recipe.summary.json").read_text())
+        rows = [json.loads(line) for line in (d / "recipe.episodes.jsonl").read_text().splitlines()]
+        runs.append((meta, {r["scene_id"]: r["success"] for r in rows if r["group"] != "own"}))
+    mechanisms = {m["mechanism"] for m, _ in runs}
+    if len(mechanisms) != 1:
+        raise SystemExit(f"a setting has one mechanism; these trials have {sorted(mechanisms)}")
+    scenes = sorted(set.intersection(*(set(e) for _, e in runs)))
+    outcomes = np.array([[[int(e[s])] for s in scenes] for _, e in runs], dtype=np.int8)
+    summary = summarize_policy(outcomes)
+    return {"experiences": [m["experience_id"] for m, _ in runs], "mechanism": mechanisms.pop(),
+            "scenes": len(scenes), "seeds": [0], "random": round(summary.random, 3),
+            "oracle": round(summary.oracle, 3), "best_fixed_success": round(summary.best_fixed_success, 3),
+            "headroom": round(summary.headroom, 3), "discriminates": summary.discriminates,
+            "go_no_go_random_at_least_0.2": summary.random >= 0.2}
+
+
 def main(argv: list[str] | None = None) -> int:
-    dirs = [Path(p) for p in (argv if argv is not None else sys.argv[1:])]
+    args = list(argv if argv is not None else sys.argv[1:])
+    setting = args[0] == "--setting" if args else False
+    dirs = [Path(p) for p in (args[1:] if setting else args)]
     if not dirs:
-        sys.stderr.write("usage: policy_recipe_summary.py WORKDIR [WORKDIR ...]\n")
+        sys.stderr.write("usage: policy_recipe_summary.py [--setting] WORKDIR [WORKDIR ...]\n")
         return 2
+    if setting:
+        data = json.loads(OUT.read_text()) if OUT.exists() else {"trials": []}
+        figures = validation_setting(dirs)
+        data["settings"] = [s for s in data.get("settings", []) if s["experiences"] != figures["experiences"]
+                            or s["mechanism"] != figures["mechanism"]] + [figures]
+        OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        print(json.dumps(figures))
+        return 0
     trials = json.loads(OUT.read_text())["trials"] if OUT.exists() else []
     for d in dirs:
         for name in ("recipe.summary.json", "frozen.summary.json"):
@@ -83,9 +119,10 @@ def main(argv: list[str] | None = None) -> int:
                 new = entry(d / name)
                 key = lambda t: (t["policy"], t["experience_id"], t["mechanism"], t.get("command"))  # noqa: E731
                 trials = [t for t in trials if key(t) != key(new)] + [new]
-    OUT.write_text(json.dumps({"about": "recipe trials on the validation query sets (docs/policy_protocol.md); "
-                                        "groups are [successes, episodes]", "trials": trials},
-                              indent=1, sort_keys=True) + "\n")
+    data = json.loads(OUT.read_text()) if OUT.exists() else {}
+    data.update({"about": "recipe trials on the validation query sets (docs/policy_protocol.md); "
+                          "groups are [successes, episodes]", "trials": trials})
+    OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     print(f"wrote {OUT} ({len(trials)} trials)")
     return 0
 

@@ -165,3 +165,28 @@ def test_the_published_trial_command_names_no_scratch_folder():
     public = _summary_module().public_command
     assert public("scripts/policy_recipe_trial.py stack-e000 --workdir /tmp/x/y --demos 240") == \
         "scripts/policy_recipe_trial.py stack-e000 --workdir WORKDIR --demos 240"
+
+
+def _trial_dir(path, experience, mechanism, successes):
+    import json
+
+    path.mkdir()
+    (path / "recipe.summary.json").write_text(json.dumps({"experience_id": experience, "mechanism": mechanism}))
+    rows = [{"scene_id": "train:x:0", "group": "own", "success": True}]
+    rows += [{"scene_id": f"stack-val-s{i:02d}-d0", "group": "draw 0", "success": bool(ok)}
+             for i, ok in enumerate(successes)]
+    (path / "recipe.episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_trials_of_one_mechanism_are_summarised_as_one_validation_setting(tmp_path):
+    module = _summary_module()
+    a = _trial_dir(tmp_path / "a", "stack-e000", "policy", [1, 1, 0, 0])
+    b = _trial_dir(tmp_path / "b", "stack-e001", "policy", [0, 1, 1, 0])
+    figures = module.validation_setting([a, b])
+    assert figures["scenes"] == 4 and figures["experiences"] == ["stack-e000", "stack-e001"]
+    assert figures["random"] == 0.5 and figures["oracle"] == 0.75 and figures["best_fixed_success"] == 0.5
+    assert figures["go_no_go_random_at_least_0.2"] is True
+    c = _trial_dir(tmp_path / "c", "stack-e000", "policy_dr", [1, 1, 1, 1])
+    with pytest.raises(SystemExit, match=r"one mechanism; these trials have \['policy', 'policy_dr'\]"):
+        module.validation_setting([a, c])
