@@ -8,6 +8,7 @@ with the podman CLI on the engine's store (layers cached between runs).
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -32,10 +33,13 @@ def reporter_log(config):
 
 
 def engine_or_skip(config) -> Engine:
-    """The engine, or a skip that says why none can be started on this machine."""
+    """The engine, or a skip that says why none can be started on this machine
+    (a failure instead where EXPAUDIT_REQUIRE_ENGINE=1 says one must be)."""
     try:
         return shared_engine(reporter_log(config))
     except EngineUnavailable as exc:
+        if os.environ.get("EXPAUDIT_REQUIRE_ENGINE") == "1":
+            pytest.fail(f"EXPAUDIT_REQUIRE_ENGINE=1 and no container engine started: {exc}")
         pytest.skip(f"no container engine can be started here: {exc}")
 
 
