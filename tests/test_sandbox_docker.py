@@ -30,7 +30,7 @@ from docker.models.containers import _create_container_args  # noqa: E402
 from runner.sandbox import defaults  # noqa: E402
 from runner.sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError  # noqa: E402
 from runner.sandbox.demo import demo_input  # noqa: E402
-from runner.sandbox.docker_backend import DockerSandbox, container_spec  # noqa: E402
+from runner.sandbox.docker_backend import DockerSandbox, container_spec, run_user  # noqa: E402
 from runner.sandbox.execute import run_selector  # noqa: E402
 from tests.engine.fixtures import build_image, engine_or_skip, reporter_log  # noqa: E402
 from tests.engine.standins import python_base  # noqa: E402
@@ -103,6 +103,13 @@ def test_container_spec_locks_the_container_down(tmp_path):
     assert built["volumes"] == {str(spec.input_dir): {"bind": "/input", "mode": "ro"},
                                 str(spec.output_dir): {"bind": "/output", "mode": "rw"}}
     assert "device_requests" not in built
+    # every limit an engine would otherwise fill with its own default is given
+    assert {u["name"] for u in built["ulimits"]} == {"fsize", "nofile", "nproc", "core"}
+
+
+def test_selector_user_owns_output_and_is_never_root():
+    assert run_user(0, 0) == defaults.DOCKER_USER == "65534:65534"  # root never lends its uid
+    assert run_user(10001, 10001) == "10001:10001"  # the compose runner's own uid
 
 
 # ------------------------------------------------------------- the engine --

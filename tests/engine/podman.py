@@ -32,6 +32,9 @@ PACKAGES = {"podman": "podman", "runc": "runc", "netavark": "netavark",
 """Command -> Debian package the engine and the stand-in base need."""
 COMMAND_DIRS = ("/usr/bin", "/usr/sbin", "/usr/libexec/podman", "/usr/lib/podman")
 LOCK_WAIT_S = 1800
+KEEP_FREE_BYTES = 20 << 30
+"""Below this much free disk, a starting engine drops untagged images (earlier
+builds' layers); each change to the sources leaves one project layer behind."""
 START_WAIT_S = 60
 
 CONTAINERS_CONF = """\
@@ -257,10 +260,14 @@ class Engine:
         return self
 
     def _clean(self) -> None:
-        """Remove what an earlier session left running or mounted; images stay."""
+        """Remove what an earlier session left running or mounted; images stay (the
+        build cache too) unless the disk runs short of `KEEP_FREE_BYTES`."""
         self.podman("rm", "--all", "--force", "--time", "0", check=False, timeout=300)
         self.podman("volume", "prune", "--force", check=False)
         self.podman("network", "prune", "--force", check=False)
+        if shutil.disk_usage(self.root).free < KEEP_FREE_BYTES:
+            self.log("engine: disk short of space, removing untagged images and build cache")
+            self.podman("image", "prune", "--force", check=False, timeout=900)
 
     def docker_client(self):
         """A docker SDK client on this engine's API socket."""
