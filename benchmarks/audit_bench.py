@@ -54,7 +54,8 @@ import numpy as np  # noqa: E402
 
 from leaderboard.audit import run_audit  # noqa: E402
 from leaderboard.matrix import SceneTable, TransferData  # noqa: E402
-from leaderboard.metrics.ranking import labels, scene_aurocs  # noqa: E402
+from leaderboard.metrics.ranking import scene_aurocs  # noqa: E402
+from lab_reference import tensor_scene_aurocs  # noqa: E402  (benchmarks/, the script's own folder)
 
 K, N_STATES, N_DRAWS, N_SEEDS = 50, 40, 5, 5
 N_SHUFFLES = N_BOOTSTRAP = 2000
@@ -169,21 +170,6 @@ def run_loop(data, scores):
 
 
 # ---------------------------------------------------------------- the previous within-query AUROC
-
-
-def tensor_scene_aurocs(y, scores):
-    """The previous within-query AUROC, kept only as the reference: a (Q, K, K) comparison tensor."""
-    pos, neg = labels(y)
-    cols_pos = pos.T.astype(np.float64)
-    cols_neg = neg.T.astype(np.float64)
-    s = scores.T
-    wins = (s[:, :, None] > s[:, None, :]) + 0.5 * (s[:, :, None] == s[:, None, :])
-    hits = np.einsum("qi,qij,qj->q", cols_pos, wins, cols_neg)
-    n_pairs = cols_pos.sum(axis=1) * cols_neg.sum(axis=1)
-    eligible = n_pairs > 0
-    auroc = np.full(y.shape[1], np.nan)
-    auroc[eligible] = hits[eligible] / n_pairs[eligible]
-    return auroc, eligible
 
 
 def tensor_bytes(k: int, q: int) -> int:

@@ -33,26 +33,11 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from lab_reference import random_lab_setting  # noqa: E402  (benchmarks/, the script's own folder)
+
 REPO = Path(__file__).resolve().parent.parent
 SYNTHETIC = ((50, 40), (120, 60), (200, 100), (100, 200))
 """(K, states) of the random matrices; 5 appearance draws per state."""
-
-
-def synthetic_setting(k: int, n_states: int, seed: int):
-    """Random outcome tensor (K, 5 x states, 5 seeds) with quality and difficulty structure."""
-    from leaderboard.matrix import SceneTable, TransferData
-
-    rng = np.random.default_rng(seed)
-    q = n_states * 5
-    p = np.clip(rng.random((k, 1)) * 0.7 + rng.random((1, q)) * 0.5 - 0.1, 0, 1)
-    outcomes = (rng.random((k, q, 5)) < p[..., None]).astype(np.int8)
-    scenes = SceneTable(
-        scene_ids=tuple(f"s{j}" for j in range(q)),
-        state_ids=np.repeat(np.arange(n_states), 5),
-        layout_level=np.repeat(rng.integers(0, 4, n_states), 5),
-        appearance_draw=np.tile(np.arange(5), n_states),
-    )
-    return TransferData(tuple(f"e{i}" for i in range(k)), scenes, outcomes), p
 
 
 def cases():
@@ -80,7 +65,7 @@ def cases():
         yield f"{setting.id}/random", data, rng.normal(size=(k, q)), False
         yield f"{setting.id}/tied", data, rng.integers(0, 3, (k, q)).astype(float), False
     for k, n_states in SYNTHETIC:
-        data, p = synthetic_setting(k, n_states, seed=k + n_states)
+        data, p, _ = random_lab_setting(k, n_states, seed=k + n_states)
         rng = np.random.default_rng(k)
         yield f"random-k{k}-q{5 * n_states}", data, rng.normal(size=p.shape) + p, False
         yield f"tied-k{k}-q{5 * n_states}", data, np.round(rng.normal(size=p.shape) + 2 * p), False

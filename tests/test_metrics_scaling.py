@@ -1,8 +1,8 @@
 """Lab-scale audits: the rank-based within-query AUROC and the chunked metrics give the old numbers.
 
-`_tensor_scene_aurocs` is the previous within-query AUROC (a (Q, K, K)
-comparison tensor), kept here only as the reference the rank-based one must
-reproduce exactly. Block sizes are forced tiny (`chunking.CHUNK_ELEMENTS`)
+`tensor_scene_aurocs` (benchmarks/lab_reference.py) is the previous
+within-query AUROC (a (Q, K, K) comparison tensor), the reference the
+rank-based one must reproduce exactly. Block sizes are forced tiny (`chunking.CHUNK_ELEMENTS`)
 so that the paths a K = 1,000 x 2,000-scene matrix takes are exercised on
 small matrices, and compared with a single block.
 """
@@ -14,32 +14,17 @@ import pytest
 
 from benchmark_data.frozen import load_transfer
 from benchmark_data.registry import SETTINGS
+from benchmarks.lab_reference import random_lab_setting, tensor_scene_aurocs
 from leaderboard.audit import run_audit
-from leaderboard.matrix import SceneTable, TransferData
 from leaderboard.metrics import chunking
 from leaderboard.metrics.bootstrap import bootstrap_intervals
 from leaderboard.metrics.diagnostics import random_sublibraries
 from leaderboard.metrics.gap import discrimination_gap
-from leaderboard.metrics.ranking import labels, scene_aurocs
+from leaderboard.metrics.ranking import scene_aurocs
 from leaderboard.metrics.rerank import mutual_proximity
 from leaderboard.rules import REFERENCE_RULES
 
 PUBLIC_SETTINGS = [s.id for s in SETTINGS.values() if not s.sealed]
-
-
-def _tensor_scene_aurocs(y, scores):
-    """The previous implementation: [s_i > s_j] + [s_i == s_j] / 2 over a (Q, K, K) tensor."""
-    pos, neg = labels(y)
-    cols_pos = pos.T.astype(np.float64)
-    cols_neg = neg.T.astype(np.float64)
-    s = scores.T
-    wins = (s[:, :, None] > s[:, None, :]) + 0.5 * (s[:, :, None] == s[:, None, :])
-    hits = np.einsum("qi,qij,qj->q", cols_pos, wins, cols_neg)
-    n_pairs = cols_pos.sum(axis=1) * cols_neg.sum(axis=1)
-    eligible = n_pairs > 0
-    auroc = np.full(y.shape[1], np.nan)
-    auroc[eligible] = hits[eligible] / n_pairs[eligible]
-    return auroc, eligible
 
 
 def _searchsorted_mutual_proximity(scores):
@@ -77,17 +62,8 @@ def tiny_blocks(monkeypatch):
 
 def lab_setting(k, n_states, seed=0):
     """Random lab matrix: 5 draws per state, 5 seeds, quality and difficulty structure."""
-    rng = np.random.default_rng(seed)
-    q = 5 * n_states
-    p = np.clip(rng.random((k, 1)) * 0.7 + rng.random((1, q)) * 0.5 - 0.1, 0, 1)
-    outcomes = (rng.random((k, q, 5)) < p[..., None]).astype(np.int8)
-    scenes = SceneTable(
-        scene_ids=tuple(f"s{j}" for j in range(q)),
-        state_ids=np.repeat(np.arange(n_states), 5),
-        layout_level=np.repeat(rng.integers(0, 4, n_states), 5),
-        appearance_draw=np.tile(np.arange(5), n_states),
-    )
-    return TransferData(tuple(f"e{i}" for i in range(k)), scenes, outcomes), np.round(rng.normal(size=(k, q)) + 2 * p)
+    data, p, rng = random_lab_setting(k, n_states, seed)
+    return data, np.round(rng.normal(size=p.shape) + 2 * p)
 
 
 @pytest.mark.parametrize("budget", [1, 3, 64, 1 << 20])
@@ -96,7 +72,7 @@ def test_rank_auroc_equals_tensor_auroc_exactly(monkeypatch, budget):
     rng = np.random.default_rng(budget)
     for _ in range(150):
         y, scores = _random_case(rng)
-        expected, expected_eligible = _tensor_scene_aurocs(y, scores)
+        expected, expected_eligible = tensor_scene_aurocs(y, scores)
         auroc, eligible = scene_aurocs(y, scores)
         assert eligible.tolist() == expected_eligible.tolist()
         np.testing.assert_array_equal(auroc, expected)
@@ -118,7 +94,7 @@ def test_rank_auroc_equals_tensor_auroc_on_the_benchmark_settings(setting_id):
     score_sets = [REFERENCE_RULES[name].scores(data) for name in ("oracle", "track_record")]
     score_sets += [rng.normal(size=y.shape), rng.integers(0, 3, y.shape).astype(float)]
     for scores in score_sets:
-        expected, _ = _tensor_scene_aurocs(y, scores)
+        expected, _ = tensor_scene_aurocs(y, scores)
         np.testing.assert_array_equal(scene_aurocs(y, scores)[0], expected)
 
 
