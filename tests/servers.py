@@ -424,6 +424,14 @@ class ServiceStack:
         self.workers.append(worker)
         return worker
 
+    def start_runner(self) -> ProcessServer:
+        """The runner process (the selectors queue, which holds the sandbox); it joins `workers`
+        so that it is stopped and its log shown with them."""
+        runner = ProcessServer([sys.executable, "-m", "expaudit", "runner"], self.directory / "runner.log",
+                               env=self.env(), cwd=REPO_ROOT).start()
+        self.workers.append(runner)
+        return runner
+
     def run_cli(self, *args: str, timeout: float = 60, env: dict | None = None) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "expaudit", *args], env=env or self.env(),
                               cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
@@ -498,3 +506,20 @@ def run_jobs(store, redis_conn, catalog) -> None:
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+def web_stack(directory: Path, redis: RedisServer, setting, workers: int = 1, **extra_env: str) -> ServiceStack:
+    """A `ServiceStack` serving `setting` alone from a local store, its web server started."""
+    stack = ServiceStack(directory, redis, write_catalog(directory / "catalog", setting), extra_env=extra_env)
+    stack.start_web(workers=workers)
+    return stack
+
+
+def new_token(url: str, name: str, timeout: float = 60) -> str:
+    """A fresh submitter token `name`, made over HTTP with the admin token."""
+    import requests
+
+    created = requests.post(f"{url}/api/v1/tokens", json={"name": name}, timeout=timeout,
+                            headers=bearer(ADMIN_TOKEN))
+    assert created.status_code == 201, created.text
+    return created.json()["token"]

@@ -10,6 +10,7 @@ import pytest
 
 from service.auth import RateLimiter, TokenRegistry, hash_token
 from service.errors import TooManyRequests, Unauthorized
+from tests.manual_clock import ManualClock
 from tests.servers import (ADMIN_TOKEN, bearer, catalog, make_app,  # noqa: F401
                            redis_conn, redis_server, run_jobs, scores_csv, store)
 
@@ -202,27 +203,11 @@ def test_rate_limit_counter_always_expires_with_its_window(redis_conn):  # noqa:
     assert int(redis_conn.get(key)) == 1 and 0 < redis_conn.ttl(key) <= 61
 
 
-class _Clock:
-    """Stands in for the `time` module inside `service.auth`: time moves only when told."""
-
-    def __init__(self, now: float = 1_000_020.0) -> None:
-        self.now = now
-
-    def time(self) -> float:
-        return self.now
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
 @pytest.fixture
-def clock(monkeypatch) -> _Clock:
+def clock(monkeypatch) -> ManualClock:
     import service.auth
 
-    fake = _Clock()
+    fake = ManualClock()
     monkeypatch.setattr(service.auth, "time", fake)
     return fake
 

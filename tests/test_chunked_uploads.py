@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 import requests
 
-from tests.servers import (ADMIN_TOKEN, ServiceStack, redis_server, scores_csv,  # noqa: F401
-                           synthetic_setting, write_catalog)
+from tests.servers import bearer, new_token, redis_server, scores_csv, synthetic_setting, web_stack  # noqa: F401
 
 LIMIT = 4000
 
@@ -15,13 +14,8 @@ LIMIT = 4000
 def stack(tmp_path_factory, redis_server):  # noqa: F811
     directory = tmp_path_factory.mktemp("chunked")
     setting = synthetic_setting("chunk-k3", k=3, n_states=4, draws=2, seeds=2)
-    catalog = write_catalog(directory / "catalog", setting)
-    stack = ServiceStack(directory, redis_server, catalog,
-                         extra_env={"EXPAUDIT_MAX_UPLOAD_BYTES": str(LIMIT)})
-    stack.start_web(workers=1)
-    token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "chunked"},
-                          headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10).json()["token"]
-    yield stack, setting, {"Authorization": f"Bearer {token}"}
+    stack = web_stack(directory, redis_server, setting, EXPAUDIT_MAX_UPLOAD_BYTES=str(LIMIT))
+    yield stack, setting, bearer(new_token(stack.url, "chunked", timeout=10))
     stack.stop()
 
 

@@ -19,7 +19,7 @@ import requests
 from runner.sandbox.local import directory_digest
 from service.errors import ValidationFailed
 from service.selector_archive import check_archive, check_image_reference, unpack_archive
-from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ProcessServer, ServiceStack,  # noqa: F401
+from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ServiceStack, bearer, new_token,  # noqa: F401
                            redis_conn, redis_server)
 from tests.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
                                real_data_available)
@@ -109,21 +109,14 @@ def stack(tmp_path_factory, redis_server):  # noqa: F811
                                     "EXPAUDIT_SELECTOR_WALL_SECONDS": "8"})
     stack.start_web()
     stack.start_worker()  # publish and audit: scores files only
-    # The selectors queue is the runner's (it holds the sandbox); it runs in the
-    # stack's list of workers so that it is stopped and its log shown with them.
-    stack.workers.append(ProcessServer([sys.executable, "-m", "expaudit", "runner"],
-                                       directory / "runner.log", env=stack.env(),
-                                       cwd=REPO_ROOT).start())
+    stack.start_runner()  # the selectors queue
     yield stack
     stack.stop()
 
 
 @pytest.fixture(scope="module")
 def auth(stack):
-    created = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "container-lab"},
-                            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10)
-    assert created.status_code == 201, created.text
-    return {"Authorization": f"Bearer {created.json()['token']}"}
+    return bearer(new_token(stack.url, "container-lab", timeout=10))
 
 
 def _submit(stack, auth, archive: bytes, name: str):

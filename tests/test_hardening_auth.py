@@ -14,6 +14,7 @@ import requests
 
 from service.auth import hash_token
 from service.defaults import FAILED_AUTH_PER_MINUTE, TOKEN_LOCAL_CACHE_S
+from tests.manual_clock import ManualClock
 from tests.servers import (ADMIN_TOKEN, RedisServer, ServiceStack, _descendants,  # noqa: F401
                            redis_conn, redis_server, synthetic_setting, write_catalog)
 
@@ -204,22 +205,6 @@ def test_blocks_survive_many_other_blocked_addresses(redis_conn):  # noqa: F811
             limiter.check("198.51.100.1")
 
 
-class _Clock:
-    """Stands in for the `time` module inside `service.auth`: time moves only when told."""
-
-    def __init__(self, now: float = 1_000_020.0) -> None:
-        self.now = now
-
-    def time(self) -> float:
-        return self.now
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
 @pytest.fixture()
 def outage(tmp_path, monkeypatch):
     """A store, a Redis that keeps its data across a restart (AOF), and the clock of
@@ -227,7 +212,7 @@ def outage(tmp_path, monkeypatch):
     import service.auth
     from service.storage import LocalStore
 
-    clock = _Clock()
+    clock = ManualClock()
     monkeypatch.setattr(service.auth, "time", clock)
     servers = [RedisServer(tmp_path / "redis", appendonly=True).start()]
     conn = redis.Redis(port=servers[0].port, socket_connect_timeout=0.5, socket_timeout=2)

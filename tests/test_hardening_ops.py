@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.servers import (ADMIN_TOKEN, REPO_ROOT, RedisServer, ServiceStack, _descendants,
-                           free_port, scores_csv, service_env, synthetic_setting, write_catalog)
+from tests.servers import (ADMIN_TOKEN, REPO_ROOT, RedisServer, _descendants, free_port, scores_csv,
+                           service_env, synthetic_setting, web_stack, write_catalog)
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
@@ -25,9 +25,7 @@ def stack(tmp_path_factory):
     directory = tmp_path_factory.mktemp("ops")
     redis_server = RedisServer(directory / "redis").start()
     setting = synthetic_setting("ops-k3", k=3, n_states=4, draws=2, seeds=2)
-    catalog = write_catalog(directory / "catalog", setting)
-    stack = ServiceStack(directory, redis_server, catalog)
-    stack.start_web(workers=1)
+    stack = web_stack(directory, redis_server, setting)
     yield stack, setting
     stack.stop()
     redis_server.stop()

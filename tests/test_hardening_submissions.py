@@ -12,8 +12,8 @@ import pytest
 import requests
 
 from service.records import SubmissionRepo
-from tests.servers import (ADMIN_TOKEN, RedisServer, ServiceStack, _descendants, scores_csv,
-                           synthetic_setting, write_catalog)
+from tests.servers import (RedisServer, _descendants, bearer, new_token, scores_csv, synthetic_setting,
+                           web_stack)
 
 CAP = 4
 
@@ -24,19 +24,10 @@ def stack(tmp_path_factory):
     redis_server = RedisServer(directory / "redis").start()
     # large enough that reading an upload takes a while: concurrent requests overlap
     setting = synthetic_setting("burst-k20", k=20, n_states=100, draws=5, seeds=2)
-    catalog = write_catalog(directory / "catalog", setting)
-    stack = ServiceStack(directory, redis_server, catalog,
-                         extra_env={"EXPAUDIT_MAX_ACTIVE_SUBMISSIONS": str(CAP)})
-    stack.start_web(workers=4)
+    stack = web_stack(directory, redis_server, setting, workers=4, EXPAUDIT_MAX_ACTIVE_SUBMISSIONS=str(CAP))
     yield stack, setting
     stack.stop()
     redis_server.stop()
-
-
-def _token(stack, name: str) -> dict[str, str]:
-    created = requests.post(f"{stack.url}/api/v1/tokens", json={"name": name}, timeout=60,
-                            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
-    return {"Authorization": f"Bearer {created.json()['token']}"}
 
 
 def _post(stack, headers, body: bytes, setting: str, name: str, key: str | None = None):
@@ -48,7 +39,7 @@ def _post(stack, headers, body: bytes, setting: str, name: str, key: str | None 
 
 def test_a_burst_of_uploads_from_one_token_gets_exactly_the_cap(stack):
     stack, (summary, data) = stack
-    headers = _token(stack, "burst")
+    headers = bearer(new_token(stack.url, "burst"))
     body = scores_csv(data)
     barrier = threading.Barrier(12)
 
@@ -85,7 +76,7 @@ def test_a_retry_that_finds_the_submission_half_written_waits_for_it(stack):
     status object is held back here until the retry's web process is seen waiting for it,
     then written, as the first request would): the retry answers the submission, not 404."""
     stack, (summary, data) = stack
-    headers = _token(stack, "retry")
+    headers = bearer(new_token(stack.url, "retry"))
     body = scores_csv(data, seed=3)
     first = _post(stack, headers, body, summary.id, "retry", key="key-1")
     assert first.status_code == 202, first.text

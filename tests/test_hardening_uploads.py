@@ -17,8 +17,8 @@ import pytest
 import requests
 
 from leaderboard.errors import InputError
-from tests.servers import (ADMIN_TOKEN, ServiceStack, _descendants, redis_server,  # noqa: F401
-                           scores_rows, synthetic_setting, write_catalog)
+from tests.servers import (ServiceStack, _descendants, bearer, new_token, redis_server,  # noqa: F401
+                           scores_rows, synthetic_setting, web_stack)
 
 HEADROOM = 768 * 1024 * 1024
 """Address space a web worker may grow by past its warmed-up size in these tests: room for
@@ -48,13 +48,8 @@ def _parquet(frame: pd.DataFrame, **options) -> bytes:
 def stack(tmp_path_factory, redis_server):  # noqa: F811
     directory = tmp_path_factory.mktemp("hostile")
     setting = synthetic_setting("hostile-k3", k=3, n_states=4, draws=2, seeds=2)
-    catalog = write_catalog(directory / "catalog", setting)
-    stack = ServiceStack(directory, redis_server, catalog,
-                         extra_env={"EXPAUDIT_MAX_ACTIVE_SUBMISSIONS": "100"})
-    stack.start_web(workers=1)
-    token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "hostile"},
-                          headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60).json()["token"]
-    headers = {"Authorization": f"Bearer {token}"}
+    stack = web_stack(directory, redis_server, setting, EXPAUDIT_MAX_ACTIVE_SUBMISSIONS="100")
+    headers = bearer(new_token(stack.url, "hostile"))
     # warm up: the first Parquet read starts Arrow's thread pool and allocator arenas
     summary, data = setting
     warm = requests.post(f"{stack.url}/api/v1/submissions", headers=headers,
@@ -269,9 +264,7 @@ def selector_stack(tmp_path_factory, redis_server):  # noqa: F811
                                     "EXPAUDIT_SANDBOX": "local",
                                     "GUNICORN_CMD_ARGS": "--timeout 10"})
     stack.start_web(workers=1)
-    token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "bombs"},
-                          headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60).json()["token"]
-    yield stack, {"Authorization": f"Bearer {token}"}
+    yield stack, bearer(new_token(stack.url, "bombs"))
     stack.stop()
 
 

@@ -22,8 +22,8 @@ import pytest
 import requests
 
 from service.catalog import BenchmarkCatalog
-from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ProcessServer, ServiceStack,  # noqa: F401
-                           redis_server, service_env)
+from tests.servers import (REPO_ROOT, ServiceStack, new_token, redis_server,  # noqa: F401
+                           service_env)
 from tests.test_container_submissions import SANDBOX_OK, SETTING, STATES
 from tests.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
                                real_data_available)
@@ -51,19 +51,14 @@ def stack(tmp_path_factory, redis_server, root):  # noqa: F811
                          extra_env={"EXPAUDIT_CATALOG": "", "EXPAUDIT_FROZEN_ROOT": str(root)})
     stack.start_web(workers=1)
     stack.start_worker()
-    stack.workers.append(ProcessServer([sys.executable, "-m", "expaudit", "runner"],
-                                       directory / "runner.log", env=stack.env(),
-                                       cwd=REPO_ROOT).start())
+    stack.start_runner()
     yield stack
     stack.stop()
 
 
 @pytest.fixture(scope="module")
 def token(stack) -> str:
-    created = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "remote-lab"},
-                            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10)
-    assert created.status_code == 201, created.text
-    return created.json()["token"]
+    return new_token(stack.url, "remote-lab", timeout=10)
 
 
 def cli(stack, token: str | None, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
