@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
-import threading
 import time
 from pathlib import Path
 
@@ -34,6 +32,7 @@ from runner.sandbox.docker_backend import DockerSandbox, container_spec, run_use
 from runner.sandbox.execute import run_selector  # noqa: E402
 from tests.engine.fixtures import build_image, engine_or_skip, reporter_log  # noqa: E402
 from tests.engine.standins import python_base  # noqa: E402
+from tests.sandbox_probes import outcome_secret, watched_listener  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "selectors"
@@ -192,6 +191,17 @@ def _hostile(images, name: str, input_dir: Path, tmp_path: Path, **kwargs) -> Ru
                  command=("python", f"/selectors/{name}/selector.py"), **kwargs)
 
 
+def _run_hostile(sandbox, images, name: str, demo, tmp_path: Path):
+    """Run hostile selector `name` on the demo input with the test limits; its `RunResult`."""
+    input_dir, _ = demo
+    return sandbox.run(_hostile(images, name, input_dir, tmp_path))
+
+
+def _number_after(word: str, text: str) -> int:
+    """The count a hostile selector prints after `word` (e.g. "forked 15 children")."""
+    return int(text.split(f"{word} ")[1].split()[0])
+
+
 @pytest.fixture
 def contained(client, sandbox, images, demo, tmp_path):
     """After the test: no selector container or process is left, and a normal selector runs."""
@@ -249,27 +259,8 @@ def test_the_container_has_the_promised_limits(sandbox, images, demo, tmp_path, 
 @pytest.mark.slow
 def test_network_is_unreachable(sandbox, images, demo, tmp_path, contained):
     input_dir, _ = demo
-    server = socket.socket()
-    server.bind(("0.0.0.0", 0))
-    server.listen()
-    server.settimeout(0.2)
-    accepted, done = [], threading.Event()
-
-    def accept() -> None:
-        while not done.is_set():
-            try:
-                accepted.append(server.accept())
-            except TimeoutError:
-                continue
-
-    watcher = threading.Thread(target=accept)
-    watcher.start()
-    spec = _hostile(images, "network", input_dir, tmp_path,
-                    env={"HOSTILE_PORT": str(server.getsockname()[1])})
-    result = sandbox.run(spec)
-    done.set()
-    watcher.join()
-    server.close()
+    with watched_listener("0.0.0.0") as (port, accepted):
+        result = sandbox.run(_hostile(images, "network", input_dir, tmp_path, env={"HOSTILE_PORT": str(port)}))
     assert accepted == []
     assert "CONNECTED" not in result.stdout_tail
     # 127.0.0.1 is the container's own loopback (refused); the rest has no route
@@ -280,27 +271,22 @@ def test_network_is_unreachable(sandbox, images, demo, tmp_path, contained):
 
 @pytest.mark.slow
 def test_fork_bomb_stops_at_pids_limit(sandbox, images, demo, tmp_path, contained):
-    input_dir, _ = demo
-    result = sandbox.run(_hostile(images, "forkbomb", input_dir, tmp_path))
+    result = _run_hostile(sandbox, images, "forkbomb", demo, tmp_path)
     assert result.status is RunStatus.PIDS_LIMIT, (result.reason, result.stdout_tail)
     assert "pids limit of 16 reached" in result.reason
-    forked = int(result.stdout_tail.split("forked ")[1].split()[0])
-    assert 0 < forked < LIMITS.pids
+    assert 0 < _number_after("forked", result.stdout_tail) < LIMITS.pids
 
 
 @pytest.mark.slow
 def test_fork_holder_is_killed_at_wall_limit(sandbox, images, demo, tmp_path, contained):
-    input_dir, _ = demo
-    result = sandbox.run(_hostile(images, "forkhold", input_dir, tmp_path))
+    result = _run_hostile(sandbox, images, "forkhold", demo, tmp_path)
     assert result.status is RunStatus.TIMEOUT
-    held = int(result.stdout_tail.split("holding ")[1].split()[0])
-    assert 0 < held < LIMITS.pids
+    assert 0 < _number_after("holding", result.stdout_tail) < LIMITS.pids
 
 
 @pytest.mark.slow
 def test_unbounded_allocation_stops_at_memory_limit(sandbox, images, demo, tmp_path, contained):
-    input_dir, _ = demo
-    result = sandbox.run(_hostile(images, "memory", input_dir, tmp_path))
+    result = _run_hostile(sandbox, images, "memory", demo, tmp_path)
     assert result.status is RunStatus.OOM, (result.reason, result.stderr_tail)
     assert result.reason.startswith(f"ran out of its memory limit of {256 * defaults.MIB} bytes")
     assert result.exit_code == -9
@@ -310,8 +296,7 @@ def test_unbounded_allocation_stops_at_memory_limit(sandbox, images, demo, tmp_p
 @pytest.mark.slow
 def test_memory_split_over_processes_is_one_limit(sandbox, images, demo, tmp_path, contained):
     """Four processes of 200 MiB each: one container-wide memory limit of 256 MiB stops them."""
-    input_dir, _ = demo
-    result = sandbox.run(_hostile(images, "memfork", input_dir, tmp_path))
+    result = _run_hostile(sandbox, images, "memfork", demo, tmp_path)
     assert result.status is RunStatus.OOM, (result.reason, result.stdout_tail)
     assert result.reason.startswith(f"ran out of its memory limit of {256 * defaults.MIB} bytes")
     assert "4 processes hold" not in result.stdout_tail
@@ -319,8 +304,7 @@ def test_memory_split_over_processes_is_one_limit(sandbox, images, demo, tmp_pat
 
 @pytest.mark.slow
 def test_endless_loop_is_killed_at_wall_limit(client, sandbox, images, demo, tmp_path, contained):
-    input_dir, _ = demo
-    result = sandbox.run(_hostile(images, "loop", input_dir, tmp_path))
+    result = _run_hostile(sandbox, images, "loop", demo, tmp_path)
     assert result.status is RunStatus.TIMEOUT
     assert result.reason == "killed at the wall-clock limit of 5 s"
     assert "looping" in result.stdout_tail
@@ -358,13 +342,8 @@ def test_symlink_out_of_output_is_rejected(sandbox, images, demo, tmp_path, cont
 @pytest.mark.slow
 def test_outcome_files_outside_input_are_invisible(sandbox, images, demo, tmp_path, contained):
     input_dir, _ = demo
-    data_dir = tmp_path / "benchmark_data" / "frozen"
-    data_dir.mkdir(parents=True)
-    secret = "OUTCOME-SECRET-7f3a9c"
-    secret_file = data_dir / "outcomes.csv"
-    secret_file.write_text(f"experience_id,scene_id,seed,success\n{secret},q,0,1\n")
-    for path in (secret_file, data_dir, data_dir.parent, tmp_path):
-        path.chmod(0o755 if path.is_dir() else 0o644)  # readable by anyone on the host
+    secret, secret_file = outcome_secret(tmp_path)
+    data_dir = secret_file.parent
     spec = _hostile(images, "snoop", input_dir, tmp_path,
                     env={"HOSTILE_SECRET_PATH": str(secret_file), "HOSTILE_CHECKOUT": str(REPO)})
     result = sandbox.run(spec)
@@ -417,8 +396,7 @@ def test_binds_are_read_only_even_over_world_writable_host_directories(sandbox, 
 
 @pytest.mark.slow
 def test_cpu_widening_stays_inside_the_cpu_limit(sandbox, images, demo, tmp_path, contained):
-    input_dir, _ = demo
-    result = sandbox.run(_hostile(images, "affinity", input_dir, tmp_path))
+    result = _run_hostile(sandbox, images, "affinity", demo, tmp_path)
     assert result.status is RunStatus.OK, result.stderr_tail
     assert "cpus before" in result.stdout_tail
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ from runner.sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError
 from runner.sandbox.demo import demo_input
 from runner.sandbox.execute import run_selector
 from runner.sandbox.local import LocalSandbox, directory_digest
+from tests.sandbox_probes import outcome_secret, watched_listener
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("setpriv") is None,
@@ -123,27 +123,8 @@ def test_selector_sees_only_its_view(sandbox, demo, tmp_path):
 
 def test_network_is_unreachable(sandbox, demo, tmp_path, contained):
     input_dir, _ = demo
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.2)
-    accepted, done = [], threading.Event()
-
-    def accept() -> None:
-        while not done.is_set():
-            try:
-                accepted.append(server.accept())
-            except TimeoutError:
-                continue
-
-    watcher = threading.Thread(target=accept)
-    watcher.start()
-    spec = _spec(HOSTILE / "network", input_dir, tmp_path,
-                 env={"HOSTILE_PORT": str(server.getsockname()[1])})
-    result = sandbox.run(spec)
-    done.set()
-    watcher.join()
-    server.close()
+    with watched_listener("127.0.0.1") as (port, accepted):
+        result = sandbox.run(_spec(HOSTILE / "network", input_dir, tmp_path, env={"HOSTILE_PORT": str(port)}))
     assert accepted == []
     assert "CONNECTED" not in result.stdout_tail
     assert result.stdout_tail.count("Network is unreachable") == 3
@@ -255,14 +236,8 @@ def test_symlink_out_of_output_is_rejected(sandbox, demo, tmp_path, contained):
 
 def test_outcome_files_outside_input_are_invisible(sandbox, demo, tmp_path, contained):
     input_dir, _ = demo
-    data_dir = tmp_path / "benchmark_data" / "frozen"
-    data_dir.mkdir(parents=True)
-    secret = "OUTCOME-SECRET-7f3a9c"
-    secret_file = data_dir / "outcomes.csv"
-    secret_file.write_text(f"experience_id,scene_id,seed,success\n{secret},q,0,1\n")
-    secret_file.chmod(0o644)
-    for parent in (data_dir, data_dir.parent, tmp_path):
-        parent.chmod(0o755)  # readable on the host by anyone: only the sandbox hides it
+    secret, secret_file = outcome_secret(tmp_path)
+    data_dir = secret_file.parent
     spec = _spec(HOSTILE / "snoop", input_dir, tmp_path,
                  env={"HOSTILE_SECRET_PATH": str(secret_file), "HOSTILE_CHECKOUT": str(REPO)})
     result = sandbox.run(spec)

@@ -261,18 +261,23 @@ def test_with_redis_down_sealed_submissions_are_refused_not_let_through(tmp_path
     assert not store.list_keys("state/sealed-quota/")
 
 
-class _FailingManifests(LocalStore):
-    """A store whose manifest writes fail: down right after the quota was taken."""
+class _FailingPuts(LocalStore):
+    """A store that goes down for the writes whose key `fails` picks (StoreUnavailable)."""
+
+    def __init__(self, root, fails) -> None:
+        super().__init__(root)
+        self.fails = fails
 
     def put_bytes(self, key, data, content_type="application/octet-stream"):
-        if key.startswith("open/"):
+        if self.fails(key):
             raise StoreUnavailable("injected: the store went down")
         return super().put_bytes(key, data, content_type)
 
 
 def test_a_submission_that_is_not_created_gives_its_quota_back(tmp_path, redis_conn, catalog):  # noqa: F811
     """Fault: the store fails after the quota was taken. The day's slot is not lost."""
-    store = _FailingManifests(tmp_path / "store")  # noqa: F811
+    # the manifest write fails: down right after the quota was taken
+    store = _FailingPuts(tmp_path / "store", fails=lambda key: key.startswith("open/"))  # noqa: F811
     client = make_app(store, redis_conn, catalog, sealed_submissions_per_day=1).test_client()
     token = _token(client)
     sealed = catalog.load_transfer(SEALED)
@@ -322,19 +327,11 @@ def test_a_concurrent_retry_with_the_same_key_is_not_charged_twice(tmp_path, red
     assert [int(redis_conn.get(k)) for k in redis_conn.scan_iter("expaudit:sealed:*")] == [1]
 
 
-class _FailingPublicFlag(LocalStore):
-    """A store that fails right after the submission's manifest and status were written."""
-
-    def put_bytes(self, key, data, content_type="application/octet-stream"):
-        if key.endswith("/public"):
-            raise StoreUnavailable("injected: the store went down")
-        return super().put_bytes(key, data, content_type)
-
-
 def test_a_submission_created_before_a_failure_keeps_its_charge(tmp_path, redis_conn, catalog):  # noqa: F811
     """Fault: the store fails after the submission exists; the reconciler will audit it, so
     giving the quota back would make it a free sealed submission."""
-    store = _FailingPublicFlag(tmp_path / "store")  # noqa: F811
+    # fails right after the submission's manifest and status were written
+    store = _FailingPuts(tmp_path / "store", fails=lambda key: key.endswith("/public"))  # noqa: F811
     client = make_app(store, redis_conn, catalog, sealed_submissions_per_day=5).test_client()
     token = _token(client)
     response = _submit(client, token, scores_csv(catalog.load_transfer(SEALED)), public=True)
