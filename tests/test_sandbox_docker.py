@@ -297,9 +297,14 @@ def test_unbounded_allocation_stops_at_memory_limit(sandbox, images, demo, tmp_p
 def test_memory_split_over_processes_is_one_limit(sandbox, images, demo, tmp_path, contained):
     """Four processes of 200 MiB each: one container-wide memory limit of 256 MiB stops them."""
     result = _run_hostile(sandbox, images, "memfork", demo, tmp_path)
-    assert result.status is RunStatus.OOM, (result.reason, result.stdout_tail)
-    assert result.reason.startswith(f"ran out of its memory limit of {256 * defaults.MIB} bytes")
-    assert "4 processes hold" not in result.stdout_tail
+    assert "4 processes hold" not in result.stdout_tail, result.stdout_tail  # the limit held
+    if result.status is RunStatus.OOM:  # the kernel killed the selector's own process
+        assert result.reason.startswith(f"ran out of its memory limit of {256 * defaults.MIB} bytes")
+    else:
+        # It killed a child instead: Podman on cgroup v1 reports no OOM for a container, so
+        # what is seen is the selector's own exit after its children died of SIGKILL.
+        assert result.status is RunStatus.CRASHED, (result.reason, result.stdout_tail)
+        assert "-9" in result.stdout_tail, result.stdout_tail
 
 
 @pytest.mark.slow

@@ -241,7 +241,7 @@ class Engine:
             self._service = subprocess.Popen(
                 [_find("podman") or "podman", "system", "service", "--time=0", self.docker_host],
                 stdout=service_log, stderr=subprocess.STDOUT, env={**os.environ, **self.env},
-                start_new_session=True)
+                start_new_session=True, cwd=self.state)  # conmon drops files in its cwd
         (self.state / "service.pid").write_text(str(self._service.pid))
         deadline = time.monotonic() + START_WAIT_S
         while not self.socket.exists():
