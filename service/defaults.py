@@ -129,10 +129,14 @@ FAILURE_TTL_S = 7 * 24 * 3600
 LEADERBOARD_LOCK_TIMEOUT_S = JOB_TIMEOUT_S
 """How long a leaderboard rebuild waits for the Redis lock that keeps two
 rebuilds from interleaving their writes (the holder renews that lock every
-third of `LEASE_TTL_S`, so it lapses within seconds if its holder dies), and
-the lifetime of the sealed-report lock. As long as a job may run: the first
-rebuild after a data change embeds every image for the reference rules
-(minutes on two cores)."""
+third of `LEASE_TTL_S`, so it lapses within seconds if its holder dies). As
+long as a job may run: the first rebuild after a data change embeds every
+image for the reference rules (minutes on two cores)."""
+
+LADDER_LOCK_TIMEOUT_S = 30
+"""Lifetime of, and longest wait for, the lock around one submitter's Ladder on a
+sealed setting (docs/sealed.md). Its holder reads and writes one small store
+object, so a lock left by a dead worker lapses in seconds, not a job's time."""
 
 STATUS_POLL_INTERVAL_S = 0.5
 """How often the client polls a submission's status right after it changed."""

@@ -74,8 +74,8 @@ def release_for(store: ObjectStore, redis: redis_lib.Redis, owner: str, setting_
     of the same submission returns what it released the first time)."""
     key = LADDER_KEY.format(owner=owner, setting=setting_id)
     lock = redis.lock(LADDER_LOCK.format(owner=owner, setting=setting_id),
-                      timeout=defaults.LEADERBOARD_LOCK_TIMEOUT_S,
-                      blocking_timeout=defaults.LEADERBOARD_LOCK_TIMEOUT_S)
+                      timeout=defaults.LADDER_LOCK_TIMEOUT_S,
+                      blocking_timeout=defaults.LADDER_LOCK_TIMEOUT_S)
     with lock:
         ladder = _read_ladder(store, key)
         earlier = ladder["releases"].get(submission_id)
