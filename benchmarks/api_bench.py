@@ -17,7 +17,7 @@ as a ratio against its baseline:
    (target p50 <= 3 s). The first submission also computes the reference
    rules' reports (cached afterwards) and is reported apart as the warm-up.
 
-The stack is real: Debian's redis-server, gunicorn with `service.app`, the
+The stack is real: Debian's redis-server, gunicorn with `service.web.app`, the
 service worker (`expaudit worker`), a local-directory store (the embedded
 default) and a synthetic K=50 setting (40 states x 5 draws x 5 seeds) served
 through `EXPAUDIT_CATALOG`.
@@ -198,7 +198,7 @@ def service_env(workdir: Path, redis_url: str, admin_token: str) -> dict[str, st
 
 
 def start_service(stack: ExitStack, workdir: Path) -> tuple[str, dict[str, str], dict[str, Process]]:
-    """Redis, gunicorn (`service.app`) and one service worker; returns (base URL, env, processes)."""
+    """Redis, gunicorn (`service.web.app`) and one service worker; returns (base URL, env, processes)."""
     redis_port, web_port = free_port(), free_port()
     (workdir / "redis").mkdir()
     redis = started(stack, Process("redis", ["redis-server", "--port", str(redis_port), "--bind",
@@ -207,7 +207,7 @@ def start_service(stack: ExitStack, workdir: Path) -> tuple[str, dict[str, str],
     env = service_env(workdir, f"redis://127.0.0.1:{redis_port}/0",
                       "ea_admin_" + secrets.token_urlsafe(24))
     web = started(stack, Process("web", [str(VENV_BIN / "gunicorn"), *GUNICORN_FLAGS, "--bind",
-                                         f"127.0.0.1:{web_port}", "service.app:create_app()"],
+                                         f"127.0.0.1:{web_port}", "service.web.app:create_app()"],
                                  workdir, env, ROOT), web_port)
     started(stack, Process("worker", [str(VENV_BIN / "expaudit"), "worker"], workdir, env, ROOT))
     return f"http://127.0.0.1:{web_port}", env, {"redis": redis, "web": web}

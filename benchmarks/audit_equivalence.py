@@ -44,7 +44,7 @@ def cases():
     """(name, data, scores, selection_only) of every case, in a fixed order."""
     from benchmark_data.frozen import load_transfer
     from benchmark_data.registry import SETTINGS
-    from leaderboard.rules import REFERENCE_RULES
+    from leaderboard.rules.simple import REFERENCE_RULES
 
     for setting in SETTINGS.values():
         if setting.sealed:
@@ -58,7 +58,7 @@ def cases():
             rule = REFERENCE_RULES[name]
             yield f"{setting.id}/{name}", data, rule.scores(data), rule.selection_only
         if setting.task == "stack":
-            from leaderboard.structural import structural_rule_scores
+            from leaderboard.rules.structural import structural_rule_scores
 
             for name, scores in structural_rule_scores(setting, data).items():
                 yield f"{setting.id}/{name}", data, scores, False

@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from leaderboard.embeddings import EmbeddingCache, NotComputed, embed_cached, load_encoder  # noqa: E402
+from leaderboard.rules.embeddings import EmbeddingCache, NotComputed, embed_cached, load_encoder  # noqa: E402
 
 ENCODERS = ("raw32", "mobilenet_v2", "efficientnet_lite0")
 
@@ -35,7 +35,7 @@ ENCODERS = ("raw32", "mobilenet_v2", "efficientnet_lite0")
 def bench_images(n: int, query_set: str) -> tuple[list[np.ndarray], str]:
     """`n` images and where they came from."""
     from benchmark_data.paths import query_set_dir
-    from leaderboard.embeddings.setting_scores import QUERY_TAR, read_tar_images
+    from leaderboard.rules.embeddings.setting_scores import QUERY_TAR, read_tar_images
 
     tar = query_set_dir(query_set) / QUERY_TAR
     import tarfile

@@ -34,7 +34,7 @@ import redis  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from service import jobs, uploads  # noqa: E402
-from service.app import create_app  # noqa: E402
+from service.web.app import create_app  # noqa: E402
 from service.catalog import StaticCatalog  # noqa: E402
 from service.publishing import AuditOptions  # noqa: E402
 from service.settings import ServiceSettings  # noqa: E402

@@ -23,7 +23,7 @@ import numpy as np
 
 
 def _episodes(n: int):
-    from benchmark_data.generate import build_world
+    from benchmark_data.generation.rollouts import build_world
     from runner.executor import Cell
     from runner.scenes import query_states
 

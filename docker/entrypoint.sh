@@ -48,7 +48,7 @@ case "$role" in
       --timeout "${EXPAUDIT_WEB_TIMEOUT_S:-60}" \
       --access-logfile - \
       "$@" \
-      "service.app:create_app()"
+      "service.web.app:create_app()"
     ;;
   worker)
     shift || true

@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from leaderboard import defaults
-from leaderboard.defaults import SELECTION_ONLY_DIAGNOSTIC_REASON, SELECTION_ONLY_REASON
+from leaderboard.metrics import defaults
+from leaderboard.metrics.defaults import SELECTION_ONLY_DIAGNOSTIC_REASON, SELECTION_ONLY_REASON
 from leaderboard.matrix import TransferData
 from leaderboard.metrics.bootstrap import BootstrapResult, Interval, bootstrap_intervals
 from leaderboard.metrics.concentration import ConcentrationResult, concentration

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from leaderboard import defaults
-from leaderboard.defaults import SELECTION_ONLY_REASON
+from leaderboard.metrics import defaults
+from leaderboard.metrics.defaults import SELECTION_ONLY_REASON
 
 if TYPE_CHECKING:
     from leaderboard.audit import AuditReport

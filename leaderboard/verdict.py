@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from leaderboard import defaults
+from leaderboard.metrics import defaults
 from leaderboard.metrics.selection import FLOAT_TOLERANCE
 
 PER_SCENE_SKILL = "per-scene skill"

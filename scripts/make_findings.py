@@ -22,13 +22,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from leaderboard import defaults  # noqa: E402
-from leaderboard.embeddings.setting_scores import image_rule_scores  # noqa: E402
-from leaderboard.findings import compute_findings  # noqa: E402
-from leaderboard.findings_report import render_findings  # noqa: E402
-from leaderboard.findings_store import (SettingInfo, compute_rule_reports, load_store,  # noqa: E402
+from leaderboard.metrics import defaults  # noqa: E402
+from leaderboard.rules.embeddings.setting_scores import image_rule_scores  # noqa: E402
+from leaderboard.findings.measure import compute_findings  # noqa: E402
+from leaderboard.findings.page import render_findings  # noqa: E402
+from leaderboard.findings.store import (SettingInfo, compute_rule_reports, load_store,  # noqa: E402
                                         write_missing, write_own_base)
-from leaderboard.structural import structural_rule_scores  # noqa: E402
+from leaderboard.rules.structural import structural_rule_scores  # noqa: E402
 
 
 def _info(setting) -> SettingInfo:

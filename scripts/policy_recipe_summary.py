@@ -73,11 +73,11 @@ def entry(path: Path) -> dict:
 
 
 def validation_setting(dirs: list[Path]) -> dict:
-    """The setting-level figures (`benchmark_data.policy_summary.summarize_policy`) of the recipe
+    """The setting-level figures (`benchmark_data.pages.policy_settings.summarize_policy`) of the recipe
     policies in `dirs` as one K-experience setting on the validation scenes, seed 0 only."""
     import numpy as np
 
-    from benchmark_data.policy_summary import summarize_policy
+    from benchmark_data.pages.policy_settings import summarize_policy
 
     runs = []
     for d in dirs:

@@ -68,7 +68,7 @@ def _sim_class(task: str):
 # ---- phase 1: demonstrations ---------------------------------------------------------------
 def record_demos(task: str, experience_id: str, mechanism: str, n: int, workdir: Path):
     """Successful demonstrations (loaded from chunks when already recorded) and their plans."""
-    from benchmark_data.policies import _experience
+    from benchmark_data.generation.policies import _experience
     from runner.demo_recording import record_demo
     from runner.policy_model import Demo
     from runner.recipe_demos import demo_task, recipe_plans
@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_frozen(task: str, args, workdir: Path, meta: dict) -> int:
     """The published policy of the experience on the same kinds of episodes."""
-    from benchmark_data.policies import policy_dir, read_training
+    from benchmark_data.generation.policies import policy_dir, read_training
     from runner.demo_recording import DemoPlan
     from runner.policy_camera import PolicyCamera
     from runner.policy_model import PolicyActor, load_policy

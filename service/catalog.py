@@ -265,7 +265,7 @@ class BenchmarkCatalog(Catalog):
         self.get_setting(setting_id)
         setting = get_setting(setting_id)
         if setting.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR):
-            from benchmark_data.policies import is_trained
+            from benchmark_data.generation.policies import is_trained
 
             return all(is_trained(setting.mechanism.value, e, self.root) for e in setting.experience_ids)
         return setting.mechanism is Mechanism.REPLAY and setting.task == "stack"

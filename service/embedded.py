@@ -160,7 +160,7 @@ def web_command(host: str, port: int, web_workers: int) -> list[str]:
     return [sys.executable, "-m", "gunicorn", "--config", "python:service.gunicorn_conf",
             "--workers", str(web_workers), "--bind", f"{host}:{port}", "--access-logfile", "-",
             "--timeout", str(defaults.WEB_TIMEOUT_S), "--no-control-socket",
-            "service.app:create_app()"]
+            "service.web.app:create_app()"]
 
 
 def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,

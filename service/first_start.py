@@ -43,7 +43,7 @@ class FirstPublish:
 
 def publish_first(store: ObjectStore, catalog: Catalog, redis: redis_lib.Redis) -> FirstPublish:
     """Publish a site without computing any reference report, then enqueue the full rebuild."""
-    from leaderboard.publish import build_leaderboard
+    from leaderboard.site.publish import build_leaderboard
     from service.jobs import enqueue_publish
 
     kept = store.exists(PUBLISHED_MANIFEST_KEY)

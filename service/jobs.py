@@ -236,7 +236,7 @@ def _note_retry(ctx: JobContext, sid: str, status: Status | None, reason: str) -
 
 def _audit(ctx: JobContext, sid: str, status: Status) -> str:
     from leaderboard.audit import run_audit
-    from leaderboard.html_report import render_report_html
+    from leaderboard.site.html_report import render_report_html
 
     repo = ctx.repo
     manifest = repo.manifest(sid)

@@ -1,11 +1,11 @@
 """Rebuild the static leaderboard from the reports in the object store.
 
 The rebuild reads every public submission's reports and the reference rules'
-reports, renders the site with `leaderboard.publish.build_leaderboard` (a pure
+reports, renders the site with `leaderboard.site.publish.build_leaderboard` (a pure
 function) and writes the files under ``leaderboard/`` in the store, from where
 they are served as they are.
 
-Reference rules (`leaderboard.baselines.BASELINE_RULES`) are published on
+Reference rules (`leaderboard.rules.baselines.BASELINE_RULES`) are published on
 every complete public setting, never on a sealed one (docs/sealed.md). Each
 computed rule's report is cached under
 ``baselines/<setting>/<data fingerprint>-<counts>/<rule>.json`` because it
@@ -63,7 +63,7 @@ class AuditOptions:
         weights: (rule, weights file) pairs for the encoders that read
             user-supplied weights (resnet18, dinov2, clip); rules not named
             here read their environment variable
-            (`leaderboard.embeddings.WEIGHTS_ENV`).
+            (`leaderboard.rules.embeddings.WEIGHTS_ENV`).
     """
 
     n_shuffles: int | None = None
@@ -105,8 +105,8 @@ def submission_entries(repo: SubmissionRepo, include: str | None = None,
     report stored there (written before the setting was sealed, or before
     sealed reports existed) would publish its outcomes.
     """
-    from leaderboard.publish import LeaderboardEntry
-    from leaderboard.sealed_html import is_sealed_report
+    from leaderboard.site.publish import LeaderboardEntry
+    from leaderboard.site.sealed_html import is_sealed_report
 
     entries = []
     for sid in repo.public_ids():
@@ -145,8 +145,8 @@ def embedding_cache_dir(store: ObjectStore, options: AuditOptions) -> Path | Non
 def baseline_entries(store: ObjectStore, catalog: Catalog, options: AuditOptions) -> list:
     """Rows of the reference rules on every complete public setting (reports cached in the
     store); none on a sealed setting, whose outcomes they would publish."""
-    from leaderboard.baselines import DISPLAY_NAMES, NotComputedRule, baseline_submission_id
-    from leaderboard.publish import LeaderboardEntry
+    from leaderboard.rules.baselines import DISPLAY_NAMES, NotComputedRule, baseline_submission_id
+    from leaderboard.site.publish import LeaderboardEntry
 
     entries = []
     for summary in catalog.list_settings():
@@ -187,7 +187,7 @@ def baseline_reports(store: ObjectStore, catalog: Catalog, setting_id: str,
     Computed reports come from the store when cached for this data version
     and these counts; only the missing ones are computed (and then cached).
     """
-    from leaderboard.baselines import (BASELINE_RULES, OUTCOME_RULES, SCENE_RULES,
+    from leaderboard.rules.baselines import (BASELINE_RULES, OUTCOME_RULES, SCENE_RULES,
                                        audit_outcome_rules, audit_scene_rules, scene_rule_scores)
 
     data = catalog.load_transfer(setting_id)
@@ -213,7 +213,7 @@ def baseline_reports(store: ObjectStore, catalog: Catalog, setting_id: str,
 
 
 def setting_infos(catalog: Catalog) -> list:
-    from leaderboard.publish import SettingInfo
+    from leaderboard.site.publish import SettingInfo
 
     infos = []
     for s in catalog.list_settings():
@@ -256,7 +256,7 @@ def rebuild_leaderboard(store: ObjectStore, catalog: Catalog, options: AuditOpti
         include: a submission whose reports are written but whose state is
             still `scoring` (the one this rebuild publishes).
     """
-    from leaderboard.publish import build_leaderboard
+    from leaderboard.site.publish import build_leaderboard
 
     store.delete(DIRTY_KEY)
     repo = SubmissionRepo(store)

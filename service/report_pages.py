@@ -7,7 +7,7 @@ absolute path (it is served under /api/v1, not beside the site's files).
 
 from __future__ import annotations
 
-from leaderboard.html_report import ReportContext
+from leaderboard.site.html_report import ReportContext
 from service import defaults
 from service.publishing import LEADERBOARD_PREFIX
 from service.records import Manifest

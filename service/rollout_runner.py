@@ -179,8 +179,8 @@ def chunk_policy_world(root: Path, chunk: Chunk):
     Names the field of an unknown experience or scene, and a policy that is
     not trained under `root`.
     """
-    from benchmark_data.generate import NotGeneratedHereError, build_policy_world
-    from benchmark_data.policies import policy_dir
+    from benchmark_data.generation.rollouts import NotGeneratedHereError, build_policy_world
+    from benchmark_data.generation.policies import policy_dir
     from runner.policy_executor import POLICY_MECHANISMS, PolicyWorld
 
     task = _check_mechanism(chunk)

@@ -411,7 +411,7 @@ class ServiceStack:
         self.web = ProcessServer(
             [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind",
              f"127.0.0.1:{self.port}", "--graceful-timeout", "2", "--no-control-socket",
-             "service.app:create_app()"],
+             "service.web.app:create_app()"],
             self.directory / "gunicorn.log", env=self.env(), cwd=REPO_ROOT).start()
         wait_for_port(self.port, 30, self.web.proc, self.web.log)
         return self.web
@@ -479,7 +479,7 @@ def toy_catalog():
 
 def make_app(store, redis_conn, catalog=None, **config):
     """The real app on a given store and Redis, with small resampling counts."""
-    from service.app import create_app
+    from service.web.app import create_app
     from service.settings import ServiceSettings
 
     base = {"admin_token": ADMIN_TOKEN, "n_shuffles": 100, "n_bootstrap": 100}

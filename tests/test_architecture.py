@@ -83,6 +83,43 @@ def test_unplaced_packages_import_only_their_own_modules_and_the_bottom_layer():
     assert not escaping, f"package __init__ imports outside its package and the engine: {escaping}"
 
 
+def _package_of(graph: grimp.ImportGraph, module: str) -> str:
+    """The package a module belongs to: itself when it is a package, else its parent."""
+    return module if graph.find_children(module) or _is_package_init(module) else module.rsplit(".", 1)[0]
+
+
+def _is_package_init(module: str) -> bool:
+    return (ROOT / Path(*module.split(".")) / "__init__.py").exists()
+
+
+def test_no_package_imports_itself_through_others():
+    """Packages, every folder with an `__init__.py` (subpackages included), import each other
+    without a cycle: each module counts for the package it sits in directly."""
+    graph = _graph(_config())
+    edges: dict[str, set[str]] = {}
+    for module in graph.modules:
+        source = _package_of(graph, module)
+        for imported in graph.find_modules_directly_imported_by(module):
+            target = _package_of(graph, imported)
+            if target != source:
+                edges.setdefault(source, set()).add(target)
+    cycles, state = [], {}
+
+    def visit(package: str, path: list[str]) -> None:
+        state[package] = "open"
+        for target in sorted(edges.get(package, ())):
+            if state.get(target) == "open":
+                cycles.append(path[path.index(target):] + [target])
+            elif target not in state:
+                visit(target, path + [target])
+        state[package] = "done"
+
+    for package in sorted(edges):
+        if package not in state:
+            visit(package, [package])
+    assert not cycles, "package cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
 def test_ignored_imports_only_shrink():
     config = _config()
     entries = [(c["id"], expr) for c in config["contracts"] for expr in c.get("ignore_imports", ())]

@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from leaderboard import defaults
+from leaderboard.metrics import defaults
 from leaderboard.audit import run_audit
-from leaderboard.rules import oracle_scores
+from leaderboard.rules.simple import oracle_scores
 
 Y_OUTCOMES = np.array(
     [  # 5 seeds reproduce the reference example y exactly

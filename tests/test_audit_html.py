@@ -5,9 +5,9 @@ import re
 import numpy as np
 import pytest
 
-from leaderboard import svg
+from leaderboard.site import svg
 from leaderboard.audit import run_audit
-from leaderboard.html_report import render_report_html
+from leaderboard.site.html_report import render_report_html
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from leaderboard import defaults
+from leaderboard.metrics import defaults
 from leaderboard.audit import run_audit
 
 

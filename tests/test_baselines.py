@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from leaderboard.audit import run_audit
-from leaderboard.baselines import (
+from leaderboard.rules.baselines import (
     BASELINE_RULES,
     EMBEDDING_RULES,
     OUTCOME_RULES,
@@ -23,9 +23,9 @@ from leaderboard.baselines import (
     embedding_rule_scores,
     scene_rule_scores,
 )
-from leaderboard.html_report import render_report_html
+from leaderboard.site.html_report import render_report_html
 from leaderboard.matrix import MISSING, TransferData
-from leaderboard.rules import REFERENCE_RULES
+from leaderboard.rules.simple import REFERENCE_RULES
 from tests.test_publish import make_data, synthetic_scene_scores
 
 COUNTS = {"n_shuffles": 200, "n_bootstrap": 200}

@@ -36,7 +36,7 @@ def test_unknown_setting_lists_valid_ids():
 def tiny_root(tmp_path_factory):
     """A frozen root with a 3-experience stream, stack-orig, and a handful of real cells."""
     pytest.importorskip("robosuite")
-    from benchmark_data.generate import run_cells
+    from benchmark_data.generation.rollouts import run_cells
     from benchmark_data.library import build_stack_stream, write_stack_library
     from benchmark_data.query_sets import stack_scene_rows, write_scenes
     from runner.executor import Cell
@@ -72,7 +72,7 @@ def test_load_transfer_labels_every_render_of_a_state(tiny_root):
 
 @pytest.mark.sim
 def test_export_writes_the_audit_input_format(tiny_root, tmp_path):
-    from benchmark_data.export import SealedSettingError, export_setting
+    from benchmark_data.generation.export import SealedSettingError, export_setting
 
     result = export_setting("stack-replay-k3-orig", tmp_path / "out", root=tiny_root)
     e = pd.read_csv(tmp_path / "out" / "experiences.csv")
@@ -89,7 +89,7 @@ def test_export_writes_the_audit_input_format(tiny_root, tmp_path):
 
 @pytest.mark.sim
 def test_manifest_hashes_files_and_counts_the_stream(tiny_root):
-    from benchmark_data.export import build_manifest, write_manifest
+    from benchmark_data.generation.export import build_manifest, write_manifest
 
     path = write_manifest(tiny_root)
     manifest = json.loads(path.read_text())
@@ -110,7 +110,7 @@ def test_verify_reexecutes_across_renders(tiny_root):
     re-checked by that same code: a bug in both agrees with itself. tests/test_golden_cells.py
     compares against the frozen values instead.)"""
     from benchmark_data.cells import cells_table
-    from benchmark_data.verify import verify_sample
+    from benchmark_data.generation.verify import verify_sample
 
     report = verify_sample(4, root=tiny_root)
     assert report.n_checked == 4 and report.ok

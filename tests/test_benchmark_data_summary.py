@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from benchmark_data.summary import summarize
+from benchmark_data.pages.replay_settings import summarize
 
 
 def test_summary_of_a_known_matrix():

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from leaderboard.publish import build_leaderboard
+from leaderboard.site.publish import build_leaderboard
 from tests.servers import REPO_ROOT, ProcessServer, RedisServer, free_port, wait_for_port
 from tests.test_publish import HINDSIGHT, SETTING, make_data, make_entries, make_settings
 
@@ -293,7 +293,7 @@ def test_pages_work_through_the_service_static_route(browser, entries, tmp_path)
     env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "HOME": str(tmp_path),
            "EXPAUDIT_STORE": str(tmp_path / "store"), "EXPAUDIT_REDIS_URL": redis.url}
     web = ProcessServer([sys.executable, "-m", "gunicorn", "--workers", "1", "--bind",
-                         f"127.0.0.1:{port}", "service.app:create_app()"], tmp_path / "web.log",
+                         f"127.0.0.1:{port}", "service.web.app:create_app()"], tmp_path / "web.log",
                         env=env)
     context = browser.new_context()
     try:

@@ -7,7 +7,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from benchmark_data.dataset_card import CARD_PATH, CONFORMS_TO, card_bytes, croissant_document
+from benchmark_data.generation.dataset_card import CARD_PATH, CONFORMS_TO, card_bytes, croissant_document
 from benchmark_data.paths import root_or_default
 from benchmark_data.registry import SETTINGS
 
@@ -19,7 +19,7 @@ def card() -> dict:
 
 def test_committed_card_is_the_generated_one():
     assert CARD_PATH.read_bytes() == card_bytes(), (
-        "benchmark_data/dataset/croissant.json is stale: run python -m benchmark_data.dataset_card")
+        "benchmark_data/dataset/croissant.json is stale: run python -m benchmark_data.generation.dataset_card")
 
 
 def test_every_frozen_file_is_described_with_its_checksum(card):

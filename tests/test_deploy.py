@@ -330,7 +330,7 @@ def test_the_installed_package_carries_its_data_files(tmp_path):
     (wheel,) = (tmp_path / "wheel").glob("*.whl")
     shipped = set(zipfile.ZipFile(wheel).namelist())
     wanted = {p.relative_to(source).as_posix()
-              for folder in ("benchmark_data/frozen", "leaderboard/templates")
+              for folder in ("benchmark_data/frozen", "leaderboard/site/templates")
               for p in (source / folder).rglob("*") if p.is_file()}
     assert wanted, "no data files found"
     assert sorted(wanted - shipped) == []

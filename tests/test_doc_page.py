@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark_data.doc_page import page_main
+from benchmark_data.pages.doc_page import page_main
 
 
 def test_page_main_writes_where_asked_from_the_root_given(tmp_path, capsys):

@@ -8,10 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-from leaderboard.embeddings import (ENCODER_NAMES, EmbeddingCache, NotComputed, cosine_scores,
+from leaderboard.rules.embeddings import (ENCODER_NAMES, EmbeddingCache, NotComputed, cosine_scores,
                                     embed_cached, embedding_scores, image_hash, load_encoder,
                                     nearest_neighbour_scores, raw_l2_scores)
-from leaderboard.embeddings.raw32 import Raw32Encoder
+from leaderboard.rules.embeddings.raw32 import Raw32Encoder
 
 
 def _images(n: int, size: int = 40, seed: int = 0) -> list[np.ndarray]:
@@ -27,7 +27,7 @@ def _loaded(name: str):
 
 
 def test_core_import_does_not_import_torch():
-    code = ("import sys, leaderboard.embeddings as e; e.load_encoder('raw32'); "
+    code = ("import sys, leaderboard.rules.embeddings as e; e.load_encoder('raw32'); "
             "e.load_encoder('policy_encoder'); assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -94,7 +94,7 @@ def test_resnet18_rejects_a_state_dict_of_another_model(tmp_path):
 def test_resnet18_loads_a_torchvision_layout_state_dict(tmp_path):
     """The loader path, checked with the architecture's own freshly initialised state dict."""
     torch = pytest.importorskip("torch")
-    from leaderboard.embeddings.architectures import ResNet18
+    from leaderboard.rules.embeddings.architectures import ResNet18
 
     path = tmp_path / "resnet18.pth"
     torch.manual_seed(0)

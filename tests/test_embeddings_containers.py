@@ -1,7 +1,7 @@
 """The ImageNet embedding rules' container selectors give the in-process scores, bit for bit.
 
 `examples/selectors/mobilenet_v2` and `examples/selectors/efficientnet_lite0`
-import the project's own `leaderboard.embeddings`; each is run as a plain
+import the project's own `leaderboard.rules.embeddings`; each is run as a plain
 script and inside the local sandbox (where the package is copied next to
 `selector.py`, as in the Docker image) on the demo input, and its
 scores.csv must equal `embedding_scores(load_encoder(rule), ...)` exactly.
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from leaderboard.embeddings import NotComputed, embedding_scores, load_encoder
+from leaderboard.rules.embeddings import NotComputed, embedding_scores, load_encoder
 from runner.sandbox.demo import demo_input
 from runner.sandbox.protocol import read_output
 
@@ -124,7 +124,7 @@ def test_dockerfile_copies_what_the_test_assembles_and_lints(rule):
     dockerfile = (SELECTORS / rule / "Dockerfile").read_text()
     copies = [line.split()[1:] for line in dockerfile.splitlines() if line.startswith("COPY ")]
     assert copies == [["leaderboard/__init__.py", "/selector/leaderboard/__init__.py"],
-                      ["leaderboard/embeddings/", "/selector/leaderboard/embeddings/"],
+                      ["leaderboard/rules/embeddings/", "/selector/leaderboard/embeddings/"],
                       [f"examples/selectors/{rule}/selector.py", "/selector/selector.py"]]
     assert all((REPO / source).exists() for source, _ in copies)
     ignore = (SELECTORS / rule / "Dockerfile.dockerignore").read_text().splitlines()

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from leaderboard.embeddings import embedding_scores
-from leaderboard.embeddings.raw32 import Raw32Encoder
+from leaderboard.rules.embeddings import embedding_scores
+from leaderboard.rules.embeddings.raw32 import Raw32Encoder
 from runner.sandbox.demo import demo_input
 from runner.sandbox.protocol import read_output
 
@@ -67,7 +67,7 @@ def test_setting_scores_read_the_stored_image_tars(demo, tmp_path):
     import tarfile
     from types import SimpleNamespace
 
-    from leaderboard.embeddings.setting_scores import image_rule_scores
+    from leaderboard.rules.embeddings.setting_scores import image_rule_scores
     from leaderboard.matrix import SceneTable, TransferData
 
     directory, setting, scores = demo

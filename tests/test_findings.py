@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from leaderboard.findings import compute_findings
-from leaderboard.findings_store import (SettingInfo, compute_rule_reports, load_store,
+from leaderboard.findings.measure import compute_findings
+from leaderboard.findings.store import (SettingInfo, compute_rule_reports, load_store,
                                   write_missing, write_own_base, write_rule_report)
-from leaderboard.findings_report import compare_range, render_findings, spearman
+from leaderboard.findings.page import compare_range, render_findings, spearman
 from leaderboard.matrix import SceneTable, TransferData
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,7 +16,7 @@ import json
 
 import pytest
 
-from benchmark_data.policies import (
+from benchmark_data.generation.policies import (
     demos_sha256,
     is_trained,
     policy_dir,

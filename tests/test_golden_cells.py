@@ -115,7 +115,7 @@ def _run_policy_golden(root) -> dict:
     import mujoco
     from OpenGL import GL
 
-    from benchmark_data.generate import run_cells
+    from benchmark_data.generation.rollouts import run_cells
     from benchmark_data.registry import QUERY_SETS
     from expaudit.numerics import blas_kernel, torch_cpu_capability
     from runner.executor import Cell
@@ -155,7 +155,7 @@ def test_golden_cells_differ_in_success_from_seed_0():
 @pytest.mark.sim
 def test_golden_replay_cells_reproduce_the_frozen_outcomes(tmp_path):
     pytest.importorskip("robosuite")
-    from benchmark_data.generate import run_cells
+    from benchmark_data.generation.rollouts import run_cells
     from expaudit.numerics import BLAS_KERNEL, blas_kernel
     from runner.executor import Cell
 

@@ -48,7 +48,7 @@ def _run(engine, image: str, *command: str, entrypoint: str | None = None) -> st
 def test_app_image_has_no_compiler_and_imports_the_simulator(engine, app_image):
     out = _run(engine, app_image, "sh", "-c",
                "for c in gcc cc g++ make; do command -v $c && echo FOUND $c; done; id -u; id -g; "
-               "python -c 'import evdev, mujoco, robosuite, service.app; print(\"imports ok\")'")
+               "python -c 'import evdev, mujoco, robosuite, service.web.app; print(\"imports ok\")'")
     assert "FOUND" not in out, out
     assert out.splitlines()[:2] == ["10001", "10001"], out
     assert "imports ok" in out

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.sim
 def test_base_images_are_one_render_per_experience_in_library_order(tmp_path):
     from PIL import Image
 
-    from benchmark_data.images import read_image, write_base_images
+    from benchmark_data.generation.images import read_image, write_base_images
     from benchmark_data.library import read_experiences
     from runner.appearance import SceneRenderer
     from runner.door_sim import DoorSim

@@ -22,7 +22,7 @@ from leaderboard.metrics.diagnostics import random_sublibraries
 from leaderboard.metrics.gap import discrimination_gap
 from leaderboard.metrics.ranking import scene_aurocs
 from leaderboard.metrics.rerank import mutual_proximity
-from leaderboard.rules import REFERENCE_RULES
+from leaderboard.rules.simple import REFERENCE_RULES
 
 PUBLIC_SETTINGS = [s.id for s in SETTINGS.values() if not s.sealed]
 

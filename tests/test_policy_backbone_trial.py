@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 pytest.importorskip("robomimic")
 
 import runner.policy_model as policy_model  # noqa: E402
-from leaderboard.embeddings.registry import wheel_weights  # noqa: E402
+from leaderboard.rules.embeddings.registry import wheel_weights  # noqa: E402
 from tests.test_policy_model import TINY, synthetic_demos  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "policy_backbone_trial.py"
@@ -35,7 +35,7 @@ def trial(monkeypatch):
 def test_the_trunk_keeps_its_imagenet_weights_and_statistics_through_training(trial):
     import torch
 
-    from leaderboard.embeddings.architectures import MobileNetV2
+    from leaderboard.rules.embeddings.architectures import MobileNetV2
 
     trial.register_trunk(4)
     rng = np.random.default_rng(5)

@@ -23,9 +23,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("robomimic")
 
-from benchmark_data.policies import policy_dir  # noqa: E402
-from leaderboard.embeddings import NotComputed, embedding_scores, load_encoder  # noqa: E402
-from leaderboard.embeddings.policy_encoder import (  # noqa: E402
+from benchmark_data.generation.policies import policy_dir  # noqa: E402
+from leaderboard.rules.embeddings import NotComputed, embedding_scores, load_encoder  # noqa: E402
+from leaderboard.rules.embeddings.policy_encoder import (  # noqa: E402
     FEATURES_COLUMN, PolicyEncoder, export_features, features_path, load_policy_encoder, main,
     task_experience_ids)
 from runner.policy_model import IMAGE_KEY, PolicySpec, build_policy, load_policy, save_policy  # noqa: E402
@@ -128,7 +128,7 @@ def test_a_missing_policy_is_not_computed_and_named(root, tmp_path):
 def test_without_a_task_the_rule_is_not_computed_and_imports_no_torch(root):
     result = load_encoder("policy_encoder", root=root)
     assert isinstance(result, NotComputed) and "without a task" in result.reason
-    code = ("import sys, leaderboard.embeddings as e; "
+    code = ("import sys, leaderboard.rules.embeddings as e; "
             f"r = e.load_encoder('policy_encoder', task='door', root={str(root)!r}); "
             "assert isinstance(r, e.NotComputed), r; "
             "assert 'torch' not in sys.modules, 'torch imported'")
@@ -188,7 +188,7 @@ def test_export_writes_every_query_and_base_image_deterministically(images_root,
     assert vectors.shape == (9, 48)
     encoder = load_policy_encoder("stack", images_root)
     base_tar = images_root / "libraries" / "stack-stream" / "base_images.tar"
-    from leaderboard.embeddings.setting_scores import read_tar_images
+    from leaderboard.rules.embeddings.setting_scores import read_tar_images
 
     assert np.array_equal(vectors[6:], encoder.embed(read_tar_images(base_tar, STACK)))
     metadata = pq.read_schema(path).metadata

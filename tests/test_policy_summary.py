@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from benchmark_data.policy_summary import (appearance_failure_share, complete_seeds, discriminates,
+from benchmark_data.pages.policy_settings import (appearance_failure_share, complete_seeds, discriminates,
                                            summarize_policy)
 from leaderboard.matrix import MISSING
 
@@ -131,7 +131,7 @@ def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
 
     from benchmark_data.cells import CELL_COLUMNS
     from benchmark_data.paths import FROZEN_ROOT, cells_table, library_dir, query_set_dir
-    from benchmark_data.policy_summary import write_doc
+    from benchmark_data.pages.policy_settings import write_doc
     from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
 
     for library_id in LIBRARY_IDS.values():
@@ -165,7 +165,7 @@ def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
 
 
 def test_success_by_group_averages_experiences_seeds_and_scenes_of_each_group():
-    from benchmark_data.policy_summary import success_by_group
+    from benchmark_data.pages.policy_settings import success_by_group
 
     outcomes = np.zeros((2, 4, 2), dtype=np.int8)
     outcomes[0, 0, :] = 1          # group 0: scene 0 succeeds for experience 0 on both seeds

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import benchmark_data.query_sets as query_sets
-from benchmark_data.policies import policy_experiences, read_training
+from benchmark_data.generation.policies import policy_experiences, read_training
 from benchmark_data.query_sets import (
     VALIDATION_SEEDS, ValidationOverlapError, check_validation_disjoint, layout_distance,
     nearest_training_distances, validation_states,

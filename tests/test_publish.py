@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from leaderboard.audit import SELECTION_ONLY_REASON, run_audit
-from leaderboard.baselines import (
+from leaderboard.rules.baselines import (
     BASELINE_RULES,
     DISPLAY_NAMES,
     EMBEDDING_RULES,
@@ -25,8 +25,8 @@ from leaderboard.baselines import (
     embedding_rule_scores,
 )
 from leaderboard.matrix import SceneTable, TransferData
-from leaderboard.publish import COLUMNS, LeaderboardEntry, SettingInfo, build_leaderboard
-from leaderboard.structural import object_proximity, path_clearance
+from leaderboard.site.publish import COLUMNS, LeaderboardEntry, SettingInfo, build_leaderboard
+from leaderboard.rules.structural import object_proximity, path_clearance
 
 SETTING = "stack-replay-k10-a"
 EMPTY_SETTING = "door-policy-k3-orig"
@@ -495,7 +495,7 @@ def test_thumbnails_and_notice(entries, settings):
 
 
 def test_interval_axis_never_reads_signed_zeros():
-    from leaderboard.svg import interval_rows
+    from leaderboard.site.svg import interval_rows
 
     chart = interval_rows([("all", 0.0, -0.00001, 0.00002, False)], title="t")
     labels = re.findall(r">([-+]?[0-9.]+)</text>", chart)

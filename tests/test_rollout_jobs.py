@@ -250,7 +250,7 @@ def test_sealed_setting_is_filled_by_the_runner_once_for_concurrent_submissions(
     stack = ServiceStack(tmp_path, redis_server, tmp_path / "no-catalog",
                          extra_env={"EXPAUDIT_CATALOG": "", "EXPAUDIT_FROZEN_ROOT": str(root),
                                     "EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY": str(QUOTA)})
-    runner = ProcessServer([sys.executable, "-m", "service.rollout_runner_cli"], tmp_path / "runner.log",
+    runner = ProcessServer([sys.executable, "-m", "expaudit.cli.runner"], tmp_path / "runner.log",
                            env=stack.env(), cwd=REPO_ROOT)
     try:
         stack.start_web(workers=1)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from leaderboard.audit import run_audit
-from leaderboard.rules import (
+from leaderboard.rules.simple import (
     REFERENCE_RULES,
     best_fixed_scores,
     oracle_scores,

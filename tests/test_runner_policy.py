@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from service.rollout_runner_cli import policy_options
+from expaudit.cli.runner import policy_options
 from service.rollout_runner import ChunkError, RunnerContext, run_chunk
 from service.rollout_jobs import Chunk
 from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
@@ -51,7 +51,7 @@ def test_bad_policy_options_are_refused_by_name(device, envs, environ, message):
 
 
 def test_runner_command_refuses_bad_policy_envs_before_serving(tmp_path, capsys, monkeypatch):
-    from service.rollout_runner_cli import main
+    from expaudit.cli.runner import main
 
     monkeypatch.setenv("EXPAUDIT_POLICY_ENVS", "0")
     assert main(["--redis-url", "redis://127.0.0.1:1/0", "--frozen-root", str(tmp_path)]) == 2
@@ -73,7 +73,7 @@ def frozen(tmp_path_factory):
     pytest.importorskip("robomimic")
     import torch
 
-    from benchmark_data.policies import _experience, policy_dir
+    from benchmark_data.generation.policies import _experience, policy_dir
     from runner.policy_camera import PolicyCamera
     from runner.stack_policy_demos import plan_demos, record_demo
     from runner.policy_model import PolicySpec, save_policy, train
@@ -122,7 +122,7 @@ def test_a_policy_chunk_stores_one_cell_per_scene_and_seed_and_resumes(frozen):
     import torch
 
     from benchmark_data.frozen import load_transfer
-    from benchmark_data.policies import policy_dir
+    from benchmark_data.generation.policies import policy_dir
     from runner.provenance import policy_code_version
 
     context = RunnerContext(frozen)
@@ -209,7 +209,7 @@ def test_a_policy_chunk_the_runner_cannot_execute_is_refused_by_name(frozen, chu
 @needs_data
 @pytest.mark.usefixtures("short_episodes")
 def test_evaluate_policy_counts_episodes_by_layout_level(frozen, capsys):
-    from benchmark_data.policies import evaluate_policy
+    from benchmark_data.generation.policies import evaluate_policy
     from expaudit.cli import main
 
     counts = evaluate_policy("policy", EXPERIENCE, QUERY_SET, draw=2, limit=3, root=frozen)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.sandbox import cli
+from expaudit.cli import sandbox as cli
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "selectors"
 

@@ -124,7 +124,7 @@ def test_record_cache_remembers_only_what_cannot_change(tmp_path):
 
 
 def test_app_and_worker_need_a_redis_url(tmp_path):
-    from service.app import create_app
+    from service.web.app import create_app
     from service.worker import build_context
 
     settings = ServiceSettings(store=str(tmp_path))

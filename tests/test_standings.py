@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.standings import (RANK_BY_ADVANTAGE, RANK_BY_SUCCESS, Estimate, discrimination,
+from leaderboard.site.standings import (RANK_BY_ADVANTAGE, RANK_BY_SUCCESS, Estimate, discrimination,
                                    rank_metric, rank_rows, reference_lines, standing)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from leaderboard.structural import (NO_OBSTACLE_CLEARANCE, box_distance, object_proximity,
+from leaderboard.rules.structural import (NO_OBSTACLE_CLEARANCE, box_distance, object_proximity,
                                     path_clearance, stack_obstacles, stack_object_positions)
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "selectors" / "object-proximity" / "selector.py"
@@ -90,7 +90,7 @@ def test_stack_layout_arrays():
 
 def test_stack_retargeted_paths_follow_the_query_cubes():
     pytest.importorskip("numba")
-    from leaderboard.structural import stack_retargeted_paths
+    from leaderboard.rules.structural import stack_retargeted_paths
     from runner.scenes import StackLayout
     from runner.stack_expert import PHASE_GRASP, PHASE_PLACE
 
@@ -136,7 +136,7 @@ def _frozen_root(tmp_path):
 
 def test_structural_rule_scores_from_frozen_tables(tmp_path):
     pytest.importorskip("numba")
-    from leaderboard.structural import structural_rule_scores
+    from leaderboard.rules.structural import structural_rule_scores
 
     setting, data = _frozen_root(tmp_path)
     scores = structural_rule_scores(setting, data, tmp_path)
@@ -155,7 +155,7 @@ def test_structural_rule_scores_reject_a_different_scene_order(tmp_path):
     pytest.importorskip("numba")
     from dataclasses import replace
 
-    from leaderboard.structural import structural_rule_scores
+    from leaderboard.rules.structural import structural_rule_scores
 
     setting, data = _frozen_root(tmp_path)
     reordered = replace(data, scenes=replace(data.scenes, scene_ids=data.scenes.scene_ids[::-1]))

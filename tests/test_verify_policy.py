@@ -35,7 +35,7 @@ pytestmark = [pytest.mark.sim,
 
 def _freeze_policy(root, seed: int) -> str:
     """Write a tiny seeded `policy` of EXPERIENCE with its three frozen files; returns its directory."""
-    from benchmark_data.policies import policy_dir
+    from benchmark_data.generation.policies import policy_dir
     from runner.policy_model import PolicySpec, build_policy, save_policy
 
     spec = PolicySpec(hidden_dim=16, feature_dim=16, keypoints=8, image_size=32, seed=seed)
@@ -54,7 +54,7 @@ def frozen(tmp_path_factory):
     torch = pytest.importorskip("torch")
     pytest.importorskip("robomimic")
     import runner.policy_rollout
-    from benchmark_data.generate import build_policy_world
+    from benchmark_data.generation.rollouts import build_policy_world
     from runner.executor import Cell
     from runner.policy_executor import PolicyRunner
 
@@ -99,7 +99,7 @@ def _key(record: dict) -> tuple:
 
 
 def test_faithfully_stored_policy_cells_verify_clean(root):
-    from benchmark_data.verify import verify_policy_sample
+    from benchmark_data.generation.verify import verify_policy_sample
 
     report = verify_policy_sample(len(SCENES) * len(SEEDS), root=root)
     assert report.n_checked == 4
@@ -108,7 +108,7 @@ def test_faithfully_stored_policy_cells_verify_clean(root):
 
 
 def test_a_tampered_success_is_named_by_cell_and_field(root):
-    from benchmark_data.verify import verify_policy_sample
+    from benchmark_data.generation.verify import verify_policy_sample
 
     records = _records(root)
     tampered = records[2]
@@ -125,7 +125,7 @@ def test_a_tampered_success_is_named_by_cell_and_field(root):
 
 
 def test_a_stored_state_hash_off_the_published_one_is_reported(root):
-    from benchmark_data.verify import verify_policy_sample
+    from benchmark_data.generation.verify import verify_policy_sample
 
     path = query_set_dir(QUERY_SET, root) / "scenes.parquet"
     scenes = pd.read_parquet(path)
@@ -138,7 +138,7 @@ def test_a_stored_state_hash_off_the_published_one_is_reported(root):
 
 
 def test_replaced_weights_are_code_version_differences_not_reruns(root):
-    from benchmark_data.verify import verify_policy_sample
+    from benchmark_data.generation.verify import verify_policy_sample
     from runner.provenance import policy_code_version
 
     stored = {r["code_version"] for r in _records(root)}
@@ -159,14 +159,14 @@ def test_the_verify_command_checks_policy_cells_on_request(root, capsys):
 
 
 def test_a_root_without_policy_cells_is_refused(tmp_path):
-    from benchmark_data.verify import verify_policy_sample
+    from benchmark_data.generation.verify import verify_policy_sample
 
     with pytest.raises(ValueError, match="no stored policy cells to verify"):
         verify_policy_sample(3, root=tmp_path)
 
 
 def test_a_report_counts_cells_not_fields_and_success_on_its_own():
-    from benchmark_data.verify import Mismatch, VerifyReport
+    from benchmark_data.generation.verify import Mismatch, VerifyReport
 
     a = ("policy", "door-orig", "door-e000", "door-orig-s00-d1", 0)
     b = ("policy", "door-orig", "door-e001", "door-orig-s00-d1", 0)

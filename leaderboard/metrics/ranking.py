@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from leaderboard import defaults
+from leaderboard.metrics import defaults
 from leaderboard.metrics.chunking import row_blocks
 from leaderboard.metrics.ties import sorted_rows, tie_bounds
 from leaderboard.metrics.selection import FLOAT_TOLERANCE as _TOLERANCE

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from leaderboard import defaults
+from leaderboard.metrics import defaults
 from leaderboard.metrics.chunking import row_blocks
 from leaderboard.metrics.ties import sorted_rows, tie_bounds
 

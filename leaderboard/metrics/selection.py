@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from leaderboard import defaults
+from leaderboard.metrics import defaults
 
 FLOAT_TOLERANCE = 1e-9
 """Slack for threshold comparisons on means of 0/1 outcomes (exact ratios in theory)."""

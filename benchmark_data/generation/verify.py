@@ -1,0 +1,228 @@
+"""Re-execute stored cells from scratch and under other renders; every difference is reported.
+
+Replay is camera-blind, so its outcome must not depend on the appearance draw:
+each sampled cell is re-run in a fresh simulator with a random perturbed
+appearance (draw 1-4) applied to the model, and its success, initial state
+hash and final state hash must equal the stored ones; the initial hash must
+also equal the query set's published state hash.
+
+Policy cells (`verify_policy_sample`) are stored per scene and read the
+camera, so each sampled cell is re-run as stored: its own scene and draw,
+from scratch in a fresh `PolicyRunner` (CPU, one environment, one intra-op
+thread, as the CPU runner executes them). Its success, initial and final
+state hashes must equal the stored ones, and the stored initial hash the
+published hash of the scene's state. A cell stored under another code
+version than the current code and frozen weights give is reported as a
+`code_version` difference and not re-run: its outcome belongs to other
+weights or code, so re-running it would compare nothing.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from benchmark_data.cells import KEY_COLUMNS, load_cells
+from benchmark_data.paths import BASE_QUERY_SET, root_or_default
+from benchmark_data.query_sets import read_scenes
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One field of one cell that re-execution did not reproduce."""
+
+    key: tuple
+    draw: int
+    field: str
+    stored: object
+    rerun: object
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    n_checked: int
+    mismatches: tuple[Mismatch, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+    def cells_differing(self, field: str | None = None) -> int:
+        """Cells with at least one difference (in `field` only, when given)."""
+        return len({m.key for m in self.mismatches if field is None or m.field == field})
+
+
+def stored_replay_cells(root=None) -> pd.DataFrame:
+    """Every stored Replay cell of the Stack query sets (including own-base cells)."""
+    frames = [load_cells("replay", q, root) for q in ("stack-orig", "stack-fresh", BASE_QUERY_SET["stack"])]
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=KEY_COLUMNS)
+
+
+_STATE: dict = {}
+
+
+def _init(world) -> None:
+    from runner.appearance import Appearance
+    from runner.stack_sim import StackSim
+
+    sim = StackSim()
+    _STATE.update(sim=sim, world=world, appearance=Appearance(sim.model))
+
+
+def _rerun(job: tuple) -> tuple:
+    from runner.appearance import sample_draw
+    from runner.executor import Cell, run_cell
+
+    key, draw = job
+    cell = Cell(*key)
+    look = sample_draw(cell.state_id, draw)
+    result = run_cell(_STATE["sim"], _STATE["world"], cell,
+                      appearance=lambda sim: _STATE["appearance"].apply(look))
+    return key, draw, result.success, result.state_hash, result.final_hash
+
+
+def verify_sample(n: int, *, seed: int = 0, workers: int = 1, root=None) -> VerifyReport:
+    """Re-execute `n` random stored cells (seeded choice, random draw 1-4 each)."""
+    from benchmark_data.generation.rollouts import build_world
+    from runner.executor import Cell
+
+    cells = stored_replay_cells(root)
+    if not len(cells):
+        raise ValueError("no stored Replay cells to verify (run `expaudit data generate` first)")
+    rng = np.random.default_rng(seed)
+    pick = cells.iloc[rng.choice(len(cells), size=min(n, len(cells)), replace=False)]
+    draws = rng.integers(1, 5, size=len(pick))
+    jobs = [(tuple(int(v) if k == "seed" else v for k, v in zip(KEY_COLUMNS, row)), int(d))
+            for row, d in zip(pick[list(KEY_COLUMNS)].itertuples(index=False), draws)]
+    world = build_world([Cell(*key) for key, _ in jobs], root)
+    if workers <= 1:
+        _init(world)
+        results = list(map(_rerun, jobs))
+    else:
+        with mp.get_context("spawn").Pool(workers, initializer=_init, initargs=(world,)) as pool:
+            results = pool.map(_rerun, jobs, chunksize=1)
+    return VerifyReport(len(jobs), tuple(_compare(pick, results, root)))
+
+
+def _published_hashes(query_sets, root) -> dict:
+    hashes = {}
+    for q in query_sets:
+        if q != BASE_QUERY_SET["stack"]:
+            scenes = read_scenes(q, root)
+            hashes.update(zip(scenes["state_id"], scenes["state_hash"]))
+    return hashes
+
+
+def _compare(pick: pd.DataFrame, results, root):
+    stored = {tuple(int(v) if k == "seed" else v for k, v in zip(KEY_COLUMNS, row[:5])): row[5:]
+              for row in pick[list(KEY_COLUMNS) + ["success", "state_hash", "final_hash"]]
+              .itertuples(index=False)}
+    published = _published_hashes(set(pick["query_set"]), root)
+    for key, draw, success, state_hash, final_hash in results:
+        want_success, want_state, want_final = stored[key]
+        for name, want, got in (("success", int(want_success), success),
+                                ("state_hash", want_state, state_hash),
+                                ("final_hash", want_final, final_hash)):
+            if want != got:
+                yield Mismatch(key, draw, name, want, got)
+        scene_hash = published.get(key[3])
+        if scene_hash is not None and scene_hash != state_hash:
+            yield Mismatch(key, draw, "published state_hash", scene_hash, state_hash)
+
+
+# ------------------------------------------------------------------ policy cells
+
+def stored_policy_tables(root=None) -> list[tuple[str, str]]:
+    """(mechanism, query set) of every policy cells table or journal present, sorted."""
+    from benchmark_data.generation.policies import POLICY_MECHANISMS
+
+    mechanisms = {m.value for m in POLICY_MECHANISMS}
+    directory = root_or_default(root) / "cells"
+    found = set()
+    for suffix in (".parquet", ".journal.jsonl"):
+        for path in directory.glob(f"*__*{suffix}"):
+            mechanism, _, query_set = path.name[:-len(suffix)].partition("__")
+            if mechanism in mechanisms:
+                found.add((mechanism, query_set))
+    return sorted(found)
+
+
+def stored_policy_cells(root=None) -> pd.DataFrame:
+    """Every stored Policy and Policy+DR cell (tables plus journals), table by table."""
+    frames = [load_cells(m, q, root) for m, q in stored_policy_tables(root)]
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=KEY_COLUMNS)
+
+
+def _current_policy_version(mechanism: str, experience_id: str, root) -> str | None:
+    """The code version a cell of this policy gets now; None when the policy is not frozen here."""
+    from benchmark_data.generation.policies import is_trained, policy_dir
+    from runner.provenance import policy_code_version
+
+    if not is_trained(mechanism, experience_id, root):
+        return None
+    return policy_code_version(str(policy_dir(mechanism, experience_id, root)))
+
+
+def _rerun_policy_cell(cell, world) -> tuple:
+    """Run one cell in a fresh runner (CPU, one environment, one intra-op thread)."""
+    import torch
+
+    from runner.policy_executor import PolicyRunner
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    runner = PolicyRunner(world, device="cpu", envs=1)
+    try:
+        (result,) = runner.run([cell])
+    finally:
+        runner.close()
+        torch.set_num_threads(threads)
+    return result.success, result.state_hash, result.final_hash
+
+
+def verify_policy_sample(n: int, *, seed: int = 0, root=None) -> VerifyReport:
+    """Re-execute `n` random stored policy cells (seeded choice) from scratch; report every difference."""
+    from benchmark_data.generation.rollouts import build_policy_world
+    from benchmark_data.registry import QUERY_SETS
+    from runner.executor import Cell
+
+    cells = stored_policy_cells(root)
+    if not len(cells):
+        raise ValueError("no stored policy cells to verify "
+                         "(run `expaudit data generate --policies TASK` first)")
+    rng = np.random.default_rng(seed)
+    pick = cells.iloc[np.sort(rng.choice(len(cells), size=min(n, len(cells)), replace=False))]
+    scenes = {q: read_scenes(q, root).set_index("scene_id") for q in set(pick["query_set"])}
+    versions: dict[tuple[str, str], str | None] = {}
+    mismatches, rerun = [], []
+    for row in pick.itertuples(index=False):
+        cell = Cell(row.mechanism, row.query_set, row.experience_id, row.state_id, int(row.seed))
+        if row.state_id not in scenes[row.query_set].index:
+            mismatches.append(Mismatch(cell.key, -1, "state_id", row.state_id, None))
+            continue
+        scene = scenes[row.query_set].loc[row.state_id]
+        draw = int(scene["appearance_draw"])
+        if scene["state_hash"] != row.state_hash:
+            mismatches.append(Mismatch(cell.key, draw, "published state_hash", scene["state_hash"],
+                                       row.state_hash))
+        policy = (row.mechanism, row.experience_id)
+        if policy not in versions:
+            versions[policy] = _current_policy_version(*policy, root)
+        if versions[policy] != row.code_version:
+            mismatches.append(Mismatch(cell.key, draw, "code_version", row.code_version, versions[policy]))
+        else:
+            rerun.append((cell, draw, (int(row.success), row.state_hash, row.final_hash)))
+    for task in sorted({QUERY_SETS[cell.query_set] for cell, _, _ in rerun}):
+        group = [job for job in rerun if QUERY_SETS[job[0].query_set] == task]
+        world = build_policy_world([cell for cell, _, _ in group], root)
+        for cell, draw, stored in group:
+            got = _rerun_policy_cell(cell, world)
+            for name, want, value in zip(("success", "state_hash", "final_hash"), stored, got):
+                if want != value:
+                    mismatches.append(Mismatch(cell.key, draw, name, want, value))
+    return VerifyReport(len(pick), tuple(mismatches))

@@ -1,0 +1,383 @@
+"""Setting-level figures of the image-policy settings, over their complete seeds, and the docs table.
+
+Policy tensors are filled seed by seed (every cell of seed 0, then seed 1, ...),
+so a setting can be partly generated. The figures here use only the seeds whose
+K x Q slice is fully executed; the pure functions take arrays and return frozen
+dataclasses. `python -m benchmark_data.pages.policy_settings` writes
+`docs/policy_settings.md` from the frozen data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from benchmark_data.pages.doc_page import page_main
+from benchmark_data.pages.replay_settings import summarize
+from leaderboard.matrix import MISSING
+
+DISCRIMINATION_MIN_GAP = 0.10
+"""A setting discriminates when oracle - random is at least this ..."""
+DISCRIMINATION_RANDOM_RANGE = (0.30, 0.85)
+"""... and random success lies within this closed range (the same bar as the Replay settings)."""
+_TOLERANCE = 1e-9
+"""Float slack on the bar, so that e.g. 0.60 - 0.50 counts as a gap of 0.10."""
+
+PAPER_APPEARANCE_SHARE = {"stack": (0.26, 0.02), "door": None}
+"""The paper's share of failures caused by appearance, (Policy, Policy+DR), per task.
+
+The paper gives the figure for Stack only; for Door it reports that domain
+randomization also degrades performance on layout changes, without a share.
+"""
+
+
+def complete_seeds(outcomes: np.ndarray) -> tuple[int, ...]:
+    """The seed indices whose K x Q slice of `outcomes` (K x Q x S) holds no `MISSING` cell."""
+    outcomes = np.asarray(outcomes)
+    if outcomes.ndim != 3:
+        raise ValueError(f"outcomes must be a (K, Q, S) tensor, got shape {outcomes.shape}")
+    done = (outcomes != MISSING).all(axis=(0, 1))
+    return tuple(int(s) for s in np.flatnonzero(done))
+
+
+@dataclass(frozen=True)
+class AppearanceFailureShare:
+    """Failures on perturbed appearance draws and how many of them appearance caused.
+
+    failures : failures on appearance draws 1-4, counted over experiences, scenes and seeds.
+    appearance_caused : of those, the ones whose draw-0 twin succeeded.
+    share : appearance_caused / failures; None when there is no such failure.
+    seeds : the seeds counted.
+    """
+
+    failures: int
+    appearance_caused: int
+    share: float | None
+    seeds: tuple[int, ...]
+
+
+def appearance_failure_share(outcomes: np.ndarray, state_ids, appearance_draw,
+                             seeds) -> AppearanceFailureShare:
+    """The share of failures caused by appearance (the paper's figure, Stack: Policy 26%, Policy+DR 2%).
+
+    Definition: over the given seeds and all K experiences, take every failure
+    (outcome 0) of experience i in a scene q with appearance draw 1-4 under
+    seed s. Its draw-0 twin is the outcome of the same experience i, under the
+    same seed s, in the scene with the same physical state (`state_ids[q]`) and
+    appearance draw 0. The failure counts as caused by appearance when that
+    twin succeeded (outcome 1): the same policy, state and seed succeed under
+    nominal appearance. The share is (failures whose twin succeeded) /
+    (failures on draws 1-4); None when there is no failure on draws 1-4.
+
+    `outcomes` is K x Q x S; `state_ids` and `appearance_draw` have length Q.
+    Every state must have exactly one draw-0 scene, and no cell of the given
+    seeds may be `MISSING` (pass `complete_seeds(outcomes)`).
+    """
+    outcomes = np.asarray(outcomes)
+    if outcomes.ndim != 3:
+        raise ValueError(f"outcomes must be a (K, Q, S) tensor, got shape {outcomes.shape}")
+    state_ids = np.asarray(state_ids)
+    draws = np.asarray(appearance_draw, dtype=np.int64)
+    n_scenes = outcomes.shape[1]
+    if state_ids.shape != (n_scenes,) or draws.shape != (n_scenes,):
+        raise ValueError(f"state_ids and appearance_draw must have shape ({n_scenes},), got "
+                         f"{state_ids.shape} and {draws.shape}")
+    seeds = tuple(int(s) for s in seeds)
+    bad = [s for s in seeds if not 0 <= s < outcomes.shape[2]]
+    if bad:
+        raise ValueError(f"seeds: {bad[0]} is not in 0-{outcomes.shape[2] - 1}")
+    if not seeds:
+        return AppearanceFailureShare(failures=0, appearance_caused=0, share=None, seeds=())
+    y = outcomes[:, :, list(seeds)]
+    missing = [s for j, s in enumerate(seeds) if (y[:, :, j] == MISSING).any()]
+    if missing:
+        raise ValueError(f"seeds: seed {missing[0]} has MISSING cells; pass complete seeds only")
+    twin = _draw0_twin(state_ids, draws)
+    perturbed = draws >= 1
+    fail = y[:, perturbed, :] == 0
+    twin_ok = y[:, twin[perturbed], :] == 1
+    failures = int(fail.sum())
+    caused = int((fail & twin_ok).sum())
+    return AppearanceFailureShare(failures=failures, appearance_caused=caused,
+                                  share=None if failures == 0 else caused / failures, seeds=seeds)
+
+
+def _draw0_twin(state_ids: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """For every scene, the index of the draw-0 scene of its physical state."""
+    nominal: dict = {}
+    for q in np.flatnonzero(draws == 0):
+        sid = state_ids[q]
+        if sid in nominal:
+            raise ValueError(f"appearance_draw: state {sid!r} has more than one draw-0 scene")
+        nominal[sid] = int(q)
+    absent = [sid for sid in state_ids if sid not in nominal]
+    if absent:
+        raise ValueError(f"appearance_draw: state {absent[0]!r} has no draw-0 scene")
+    return np.array([nominal[sid] for sid in state_ids], dtype=np.int64)
+
+
+def discriminates(random: float, oracle: float) -> bool:
+    """The benchmark's bar: oracle - random >= 0.10 and 0.30 <= random <= 0.85."""
+    low, high = DISCRIMINATION_RANDOM_RANGE
+    return bool(oracle - random >= DISCRIMINATION_MIN_GAP - _TOLERANCE
+                and low - _TOLERANCE <= random <= high + _TOLERANCE)
+
+
+@dataclass(frozen=True)
+class PolicySettingSummary:
+    """Reference quantities of one policy setting over its complete seeds.
+
+    seeds_complete : the seeds whose K x Q slice is fully executed.
+    n_seeds : seeds of the tensor (S).
+    cells_done, cells_total : executed cells and K x Q x S.
+    The remaining fields come from `summarize` on the seed-mean success matrix
+    over `seeds_complete` (AUDIT_SPEC definitions); all None when no seed is
+    complete. `discriminates` applies the benchmark's bar to random and oracle.
+    """
+
+    seeds_complete: tuple[int, ...]
+    n_seeds: int
+    cells_done: int
+    cells_total: int
+    random: float | None
+    oracle: float | None
+    best_fixed: int | None
+    best_fixed_success: float | None
+    best_fixed_advantage: float | None
+    headroom: float | None
+    discriminates: bool | None
+
+
+def summarize_policy(outcomes: np.ndarray) -> PolicySettingSummary:
+    """The setting-level figures of a policy outcome tensor (K x Q x S), from its complete seeds."""
+    outcomes = np.asarray(outcomes)
+    seeds = complete_seeds(outcomes)
+    done, total = int((outcomes != MISSING).sum()), int(outcomes.size)
+    if not seeds:
+        return PolicySettingSummary(seeds_complete=(), n_seeds=outcomes.shape[2], cells_done=done,
+                                    cells_total=total, random=None, oracle=None, best_fixed=None,
+                                    best_fixed_success=None, best_fixed_advantage=None,
+                                    headroom=None, discriminates=None)
+    s = summarize(outcomes[:, :, list(seeds)].astype(np.float64).mean(axis=2))
+    return PolicySettingSummary(seeds_complete=seeds, n_seeds=outcomes.shape[2], cells_done=done,
+                                cells_total=total, random=s.random, oracle=s.oracle,
+                                best_fixed=s.best_fixed, best_fixed_success=s.best_fixed_success,
+                                best_fixed_advantage=s.best_fixed_advantage, headroom=s.headroom,
+                                discriminates=discriminates(s.random, s.oracle))
+
+
+def _fmt(value, digits=2) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _pct(share: AppearanceFailureShare) -> str:
+    seeds = f"{len(share.seeds)} seed{'s' if len(share.seeds) != 1 else ''}"
+    value = "n/a" if share.share is None else f"{100 * share.share:.0f}%"
+    return f"{value} ({share.appearance_caused}/{share.failures}, {seeds})"
+
+
+def policy_settings() -> list:
+    """The published image-policy settings, in registry order."""
+    from benchmark_data.registry import SETTINGS, Mechanism
+
+    return [s for s in SETTINGS.values()
+            if s.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR) and not s.sealed]
+
+
+def settings_table(root=None) -> str:
+    """The Markdown table of the policy settings' figures from the frozen data."""
+    from benchmark_data.frozen import load_transfer
+
+    from leaderboard.findings.measure import PAPER_TABLE_I
+
+    lines = ["| setting | K | seeds complete | cells | random | oracle | best-fixed | best-fixed success "
+             "| best-fixed A | headroom | discriminates | paper: random, oracle, A, headroom |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for setting in policy_settings():
+        data = load_transfer(setting.id, root)
+        s = summarize_policy(data.outcomes)
+        paper = PAPER_TABLE_I.get(setting.id)
+        paper_txt = ("not given" if paper is None
+                     else f"{paper[2]:.2f}, {paper[1]:.2f}, {paper[0]:.2f}, {paper[3]:.3f}")
+        head = (f"| {setting.id} | {setting.k} | {len(s.seeds_complete)} of {s.n_seeds} "
+                f"| {s.cells_done}/{s.cells_total} ")
+        if not s.seeds_complete:
+            lines.append(head + f"| no complete seed yet | | | | | | | {paper_txt} |")
+            continue
+        lines.append(head + f"| {s.random:.2f} | {s.oracle:.2f} "
+                     f"| {data.experience_ids[s.best_fixed]} | {s.best_fixed_success:.2f} "
+                     f"| {_fmt(s.best_fixed_advantage)} | {s.headroom:.3f} "
+                     f"| {'yes' if s.discriminates else 'no'} | {paper_txt} |")
+    return "\n".join(lines)
+
+
+def appearance_table(root=None) -> str:
+    """Markdown: appearance-caused failure share, Policy beside Policy+DR, per task and query set."""
+    from benchmark_data.frozen import load_transfer
+    from benchmark_data.registry import Mechanism
+
+    pairs: dict[tuple[str, str], dict] = {}
+    for setting in policy_settings():
+        pairs.setdefault((setting.task, setting.query_set), {})[setting.mechanism] = setting
+    lines = ["| task | query set | Policy | Policy+DR | paper (Policy -> Policy+DR) |",
+             "|---|---|---|---|---|"]
+    for (task, query_set), by_mech in pairs.items():
+        cells = []
+        for mech in (Mechanism.POLICY, Mechanism.POLICY_DR):
+            setting = by_mech.get(mech)
+            if setting is None:
+                cells.append("n/a")
+                continue
+            data = load_transfer(setting.id, root)
+            seeds = complete_seeds(data.outcomes)
+            if not seeds:
+                cells.append("no complete seed yet")
+                continue
+            cells.append(_pct(appearance_failure_share(
+                data.outcomes, data.scenes.state_ids, data.scenes.appearance_draw, seeds)))
+        paper = PAPER_APPEARANCE_SHARE.get(task)
+        paper_txt = ("not given (the paper reports that randomization also degrades layout performance)"
+                     if paper is None else f"{100 * paper[0]:.0f}% -> {100 * paper[1]:.0f}%")
+        lines.append(f"| {task} | {query_set} | {cells[0]} | {cells[1]} | {paper_txt} |")
+    return "\n".join(lines)
+
+
+def success_by_group(outcomes: np.ndarray, groups, seeds) -> dict[int, float]:
+    """Mean success over experiences, the given seeds and the scenes of each group value.
+
+    `groups` labels each scene (e.g. its layout level or appearance draw);
+    returns {group value: mean success}, empty when no seed is given.
+    """
+    outcomes = np.asarray(outcomes)
+    groups = np.asarray(groups)
+    if outcomes.ndim != 3 or groups.shape != (outcomes.shape[1],):
+        raise ValueError(f"groups must label the {outcomes.shape[1] if outcomes.ndim == 3 else '?'} "
+                         f"scenes of outcomes (K, Q, S), got shape {groups.shape}")
+    if not seeds:
+        return {}
+    y = outcomes[:, :, list(seeds)].astype(np.float64)
+    if (y < 0).any():
+        raise ValueError("seeds: a given seed has MISSING cells")
+    return {int(g): float(y[:, groups == g, :].mean()) for g in np.unique(groups)}
+
+
+def breakdown_table(root=None) -> str:
+    """Markdown: success by layout level and nominal vs perturbed appearance, per setting."""
+    from benchmark_data.frozen import load_transfer
+
+    lines = ["| setting | level 0 | level 1 | level 2 | level 3 | draw 0 | draws 1-4 |",
+             "|---|---|---|---|---|---|---|"]
+    for setting in policy_settings():
+        data = load_transfer(setting.id, root)
+        seeds = complete_seeds(data.outcomes)
+        if not seeds:
+            lines.append(f"| {setting.id} | no complete seed yet | | | | | |")
+            continue
+        level = success_by_group(data.outcomes, data.scenes.layout_level, seeds)
+        perturbed = (np.asarray(data.scenes.appearance_draw) > 0).astype(int)
+        draw = success_by_group(data.outcomes, perturbed, seeds)
+        lines.append(f"| {setting.id} | " + " | ".join(_fmt(level.get(v)) for v in range(4))
+                     + f" | {_fmt(draw.get(0))} | {_fmt(draw.get(1))} |")
+    return "\n".join(lines)
+
+
+DOC_HEAD = """# Image-policy settings: figures over the complete seeds
+
+Generated by `python -m benchmark_data.pages.policy_settings` from the frozen data
+(`benchmark_data/frozen/`); do not edit by hand.
+
+The eight image-policy settings reuse each of the K=3 experiences of a task
+through a behaviour-cloned image policy trained around that experience's base
+scene: **Policy** is trained on demonstrations rendered with the nominal
+appearance, **Policy+DR** on demonstrations with randomized appearance
+(lighting, colours, textures, camera). Each query set has 40 physical states x 5
+appearance draws (draw 0 nominal, draws 1-4 perturbed appearance of the same
+state). The policies read the camera, so every render is executed: a setting
+has K x 200 scenes x 5 seeds cells, each its own rollout.
+
+Cells are generated seed by seed (every cell of seed 0, then seed 1, ...). A
+seed is **complete** when all K x 200 of its cells are executed; every number
+below comes from the complete seeds only (the success matrix is the mean over
+those seeds), and a setting with no complete seed shows "no complete seed yet".
+**cells** counts all executed cells, including those of incomplete seeds.
+
+Definitions (AUDIT_SPEC, as in `docs/replay_settings.md`): **random**: mean
+success over all experiences and scenes; **oracle**: mean over scenes of the
+best experience's success; **best-fixed**: the experience with the highest
+mean success, and that success; **best-fixed A**: (best-fixed - random) /
+(oracle - random), n/a when oracle - random is below 0.05; **headroom**:
+oracle - best-fixed. **discriminates**: oracle - random >= 0.10 and random
+within 0.30-0.85, the same bar as the Replay settings.
+
+"""
+
+APPEARANCE_HEAD = """
+
+## Failures caused by appearance
+
+Over the complete seeds and all K experiences: among the failures in scenes
+with appearance draw 1-4, the share whose draw-0 twin (same experience, same
+physical state, same seed, nominal appearance) succeeded. Shown as share
+(appearance-caused / failures on draws 1-4, seeds counted); n/a when there is
+no such failure. The paper reports one Stack figure, 26% for Policy and 2% for
+Policy+DR, shown beside both Stack query sets. The paper gives no Door figure;
+it reports instead that on Door domain randomization also degrades performance
+on layout changes.
+
+"""
+
+BREAKDOWN_HEAD = """
+
+## Where the policies succeed
+
+Mean success over the complete seeds and the K experiences, by layout level
+(0 nominal, 1 both objects displaced together, 2 displaced independently or
+a changed articulation, 3 an obstacle) and by appearance (draw 0 nominal,
+draws 1-4 perturbed).
+
+"""
+
+DOC_TAIL = """
+
+## Validation and recipe trials
+
+The Stack settings and Door Policy above do not discriminate (the Stack
+policies succeed in about 2% of the scenes). The policies are to be retrained
+with a new recipe, chosen on validation query sets only and gated per policy
+as pre-registered in `docs/policy_protocol.md`: **stack-val** and **door-val**
+(`benchmark_data.query_sets.validation_states`; new seeds, the frozen sets'
+generator, levels and draws; disjoint from every frozen query set and every
+demonstration, checked). `benchmark_data/validation/<set>.json` records each
+validation state's distance to the nearest demonstration layout of every
+frozen policy; `benchmark_data/validation/recipe_trials.json` the recipe
+trials (`scripts/policy_recipe_trial.py`, in a scratch folder: the frozen
+policies and the figures above are untouched until the recipe is fixed).
+
+## Regenerating
+
+```
+expaudit data train-policies
+expaudit data generate SETTING --seeds 0 1 2 3 4
+python -m benchmark_data.pages.policy_settings
+```
+
+`train-policies` records the demonstrations and trains the frozen policies
+(resumable); `generate` runs the cells of one policy setting for the given
+seeds, in order (resumable); the last command rewrites this page.
+"""
+
+
+def write_doc(path: Path, root=None) -> Path:
+    path.write_text(DOC_HEAD + settings_table(root) + APPEARANCE_HEAD + appearance_table(root)
+                    + BREAKDOWN_HEAD + breakdown_table(root) + DOC_TAIL)
+    return path
+
+
+def main(argv=None) -> int:
+    return page_main(write_doc, "docs/policy_settings.md", argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

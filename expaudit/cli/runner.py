@@ -1,0 +1,124 @@
+"""`expaudit runner`: serve the `rollouts` and `selectors` queues (simulator and sandbox role).
+
+    expaudit runner [--redis-url URL] [--frozen-root DIR] [--burst]
+                    [--policy-device DEVICE] [--policy-envs N]
+
+`--redis-url` defaults to $EXPAUDIT_REDIS_URL and `--frozen-root` to
+$EXPAUDIT_FROZEN_ROOT, else the frozen data shipped in the package; computed
+cells are appended to that root's cells journals, so in a deployment it is a
+volume shared with the audit workers. The audits of container submissions
+(queue `selectors`) run here in the sandbox of $EXPAUDIT_SANDBOX, with the
+same store and catalog settings as the worker; in a deployment the runner
+alone holds the Docker socket.
+
+Image-policy cells run their forward passes on `--policy-device` (default
+$EXPAUDIT_POLICY_DEVICE, else `cpu`; `cuda` or `cuda:N` for a GPU) with
+`--policy-envs` environments stepped in lockstep (default
+$EXPAUDIT_POLICY_ENVS, else 1; one on a CPU keeps every cell bit-reproducible).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+import sys
+from collections.abc import Mapping
+
+
+def register(subparsers) -> None:
+    """Add `runner` to the `expaudit` parser."""
+    runner = subparsers.add_parser("runner", help="run rollout jobs (missing matrix cells) and "
+                                                  "container submissions' selectors")
+    _flags(runner)
+    runner.set_defaults(handler=_runner)
+
+
+def _flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--redis-url",
+                        help="Redis holding the queues (default $EXPAUDIT_REDIS_URL)")
+    parser.add_argument("--frozen-root",
+                        help="frozen data directory the cells are appended to "
+                             "(default $EXPAUDIT_FROZEN_ROOT, else the packaged data)")
+    parser.add_argument("--burst", action="store_true", help="exit when the queue is empty")
+    parser.add_argument("--policy-device",
+                        help="device of the image policies' forward passes: cpu, cuda or cuda:N "
+                             "(default $EXPAUDIT_POLICY_DEVICE, else cpu)")
+    parser.add_argument("--policy-envs",
+                        help="policy environments stepped in lockstep, one batched forward pass "
+                             "per step (default $EXPAUDIT_POLICY_ENVS, else 1)")
+
+
+def policy_options(device: str | None, envs: str | None,
+                   environ: Mapping[str, str]) -> tuple[str, int]:
+    """(device, envs) from the flags, else the environment, else (`cpu`, 1).
+
+    Raises `ValueError` naming the flag or variable whose value is not a
+    device (`cpu`, `cuda`, `cuda:N`) or not a whole number of at least 1.
+    """
+    device_name, envs_name = "--policy-device", "--policy-envs"
+    if device is None:
+        device_name = "EXPAUDIT_POLICY_DEVICE"
+        device = environ.get(device_name) or "cpu"
+    if envs is None:
+        envs_name = "EXPAUDIT_POLICY_ENVS"
+        envs = environ.get(envs_name) or "1"
+    device = device.strip()
+    if device != "cpu" and not re.fullmatch(r"cuda(:\d+)?", device):
+        raise ValueError(f"{device_name} must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+    try:
+        count = int(envs)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise ValueError(f"{envs_name} must be a whole number of at least 1, got {envs!r}")
+    return device, count
+
+
+def _runner(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from benchmark_data.paths import root_or_default
+    from service.rollout_runner import run_runner
+    from service.settings import SettingsError, from_env
+    from service.worker import build_context
+
+    try:
+        settings = from_env()  # the same reading of the environment as web and worker
+    except SettingsError as exc:
+        print(f"expaudit runner: {exc}", file=sys.stderr)
+        return 2
+    redis_url = args.redis_url or settings.redis_url
+    if not redis_url:
+        print("expaudit runner: no Redis: pass --redis-url or set EXPAUDIT_REDIS_URL",
+              file=sys.stderr)
+        return 2
+    root = root_or_default(args.frozen_root or settings.frozen_root)
+    if not root.is_dir():
+        print(f"expaudit runner: --frozen-root '{root}' is not a directory", file=sys.stderr)
+        return 2
+    try:
+        device, envs = policy_options(args.policy_device, args.policy_envs, os.environ)
+    except ValueError as exc:
+        print(f"expaudit runner: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    context = build_context(replace(settings, redis_url=redis_url, frozen_root=str(root)),
+                            sandbox=True)
+    print(f"runner: serving the selectors and rollouts queues (sandbox {settings.sandbox}), "
+          f"cells go to {root}, policies run on {device} with {envs} env(s)", flush=True)
+    run_runner(context.redis, root, context, burst=args.burst, policy_device=device,
+               policy_envs=envs)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m expaudit.cli.runner` runs the same command without the `expaudit` entry point."""
+    parser = argparse.ArgumentParser(prog="expaudit runner", description=__doc__.splitlines()[0])
+    _flags(parser)
+    return _runner(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

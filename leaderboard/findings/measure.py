@@ -1,0 +1,324 @@
+"""The paper's four headline results, re-measured from stored audit reports.
+
+Input is a `ReportStore` (`leaderboard.findings.store`: one stored audit
+report per (setting, rule), the settings not measured and own-base
+success). Everything here is a pure function of those report dicts;
+`leaderboard.findings.page` draws the figures and writes the page.
+
+The four results (paper: "Beyond End-Task Success"):
+1. best-fixed's share of the random-to-oracle gap and the oracle's headroom;
+2. the top pick's share against the oracle's at K >= 10, and whether the sign
+   of A matches the sign of the top pick's quality margin;
+3. the significant discrimination gaps by mechanism and sign, and whether
+   they are larger on the appearance or the layout subset;
+4. pooled against within-query AUROC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from leaderboard.findings.store import ReportStore, SettingInfo, StoredReport
+
+VISUAL_RULES = ("raw32", "mobilenet_v2", "efficientnet_lite0", "resnet18", "dinov2", "clip",
+                "policy_encoder")
+"""Nearest-neighbour rules in an image embedding (the paper's "visual rules")."""
+STRUCTURAL_RULES = ("object_proximity", "path_clearance")
+AUDITED_RULES = VISUAL_RULES + STRUCTURAL_RULES
+"""Rules that report A without outcome data: the paper's 7 (5 visual + 2 structural) cases per setting."""
+OUTCOME_RULES = ("random", "oracle", "best_fixed", "recency", "track_record")
+
+PAPER_TABLE_I = {
+    "stack-replay-k3-orig": (0.58, 0.80, 0.53, 0.110, 0.45),
+    "stack-replay-k3-fresh": (0.45, 0.88, 0.63, 0.135, 0.38),
+    "stack-replay-k10-a": (0.45, 0.82, 0.55, 0.150, 0.20),
+    "stack-replay-k10-b": (0.51, 0.86, 0.62, 0.115, 0.20),
+    "stack-replay-k50": (0.51, 0.83, 0.56, 0.130, 0.10),
+    "door-policy-k3-orig": (0.36, 0.78, 0.64, 0.088, 0.41),
+    "door-policydr-k3-orig": (0.55, 0.77, 0.61, 0.068, 0.50),
+    "door-policy-k3-fresh": (0.30, 0.81, 0.66, 0.103, 0.47),
+    "door-policydr-k3-fresh": (0.40, 0.82, 0.67, 0.092, 0.50),
+}
+"""Paper Table I: (best-fixed A, oracle, random, headroom, oracle top-pick share) per setting."""
+
+PAPER = {
+    "best_fixed_advantage": (0.30, 0.58),
+    "headroom": (0.07, 0.15),
+    "concentration_ratio": (1.5, 3.0),
+    "sign_match": (69, 91),
+    "policy_significant_negative": (12, 12),
+    "replay_significant": {"above": 9, "below": 2},
+    "appearance_larger": (9, 12),
+    "within_lower": (62, 65),
+    "within_k50": (0.45, 0.52),
+    "pooled_k50": (0.71, 0.76),
+}
+"""The paper's headline figures each result is shown beside."""
+
+# ---------------------------------------------------------------- result 1: best-fixed
+
+
+@dataclass(frozen=True)
+class LibraryRow:
+    """Table I of one setting: best-fixed, oracle, random, headroom, oracle top-pick share."""
+
+    setting: SettingInfo
+    best_fixed_advantage: float | None
+    success_oracle: float
+    success_random: float
+    success_best_fixed: float
+    headroom: float
+    oracle_top_pick_share: float
+    r2_scene: float | None
+    track_record_advantage: float | None
+    paper: tuple | None
+
+
+def _any_report(store: ReportStore, setting_id: str) -> dict | None:
+    for rule in ("oracle", "best_fixed") + AUDITED_RULES + OUTCOME_RULES:
+        stored = store.get(setting_id, rule)
+        if stored is not None and stored.computed:
+            return stored.report
+    return None
+
+
+def library_rows(store: ReportStore) -> list[LibraryRow]:
+    """One row per setting with at least one computed report (the library-level numbers)."""
+    rows = []
+    for setting in store.settings():
+        report = _any_report(store, setting.setting_id)
+        if report is None:
+            continue
+        ref, conc = report["reference"], report["concentration"]
+        track = store.get(setting.setting_id, "track_record")
+        rows.append(LibraryRow(
+            setting=setting, best_fixed_advantage=ref["best_fixed_advantage"],
+            success_oracle=ref["success_oracle"], success_random=ref["success_random"],
+            success_best_fixed=ref["success_best_fixed"], headroom=ref["headroom"],
+            oracle_top_pick_share=conc["oracle_top_pick_share"],
+            r2_scene=report["ranking"]["r2_scene"],
+            track_record_advantage=(track.report["reference"]["advantage"]
+                                    if track is not None and track.computed else None),
+            paper=PAPER_TABLE_I.get(setting.setting_id)))
+    return rows
+
+
+# ---------------------------------------------------------------- result 2: concentration
+
+
+@dataclass(frozen=True)
+class RuleCase:
+    """One audited (setting, rule) with the numbers results 2-4 read."""
+
+    setting: SettingInfo
+    rule: str
+    advantage: float | None
+    top_pick_share: float
+    oracle_top_pick_share: float
+    concentration_ratio: float
+    top_pick_margin: float
+    sign_match: bool | None
+    gap: float | None
+    gap_envelope: tuple[float, float] | None
+    gap_direction: str | None
+    appearance_gap: float | None
+    layout_gap: float | None
+    pooled_auroc: float | None
+    within_query_auroc: float | None
+    within_query_eligible_share: float | None
+
+
+def rule_cases(store: ReportStore, rules: tuple[str, ...] = AUDITED_RULES) -> list[RuleCase]:
+    """The computed reports of `rules`, in publication order of the settings, then rule order."""
+    cases = []
+    for stored in store.reports:
+        if stored.rule not in rules or not stored.computed:
+            continue
+        r = stored.report
+        gap, conc, rank = r["gap"], r["concentration"], r["ranking"]
+        envelope = gap["all"]["gap_envelope"]
+        cases.append(RuleCase(
+            setting=stored.setting, rule=stored.rule, advantage=r["reference"]["advantage"],
+            top_pick_share=conc["top_pick_share"], oracle_top_pick_share=conc["oracle_top_pick_share"],
+            concentration_ratio=conc["concentration_ratio"], top_pick_margin=conc["top_pick_margin"],
+            sign_match=conc["sign_match"], gap=gap["all"]["gap"],
+            gap_envelope=None if envelope is None else (envelope[0], envelope[1]),
+            gap_direction=gap["all"]["direction"],
+            appearance_gap=gap.get("appearance", {}).get("gap"),
+            layout_gap=gap.get("layout", {}).get("gap"),
+            pooled_auroc=rank["pooled_auroc"], within_query_auroc=rank["within_query_auroc"],
+            within_query_eligible_share=rank["within_query_eligible_share"]))
+    return sorted(cases, key=lambda c: (c.setting.order, c.setting.setting_id, rules.index(c.rule)))
+
+
+@dataclass(frozen=True)
+class ConcentrationFinding:
+    """Result 2: concentration of the visual rules at K >= 10, and the sign match."""
+
+    large_k_cases: tuple[RuleCase, ...]
+    ratio_range: tuple[float, float] | None
+    n_above_spread: int
+    n_in_paper_range: int
+    sign_match: int
+    sign_cases: int
+
+
+def concentration_finding(cases: list[RuleCase], min_k: int = 10) -> ConcentrationFinding:
+    """Concentration ratios of the visual rules at K >= `min_k`; sign match over every audited case.
+
+    As in the paper, the concentration claim is about the visual rules and
+    the sign match counts the visual and structural rules together.
+    """
+    large = tuple(c for c in cases if c.setting.k >= min_k and c.rule in VISUAL_RULES)
+    ratios = [c.concentration_ratio for c in large]
+    low, high = PAPER["concentration_ratio"]
+    signed = [c for c in cases if c.sign_match is not None]
+    return ConcentrationFinding(
+        large_k_cases=large,
+        ratio_range=(min(ratios), max(ratios)) if ratios else None,
+        n_above_spread=sum(r > low for r in ratios),
+        n_in_paper_range=sum(low <= r <= high for r in ratios),
+        sign_match=sum(bool(c.sign_match) for c in signed),
+        sign_cases=len(signed))
+
+
+# ---------------------------------------------------------------- result 3: discrimination gap
+
+
+@dataclass(frozen=True)
+class GapFinding:
+    """Result 3: significant gaps by mechanism and sign, and where they are larger."""
+
+    cases_with_gap: int
+    inside_envelope: int
+    significant: tuple[RuleCase, ...]
+    by_mechanism: dict
+    appearance_larger: int
+    split_cases: int
+
+
+def larger_on_appearance(case: RuleCase) -> bool | None:
+    """True when the gap is further in its own direction on the appearance subset than on layout."""
+    if case.appearance_gap is None or case.layout_gap is None or case.gap_direction is None:
+        return None
+    if case.gap_direction == "below":
+        return case.appearance_gap < case.layout_gap
+    return case.appearance_gap > case.layout_gap
+
+
+def gap_finding(cases: list[RuleCase]) -> GapFinding:
+    """Counts over the cases with a gap (selection-only and random rows have none)."""
+    with_gap = [c for c in cases if c.gap is not None]
+    significant = tuple(c for c in with_gap if c.gap_direction is not None)
+    by_mechanism: dict[str, dict[str, int]] = {}
+    for case in significant:
+        counts = by_mechanism.setdefault(case.setting.mechanism, {"above": 0, "below": 0})
+        counts[case.gap_direction] += 1
+    split = [larger_on_appearance(c) for c in significant]
+    return GapFinding(cases_with_gap=len(with_gap),
+                      inside_envelope=len(with_gap) - len(significant),
+                      significant=significant, by_mechanism=by_mechanism,
+                      appearance_larger=sum(s is True for s in split),
+                      split_cases=sum(s is not None for s in split))
+
+
+# ---------------------------------------------------------------- result 4: prediction vs ranking
+
+
+@dataclass(frozen=True)
+class AurocFinding:
+    """Result 4: pooled against within-query AUROC; `groups` as in the paper's Table IV."""
+
+    cases: tuple[RuleCase, ...]
+    within_lower: int
+    pooled_range_k50: tuple[float, float] | None
+    within_range_k50: tuple[float, float] | None
+    groups: tuple[tuple[str, tuple | None, tuple | None, int], ...]
+
+
+PAPER_TABLE_IV = (
+    ("Stack Replay, K=3", "replay", 3, None, None),
+    ("Stack Replay, K=10", "replay", 10, (0.70, 0.80), (0.35, 0.71)),
+    ("Stack Replay, K=50", "replay", 50, (0.71, 0.76), (0.45, 0.52)),
+    ("Image policy, K=3", "policy", 3, (0.68, 0.94), (0.26, 0.77)),
+)
+"""Paper Table IV: (group, mechanism, K, pooled range, within-query range); None: no paper row."""
+
+
+def _group_of(case: RuleCase) -> str | None:
+    mechanism = "policy" if case.setting.mechanism in ("policy", "policy_dr") else case.setting.mechanism
+    for name, group_mechanism, k, _, _ in PAPER_TABLE_IV:
+        if group_mechanism == mechanism and k == case.setting.k:
+            return name
+    return None
+
+
+def _range(values: list[float]) -> tuple[float, float] | None:
+    return (min(values), max(values)) if values else None
+
+
+def auroc_finding(cases: list[RuleCase], k_large: int = 50) -> AurocFinding:
+    """Cases with both AUROCs defined; ranges at K = `k_large`."""
+    both = tuple(c for c in cases if c.pooled_auroc is not None and c.within_query_auroc is not None)
+    at_k = [c for c in both if c.setting.k == k_large]
+    groups = []
+    for name, *_ in PAPER_TABLE_IV:
+        members = [c for c in both if _group_of(c) == name]
+        groups.append((name, _range([c.pooled_auroc for c in members]),
+                       _range([c.within_query_auroc for c in members]), len(members)))
+    return AurocFinding(
+        cases=both, within_lower=sum(c.within_query_auroc < c.pooled_auroc for c in both),
+        pooled_range_k50=_range([c.pooled_auroc for c in at_k]),
+        within_range_k50=_range([c.within_query_auroc for c in at_k]), groups=tuple(groups))
+
+
+# ---------------------------------------------------------------- everything
+
+
+@dataclass(frozen=True)
+class Findings:
+    """All four results plus what could not be measured."""
+
+    library: tuple[LibraryRow, ...]
+    concentration: ConcentrationFinding
+    gaps: GapFinding
+    auroc: AurocFinding
+    visual_cases: tuple[RuleCase, ...]
+    audited_cases: tuple[RuleCase, ...]
+    not_computed: tuple[StoredReport, ...]
+    missing_settings: tuple[tuple[SettingInfo, str], ...]
+    own_base: dict
+    cross_scene: dict
+
+
+def cross_scene_success(store: ReportStore) -> dict[str, float]:
+    """Mean success of each experience over a Replay query set (its `quality`).
+
+    Taken from the largest complete Replay library that holds the experience,
+    the paper's "cross-scene success" (compared with own-base success).
+    """
+    out: dict[str, float] = {}
+    replay = [s for s in store.settings() if s.mechanism == "replay"]
+    for setting in sorted(replay, key=lambda s: -s.k):
+        report = _any_report(store, setting.setting_id)
+        if report is not None:
+            for experience, value in report["reference"]["quality"].items():
+                out.setdefault(experience, value)
+    return out
+
+
+def compute_findings(store: ReportStore) -> Findings:
+    """Results 1-4 from a report store (the paper's visual rules for 3 and 4, as in its Fig. 1 / Table IV)."""
+    audited = rule_cases(store, AUDITED_RULES)
+    visual = rule_cases(store, VISUAL_RULES)
+    return Findings(
+        library=tuple(library_rows(store)),
+        concentration=concentration_finding(audited),
+        gaps=gap_finding(visual),
+        auroc=auroc_finding(visual),
+        visual_cases=tuple(visual),
+        audited_cases=tuple(audited),
+        not_computed=tuple(s for s in store.reports if not s.computed),
+        missing_settings=store.missing,
+        own_base=store.own_base,
+        cross_scene=cross_scene_success(store))

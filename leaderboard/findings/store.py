@@ -1,0 +1,175 @@
+"""Stored audit reports of the reference rules: one JSON file per (setting, rule).
+
+Layout of a report directory:
+- `<setting_id>__<rule>.json`: {"setting": {...}, "rule", "status":
+  "computed" | "not_computed", "reason", "report": the audit report dict};
+- `_missing.json`: settings with no complete matrix, each with the reason;
+- `_own_base.json`: {library_id: {experience_id: own-base success}}.
+
+`compute_rule_reports` audits every reference rule of one setting into such a
+directory; `load_store` reads it back for `leaderboard.findings.measure`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPORT_SUFFIX = ".json"
+MISSING_FILE = "_missing.json"
+OWN_BASE_FILE = "_own_base.json"
+
+
+# ---------------------------------------------------------------- the store
+
+
+@dataclass(frozen=True)
+class SettingInfo:
+    """What the findings need to know about a setting."""
+
+    setting_id: str
+    task: str
+    mechanism: str
+    k: int
+    query_set: str
+    order: int = 0
+    """Position in the benchmark's publication order (tables follow it)."""
+
+
+@dataclass(frozen=True)
+class StoredReport:
+    """One (setting, rule): the audit report dict, or None with the reason it was not computed."""
+
+    setting: SettingInfo
+    rule: str
+    report: dict | None
+    reason: str | None
+
+    @property
+    def computed(self) -> bool:
+        return self.report is not None
+
+
+@dataclass(frozen=True)
+class ReportStore:
+    """Everything read from a report directory."""
+
+    reports: tuple[StoredReport, ...]
+    missing: tuple[tuple[SettingInfo, str], ...]
+    own_base: dict
+
+    def settings(self) -> list[SettingInfo]:
+        seen: dict[str, SettingInfo] = {}
+        for stored in self.reports:
+            seen.setdefault(stored.setting.setting_id, stored.setting)
+        return sorted(seen.values(), key=lambda s: (s.order, s.setting_id))
+
+    def get(self, setting_id: str, rule: str) -> StoredReport | None:
+        for stored in self.reports:
+            if stored.setting.setting_id == setting_id and stored.rule == rule:
+                return stored
+        return None
+
+
+def _write_json(path: Path, payload) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(handle, "w") as stream:
+        json.dump(payload, stream, sort_keys=True, indent=1)
+    os.replace(temp, path)
+
+
+def write_rule_report(directory: str | Path, setting: SettingInfo, rule: str,
+                      report: dict | None, reason: str | None = None) -> Path:
+    """Store one rule's report (or why it was not computed) as `<setting>__<rule>.json`."""
+    if (report is None) == (reason is None):
+        raise ValueError(f"{setting.setting_id}/{rule}: give exactly one of report and reason")
+    path = Path(directory) / f"{setting.setting_id}__{rule}{REPORT_SUFFIX}"
+    _write_json(path, {"setting": asdict(setting), "rule": rule,
+                       "status": "computed" if report is not None else "not_computed",
+                       "reason": reason, "report": report})
+    return path
+
+
+def write_missing(directory: str | Path, missing: list[tuple[SettingInfo, str]]) -> None:
+    """Store the settings that have no complete matrix, each with the reason."""
+    _write_json(Path(directory) / MISSING_FILE,
+                [{"setting": asdict(s), "reason": reason} for s, reason in missing])
+
+
+def write_own_base(directory: str | Path, own_base: dict) -> None:
+    """Store own-base success: {library_id: {experience_id: success}}."""
+    _write_json(Path(directory) / OWN_BASE_FILE, own_base)
+
+
+def _read(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+
+
+def _setting(payload: dict, path: Path) -> SettingInfo:
+    try:
+        return SettingInfo(**payload["setting"])
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: field 'setting' is missing or malformed: {exc}") from exc
+
+
+def load_store(directory: str | Path) -> ReportStore:
+    """Read every report file of a directory (raises ValueError naming a bad file)."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise ValueError(f"report directory {directory} does not exist")
+    reports = []
+    for path in sorted(directory.glob(f"*__*{REPORT_SUFFIX}")):
+        payload = _read(path)
+        status = payload.get("status")
+        if status not in ("computed", "not_computed"):
+            raise ValueError(f"{path}: field 'status' must be 'computed' or 'not_computed', "
+                             f"got {status!r}")
+        reports.append(StoredReport(_setting(payload, path), payload.get("rule", ""),
+                                    payload.get("report"), payload.get("reason")))
+    missing_path = directory / MISSING_FILE
+    missing = tuple((_setting(item, missing_path), item["reason"])
+                    for item in (_read(missing_path) if missing_path.exists() else []))
+    measured = {stored.setting.setting_id for stored in reports}
+    stale = [s.setting_id for s, _ in missing if s.setting_id in measured]
+    if stale:
+        raise ValueError(f"{missing_path}: settings {stale} are listed as not measured but have "
+                         "reports; recompute the directory")
+    own_path = directory / OWN_BASE_FILE
+    own_base = _read(own_path) if own_path.exists() else {}
+    return ReportStore(tuple(reports), missing, own_base)
+
+
+# ---------------------------------------------------------------- computing the reports
+
+
+def compute_rule_reports(directory: str | Path, setting: SettingInfo, data, extra: dict,
+                         *, n_shuffles: int, n_bootstrap: int, seed: int) -> list[Path]:
+    """Audit every reference rule of one complete setting and store the reports.
+
+    The outcome-based rules (random, oracle, best_fixed, recency,
+    track_record) go through `leaderboard.rules.baselines.audit_baselines`, the
+    path of the published baseline rows; every rule in `extra` maps to a
+    (K, Q) score matrix, audited with `run_audit`, or to a string: the
+    reason it is not computed.
+    """
+    from leaderboard.audit import run_audit
+    from leaderboard.rules.baselines import audit_baselines
+
+    written = []
+    kwargs = {"n_shuffles": n_shuffles, "n_bootstrap": n_bootstrap, "seed": seed}
+    for rule, report in audit_baselines(data, **kwargs).items():
+        written.append(write_rule_report(directory, setting, rule, report))
+    for rule, value in extra.items():
+        if isinstance(value, str):
+            written.append(write_rule_report(directory, setting, rule, None, value))
+            continue
+        report = run_audit(data, value, selection_only=False, **kwargs).to_dict()
+        written.append(write_rule_report(directory, setting, rule, report))
+    return written

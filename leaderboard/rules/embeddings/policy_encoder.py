@@ -1,0 +1,280 @@
+"""policy_encoder: the visual encoder of a task's Policy+DR image policies as an embedding rule.
+
+Definition. The policy encoder of a task (stack or door) is the visual
+encoder of that task's K=3 Policy+DR policies (`benchmark_data.generation.policies`,
+`policies/policy_dr/<experience_id>/`): robomimic's `VisualCore` for the
+observation key `agentview_image` (backbone, spatial-softmax keypoints and
+the linear projection to `spec.feature_dim`), the part of the policy that
+turns the camera image into the features its LSTM reads. The embedding of
+an image is the concatenation of the three policies' visual features, in
+experience order (e000, e001, e002), each computed on the image resized to
+that policy's `spec.image_size` (Pillow bilinear, RGB, /255, channels
+first, exactly robomimic's own image processing after the resize), so a
+vector has 3 x `feature_dim` entries. Vectors are compared by cosine
+similarity, like the other cosine encoders.
+
+The encoder needs the task: Stack settings use the Stack policies, Door
+settings the Door ones. When one of the three policies is not trained
+(`weights.pt`, `spec.json` and `training.json` all present), the rule is
+"not computed" with a reason naming the missing policy; it never runs
+random weights. `content_hash` covers the three weights files and their
+specs, so the embedding cache never mixes vectors of different policies.
+
+Every forward pass runs on the CPU with one intra-op thread, as in
+`torch_encoders`, so vectors do not depend on the machine's core count.
+torch and robomimic are imported only when an encoder is loaded.
+
+`python -m leaderboard.rules.embeddings.policy_encoder --export --task stack`
+writes the features of every query image of the task's query sets and of
+every base-scene image of its library to
+`policies/policy_dr/encoder_features_<task>.parquet` (`export_features`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from leaderboard.rules.embeddings.base import WEIGHTS_MISSING, NotComputed, check_images, file_sha256
+
+NAME = "policy_encoder"
+MECHANISM = "policy_dr"
+"""The policies whose visual encoder is the rule (benchmark_data.registry.Mechanism.POLICY_DR)."""
+TASKS = ("stack", "door")
+POLICY_FILES = ("weights.pt", "spec.json", "training.json")
+BATCH = 32
+"""Images per forward pass (bounds memory on small machines)."""
+PREPROCESSING = ("policy_encoder: concatenated VisualCore features of the Policy+DR policies; "
+                 "Pillow RGB resize (image_size, image_size) BILINEAR, /255, CHW")
+FEATURES_COLUMN = "features"
+NO_TASK_REASON = (f"{WEIGHTS_MISSING}: the Policy+DR image policies are not trained for a setting "
+                  "without a task: policy_encoder reads the task's own policies (stack or door)")
+
+
+def task_experience_ids(task: str) -> tuple[str, ...]:
+    """The experience ids of a task's Policy+DR policies, in library order (e000, e001, e002)."""
+    from benchmark_data.generation.policies import policy_experiences
+
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    return tuple(eid for t, mechanism, eid in policy_experiences()
+                 if t == task and mechanism == MECHANISM)
+
+
+def missing_policies(task: str, root: str | Path | None = None) -> list[str]:
+    """Experience ids of the task's Policy+DR policies that are not trained under `root`."""
+    from benchmark_data.generation.policies import is_trained
+
+    return [eid for eid in task_experience_ids(task) if not is_trained(MECHANISM, eid, root)]
+
+
+def not_computed_reason(task: str | None, root: str | Path | None = None) -> str | None:
+    """Why the rule cannot run for `task` here, or None when it can."""
+    if task is None:
+        return NO_TASK_REASON
+    missing = missing_policies(task, root)
+    if missing:
+        names = ", ".join(f"policies/{MECHANISM}/{eid}" for eid in missing)
+        return (f"{WEIGHTS_MISSING}: the Policy+DR image policies are not trained for task "
+                f"{task!r}: {names} missing from the frozen data (each needs "
+                f"{', '.join(POLICY_FILES)}; `expaudit data train-policies` trains them)")
+    for module, extra in (("torch", "policies"), ("robomimic", "policies"), ("PIL", "embed")):
+        if importlib.util.find_spec(module) is None:
+            return (f"{module} is not installed: install the {extra} extra "
+                    f"(scripts/bootstrap.sh {extra})")
+    return None
+
+
+def policies_hash(directories: Sequence[Path]) -> str:
+    """"sha256:<hex>" over the preprocessing and each policy's weights and spec, in order."""
+    digest = hashlib.sha256(PREPROCESSING.encode())
+    for directory in directories:
+        for name in ("weights.pt", "spec.json"):
+            digest.update(f"\n{directory.name}/{name} {file_sha256(directory / name)}".encode())
+    return "sha256:" + digest.hexdigest()
+
+
+def visual_core(algo):
+    """The `VisualCore` of the `agentview_image` key inside a robomimic BC-RNN policy."""
+    from runner.policy_model import IMAGE_KEY
+    from runner.robomimic_compat import import_robomimic
+
+    import_robomimic()  # robomimic's modules import torchvision, which may need the stand-in
+    from robomimic.models.obs_core import VisualCore
+
+    try:
+        core = algo.nets["policy"].nets["encoder"].nets["obs"].obs_nets[IMAGE_KEY]
+    except (KeyError, AttributeError) as exc:
+        raise ValueError(f"policy has no observation encoder for {IMAGE_KEY!r}: {exc}") from exc
+    if not isinstance(core, VisualCore):
+        raise ValueError(f"policy encoder of {IMAGE_KEY!r} is {type(core).__name__}, expected VisualCore")
+    return core.eval()
+
+
+def image_batch(images: Sequence[np.ndarray], size: int) -> np.ndarray:
+    """(N, 3, size, size) float32 in [0, 1]: Pillow bilinear resize, RGB, /255, channels first."""
+    from PIL import Image
+
+    resized = [np.asarray(Image.fromarray(image).convert("RGB").resize(
+        (size, size), Image.BILINEAR), dtype=np.float32) / 255.0 for image in images]
+    if not resized:
+        return np.zeros((0, 3, size, size), dtype=np.float32)
+    return np.ascontiguousarray(np.stack(resized).transpose(0, 3, 1, 2), dtype=np.float32)
+
+
+class PolicyEncoder:
+    """The concatenated visual features of a task's three Policy+DR policies (cosine)."""
+
+    name = NAME
+    metric = "cosine"
+
+    def __init__(self, task: str, directories: Sequence[Path]) -> None:
+        from runner.policy_model import load_policy
+
+        self.task = task
+        self.experience_ids = tuple(d.name for d in directories)
+        self.content_hash = policies_hash(directories)
+        self._cores, self._sizes = [], []
+        for directory in directories:
+            try:
+                algo, spec = load_policy(directory)
+            except RuntimeError as exc:
+                detail = " ".join(part.strip() for part in str(exc).splitlines()[:2])
+                raise ValueError(f"policy {directory}/weights.pt does not match its spec.json: "
+                                 f"{detail}") from exc
+            self._cores.append(visual_core(algo))
+            self._sizes.append(spec.image_size)
+        self.dimension = sum(int(core.output_shape(core.input_shape)[0]) for core in self._cores)
+
+    def embed(self, images: Sequence[np.ndarray]) -> np.ndarray:
+        """(N, 3 x feature_dim) float32: each policy's features, concatenated in experience order."""
+        import torch
+
+        images = check_images(images)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # float sums must not depend on the thread count
+        try:
+            rows = []
+            with torch.inference_mode():
+                for start in range(0, len(images), BATCH):
+                    chunk = images[start:start + BATCH]
+                    # every forward pass has BATCH images: the CPU convolution kernels depend on the
+                    # batch size, and a vector must not depend on its neighbours in the call
+                    padded = list(chunk) + [np.zeros_like(chunk[0])] * (BATCH - len(chunk))
+                    parts = [core(torch.from_numpy(image_batch(padded, size)))[:len(chunk)]
+                             .to(torch.float32).numpy() for core, size in zip(self._cores, self._sizes)]
+                    rows.append(np.concatenate(parts, axis=1))
+        finally:
+            torch.set_num_threads(threads)
+        if not rows:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.ascontiguousarray(np.concatenate(rows), dtype=np.float32)
+
+
+def load_policy_encoder(task: str | None, root: str | Path | None = None) -> PolicyEncoder | NotComputed:
+    """The policy encoder of `task` from the frozen policies under `root`, or why not computed."""
+    reason = not_computed_reason(task, root)
+    if reason is not None:
+        return NotComputed(NAME, reason)
+    from benchmark_data.generation.policies import policy_dir
+
+    return PolicyEncoder(task, [policy_dir(MECHANISM, eid, root) for eid in task_experience_ids(task)])
+
+
+# ---- export ------------------------------------------------------------------------------
+def features_path(task: str, root: str | Path | None = None) -> Path:
+    """`policies/policy_dr/encoder_features_<task>.parquet` under the frozen root."""
+    from benchmark_data.paths import root_or_default
+
+    return root_or_default(root) / "policies" / MECHANISM / f"encoder_features_{task}.parquet"
+
+
+def task_images(task: str, root: str | Path | None = None) -> list[tuple[dict, np.ndarray]]:
+    """(row keys, image) of every query image of the task's query sets, then every base image.
+
+    Query sets in registry order, scenes in `scenes.parquet` order; base
+    scenes in the library's `experiences.parquet` order.
+    """
+    from benchmark_data.library import read_experiences
+    from benchmark_data.paths import library_dir, query_set_dir
+    from benchmark_data.query_sets import read_scenes
+    from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
+    from leaderboard.rules.embeddings.setting_scores import BASE_TAR, QUERY_TAR, read_tar_images
+
+    out = []
+    for query_set in (q for q, t in QUERY_SETS.items() if t == task):
+        ids = list(read_scenes(query_set, root).scene_id)
+        images = read_tar_images(query_set_dir(query_set, root) / QUERY_TAR, ids)
+        out += [({"kind": "query", "query_set": query_set, "scene_id": sid, "experience_id": None}, im)
+                for sid, im in zip(ids, images)]
+    library = LIBRARY_IDS[task]
+    ids = list(read_experiences(library, root).experience_id)
+    images = read_tar_images(library_dir(library, root) / BASE_TAR, ids)
+    out += [({"kind": "base", "query_set": None, "scene_id": None, "experience_id": eid}, im)
+            for eid, im in zip(ids, images)]
+    return out
+
+
+def export_features(task: str, root: str | Path | None = None, out: str | Path | None = None) -> Path:
+    """Write the policy-encoder features of the task's query and base images to Parquet.
+
+    Columns: `kind` ("query" or "base"), `query_set` and `scene_id` (query
+    rows; null for base rows), `experience_id` (base rows; null for query
+    rows), `features` (list<float32>, 3 x feature_dim). The file's metadata
+    holds the encoder's content hash and the policies' experience ids.
+    Raises FileNotFoundError with the "not computed" reason when a policy
+    is missing.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    encoder = load_policy_encoder(task, root)
+    if isinstance(encoder, NotComputed):
+        raise FileNotFoundError(encoder.message)
+    rows = task_images(task, root)
+    vectors = encoder.embed([image for _, image in rows])
+    columns = {key: pa.array([keys[key] for keys, _ in rows], type=pa.string())
+               for key in ("kind", "query_set", "scene_id", "experience_id")}
+    columns[FEATURES_COLUMN] = pa.array(list(vectors), type=pa.list_(pa.float32()))
+    metadata = {"content_hash": encoder.content_hash, "task": task,
+                "policies": ",".join(f"{MECHANISM}/{e}" for e in encoder.experience_ids),
+                "definition": PREPROCESSING}
+    table = pa.table(columns).replace_schema_metadata(metadata)
+    path = Path(out) if out is not None else features_path(task, root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(table, tmp)
+    tmp.replace(path)
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m leaderboard.rules.embeddings.policy_encoder",
+        description="Export the Policy+DR visual-encoder features of a task's query and base images.")
+    parser.add_argument("--export", action="store_true", required=True,
+                        help="write policies/policy_dr/encoder_features_<task>.parquet")
+    parser.add_argument("--task", choices=TASKS, action="append",
+                        help="task to export (repeatable; default: both)")
+    parser.add_argument("--root", default=None, help="frozen data directory (default: the packaged one)")
+    args = parser.parse_args(argv)
+    status = 0
+    for task in args.task or TASKS:
+        try:
+            path = export_features(task, args.root)
+        except FileNotFoundError as exc:
+            print(f"{task}: {exc}", file=sys.stderr)
+            status = 2
+            continue
+        print(f"{task}: wrote {path}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

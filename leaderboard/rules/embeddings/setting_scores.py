@@ -1,0 +1,73 @@
+"""Embedding rule scores of one benchmark setting, from its stored agent-view images.
+
+Query images are `query_sets/<id>/images.tar` (`<scene_id>.png`), base-scene
+images `libraries/<id>/base_images.tar` (`<experience_id>.png`), as written
+by `benchmark_data.generation.images`. Each rule gives a (K, Q) score matrix, or the
+reason it is not computed (weights missing, images missing).
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from leaderboard.rules.embeddings import ENCODER_NAMES, EmbeddingCache, NotComputed, embedding_scores, load_encoder
+
+QUERY_TAR = "images.tar"
+BASE_TAR = "base_images.tar"
+
+
+def read_tar_images(tar_path: Path, ids: Sequence[str]) -> list[np.ndarray]:
+    """RGB uint8 arrays of `<id>.png` members, in the order of `ids` (KeyError names a missing one)."""
+    from PIL import Image
+
+    out = []
+    with tarfile.open(tar_path) as tar:
+        for item in ids:
+            try:
+                member = tar.getmember(f"{item}.png")
+            except KeyError:
+                raise KeyError(f"{tar_path.parent.name}/{tar_path.name} has no image '{item}.png'") from None
+            with Image.open(io.BytesIO(tar.extractfile(member).read())) as image:
+                out.append(np.asarray(image.convert("RGB")))
+    return out
+
+
+def setting_images(setting, data, root=None) -> tuple[list, list] | str:
+    """(query images in scene order, base images in library order), or why they are missing."""
+    from benchmark_data.paths import library_dir, query_set_dir
+
+    query_tar = query_set_dir(setting.query_set, root) / QUERY_TAR
+    base_tar = library_dir(setting.library_id, root) / BASE_TAR
+    for path, owner in ((query_tar, setting.query_set), (base_tar, setting.library_id)):
+        if not path.is_file():
+            return f"images missing: {owner}/{path.name} is not in the frozen data"
+    try:
+        return (read_tar_images(query_tar, data.scenes.scene_ids),
+                read_tar_images(base_tar, data.experience_ids))
+    except (tarfile.ReadError, KeyError) as exc:
+        return f"images missing: {exc.args[0] if exc.args else exc}"
+
+
+def image_rule_scores(setting, data, root=None, cache_dir: Path | None = None,
+                      names: Sequence[str] = ENCODER_NAMES) -> dict[str, np.ndarray | str]:
+    """rule -> (K, Q) scores, or the reason the rule is not computed."""
+    cache = EmbeddingCache(cache_dir) if cache_dir is not None else None
+    images: tuple[list, list] | str | None = None
+    out: dict[str, np.ndarray | str] = {}
+    for name in names:
+        encoder = load_encoder(name, task=getattr(setting, "task", None), root=root)
+        if isinstance(encoder, NotComputed):
+            out[name] = encoder.reason
+            continue
+        if images is None:
+            images = setting_images(setting, data, root)
+        if isinstance(images, str):
+            out[name] = images
+            continue
+        out[name] = embedding_scores(encoder, images[0], images[1], cache)
+    return out

@@ -1,0 +1,379 @@
+"""Render the public leaderboard as static files: HTML and JSON, no server code.
+
+The leaderboard is published, not computed per request: the publish job calls
+`build_leaderboard` with every published report and writes the returned files
+into the object store, from where a static server (or the object store
+itself) serves them. Reading the leaderboard therefore costs no Python and no
+Redis, and every page is self-contained (inline CSS, inline SVG, one small
+inline script for sorting; nothing is fetched from an API or a CDN).
+
+The pages follow the audit (`leaderboard.site.standings`): rows are ranked by A
+with a CI-aware rank, hindsight rules are reference lines, every row says
+whether it beats best-fixed and its shuffle envelope, and a setting that
+cannot discriminate says so and is left out of the cross-setting summary.
+A reference rule that could not be computed on this installation is not
+published at all (its reason is for the operator, in the logs).
+
+Layout of the returned mapping (keys are paths relative to the site root)::
+
+    index.html, index.json                   what the benchmark is, every setting,
+                                             the cross-setting summary
+    settings/<setting_id>.html, .json        ranked rows, reference lines, plots
+    reports/<row_id>.html, .json             the full audit report of one row
+    thumbs/<setting_id>.png                  a query scene of the setting, when given
+
+The function is pure: the same entries and settings give the same bytes, in
+whatever order the entries are passed (rows are sorted, JSON keys are sorted
+and no clock is read); the index lists settings in the order given.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+
+from leaderboard.site import figures as site_figures, standings
+from leaderboard.site.html_report import ReportContext, render_report_html
+from leaderboard.site.row_cells import COLUMNS
+from leaderboard.site.views import (CrossSetting, SettingView, cross_setting, ranked_view,
+                                    row_json, setting_summary, setting_view)
+
+LEADERBOARD_SCHEMA_VERSION = "1.0"
+"""Version of the published JSON layout (index and setting files)."""
+
+KINDS = ("baseline", "submission")
+"""A row is a reference rule computed by the benchmark itself, or a user's submission."""
+
+_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,127}")
+"""Ids become file names in the published site and object-store keys, so only
+URL-, path- and key-safe ids pass (letters, digits, '.' and '-')."""
+
+MAX_EXPERIENCES_SHOWN = 20
+"""Experiences drawn in a setting page's selection figure (the most chosen ones)."""
+
+
+@dataclass(frozen=True)
+class LeaderboardEntry:
+    """One published row: a submission (or a reference rule) on one setting.
+
+    Attributes
+    ----------
+    submission_id : unique across the whole site; names the report files.
+    setting_id : the setting the report was computed on.
+    display_name : what the row is called on the page.
+    kind : "baseline" (a reference rule run by the benchmark) or "submission".
+    submitted_at : ISO 8601 time of submission (shown, and used to break ties).
+    report : the audit report as produced by `AuditReport.to_dict()`; an
+        empty dict when `not_computed` is set.
+    not_computed : why the rule has no report here (weights missing, torch
+        not installed, ...); such a row is not published (the reason is for
+        the operator, not the public). None for a computed row.
+    """
+
+    submission_id: str
+    setting_id: str
+    display_name: str
+    kind: str
+    submitted_at: str
+    report: dict
+    not_computed: str | None = None
+    submitter: str = ""
+    """Who submitted it (the token's name); empty for reference rules."""
+
+    def __post_init__(self) -> None:
+        _check_id("submission_id", self.submission_id)
+        _check_id("setting_id", self.setting_id)
+        if self.kind not in KINDS:
+            raise ValueError(
+                f"entry {self.submission_id!r}: field 'kind' must be one of {KINDS}, "
+                f"got {self.kind!r}"
+            )
+        if not isinstance(self.report, dict):
+            raise ValueError(
+                f"entry {self.submission_id!r}: field 'report' must be a dict, "
+                f"got {type(self.report).__name__}"
+            )
+        if self.not_computed is not None:
+            if not isinstance(self.not_computed, str) or not self.not_computed.strip():
+                raise ValueError(f"entry {self.submission_id!r}: field 'not_computed' must be "
+                                 f"a non-empty reason, got {self.not_computed!r}")
+            if self.report:
+                raise ValueError(f"entry {self.submission_id!r}: field 'report' must be empty "
+                                 "when 'not_computed' is set (a row has numbers or a reason, "
+                                 "not both)")
+
+
+@dataclass(frozen=True)
+class SettingInfo:
+    """What the leaderboard says about a setting besides its rows.
+
+    Attributes
+    ----------
+    setting_id, task, mechanism, k, query_set : as in the settings registry.
+    sealed : outcomes are never published; the matrix is filled on demand.
+    cells_done, cells_total : executed cells of the outcome tensor and its size.
+    description : one line for visitors (the registry's description).
+    """
+
+    setting_id: str
+    task: str
+    mechanism: str
+    k: int
+    query_set: str
+    sealed: bool
+    cells_done: int
+    cells_total: int
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_id("setting_id", self.setting_id)
+        if not 0 <= self.cells_done <= self.cells_total:
+            raise ValueError(
+                f"setting {self.setting_id!r}: field 'cells_done' must be between 0 and "
+                f"cells_total={self.cells_total}, got {self.cells_done}"
+            )
+
+
+def _check_id(field: str, value: object) -> None:
+    if not isinstance(value, str) or not _ID_PATTERN.fullmatch(value):
+        raise ValueError(
+            f"field '{field}' must be 1-128 characters of letters, digits, '.' or '-' "
+            f"starting with a letter or digit, got {value!r}"
+        )
+
+
+# ------------------------------------------------------------- rendering --
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("leaderboard.site", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+def _render(template: str, **context: Any) -> bytes:
+    return _environment().get_template(template).render(**context).encode("utf-8")
+
+
+def _json_bytes(document: object) -> bytes:
+    text = json.dumps(document, sort_keys=True, indent=2, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+def _non_finite_field(value: object, path: str = "") -> str | None:
+    """Dotted path of the first NaN or infinite float in a JSON-like value, else None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path or "(report)"
+    children: Iterable[tuple[object, object]] = ()
+    if isinstance(value, dict):
+        children = value.items()
+    elif isinstance(value, (list, tuple)):
+        children = enumerate(value)
+    for key, child in children:
+        found = _non_finite_field(child, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None
+
+
+def _check_report(entry: LeaderboardEntry) -> None:
+    bad = _non_finite_field(entry.report)
+    if bad is not None:
+        raise ValueError(f"entry {entry.submission_id!r}: report field '{bad}' is NaN or "
+                         "infinite; reports must use null for undefined values")
+
+
+def _group(entries: Sequence[LeaderboardEntry],
+           settings: Sequence[SettingInfo]) -> dict[str, list[LeaderboardEntry]]:
+    """Computed entries per setting id; checks ids are unique and settings known.
+
+    Entries not computed are dropped here: the public site shows what was measured.
+    """
+    groups: dict[str, list[LeaderboardEntry]] = {}
+    for info in settings:
+        if info.setting_id in groups:
+            raise ValueError(f"setting_id {info.setting_id!r} is listed twice in settings")
+        groups[info.setting_id] = []
+    seen: dict[str, str] = {}
+    for entry in entries:
+        if entry.submission_id in seen:
+            raise ValueError(
+                f"submission_id {entry.submission_id!r} appears twice (settings "
+                f"{seen[entry.submission_id]!r} and {entry.setting_id!r}); "
+                "each published row needs its own id")
+        seen[entry.submission_id] = entry.setting_id
+        _check_report(entry)
+        if entry.setting_id not in groups:
+            raise ValueError(f"entry {entry.submission_id!r}: setting_id "
+                             f"{entry.setting_id!r} is not among the settings")
+        if entry.not_computed is None:
+            groups[entry.setting_id].append(entry)
+    return groups
+
+
+def _selection_shares(view: SettingView, limit: int = 3) -> dict | None:
+    """Shares of scenes per experience of the top `limit` ranked rows, and the oracle's."""
+    top = [(e, e.report["concentration"]) for e, s in view.ranked
+           if s.rank is not None and (e.report.get("concentration") or {}).get("selection_counts")
+           and (e.report.get("concentration") or {}).get("oracle_counts")][:limit]
+    if not top:
+        return None
+    oracle_counts = top[0][1]["oracle_counts"]
+    total = sum(oracle_counts.values()) or 1.0
+    ids = sorted(oracle_counts, key=lambda i: (-max([oracle_counts[i]] + [
+        c["selection_counts"].get(i, 0) for _, c in top]), i))[:MAX_EXPERIENCES_SHOWN]
+    series = [(e.display_name, [c["selection_counts"].get(i, 0) / total for i in ids])
+              for e, c in top]
+    return {"experiences": ids, "series": series,
+            "oracle": [oracle_counts[i] / total for i in ids],
+            "shown_of": len(oracle_counts)}
+
+
+def _markers(view: SettingView) -> list[site_figures.Marker]:
+    if view.metric != standings.RANK_BY_ADVANTAGE:
+        return [site_figures.Marker(line.rule, f"{line.label.split(' (')[0]}",
+                                    line.success.value)
+                for line in view.references if line.success.value is not None]
+    return [site_figures.Marker(line.rule, line.label.split(" (")[0], line.advantage)
+            for line in view.references if line.advantage is not None]
+
+
+def _setting_figures(view: SettingView) -> dict:
+    """The setting page's plots: A (or success) with intervals, and the top rows' selections."""
+    metric = view.metric
+    rows = []
+    for entry, standing in view.ranked:
+        estimate = standing.advantage if metric == standings.RANK_BY_ADVANTAGE else standing.success
+        rows.append(site_figures.IntervalRow(entry.display_name, estimate.value, estimate.low,
+                                             estimate.high, standing.matters))
+    name = "A" if metric == standings.RANK_BY_ADVANTAGE else "success"
+    figures: dict = {"ranking": None, "selection": None, "selection_note": ""}
+    if rows:
+        figures["ranking"] = site_figures.interval_figure(
+            rows, _markers(view), f"{name} of every ranked row with its 95% interval",
+            f"{name} (dashed: reference lines; red: beats best-fixed and its shuffle envelope)")
+    shares = _selection_shares(view)
+    if shares is not None:
+        figures["selection"] = site_figures.selection_figure(
+            shares["experiences"], shares["series"], shares["oracle"],
+            "Share of scenes per experience: the top rows against the oracle")
+        figures["selection_note"] = (
+            f"{len(shares['experiences'])} most chosen of {shares['shown_of']} experiences shown"
+            if len(shares["experiences"]) < shares["shown_of"] else "")
+    return figures
+
+
+def _setting_files(view: SettingView, notice: str | None) -> dict[str, bytes]:
+    info = view.info
+    base = f"settings/{info.setting_id}"
+    ranked_rows = [row_json(e, s) for e, s in view.ranked]
+    reference_rows = [row_json(e, None) for e in view.reference_entries]
+    document = {"schema_version": LEADERBOARD_SCHEMA_VERSION, "setting": asdict(info),
+                "discrimination": view.discrimination.to_json(), "ranked_by": view.metric,
+                "reference_lines": [line.to_json() for line in view.references],
+                "columns": [{"key": c.key, "header": c.header, "explanation": c.explanation}
+                            for c in COLUMNS],
+                "rows": ranked_rows + reference_rows}
+    html = _render("setting.html", view=view, setting=info, columns=COLUMNS,
+                   rows=[ranked_view(e, s, view.metric) for e, s in view.ranked],
+                   figures=_setting_figures(view), notice=notice)
+    return {f"{base}.html": html, f"{base}.json": _json_bytes(document)}
+
+
+def _summary_figure(summary: CrossSetting) -> str | None:
+    if not summary.rules or not summary.settings:
+        return None
+    cells = {}
+    for (key, setting), cell in summary.cells.items():
+        interval = cell["interval"] or {}
+        cells[(key, setting)] = site_figures.GridCell(
+            cell["value"], interval.get("low"), interval.get("high"),
+            (summary.best_fixed.get(setting) or {}).get("advantage"), cell["matters"])
+    names = dict(summary.rules)
+    relabelled = {(names[k], s): c for (k, s), c in cells.items()}
+    return site_figures.summary_figure(
+        [names[k] for k, _ in summary.rules], summary.settings, relabelled,
+        "A of every rule on every setting that discriminates, with 95% intervals")
+
+
+def _index_files(views: Sequence[SettingView], notice: str | None) -> dict[str, bytes]:
+    summaries = [setting_summary(view) for view in views]  # the caller's order
+    summary = cross_setting(views)
+    document = {"schema_version": LEADERBOARD_SCHEMA_VERSION, "settings": summaries,
+                "cross_setting": summary.to_json(), "notice": notice}
+    html = _render("index.html", settings=summaries, summary=summary,
+                   summary_figure=_summary_figure(summary),
+                   explainer=site_figures.explainer_figure(), notice=notice)
+    return {"index.html": html, "index.json": _json_bytes(document)}
+
+
+def _report_files(entry: LeaderboardEntry, info: SettingInfo,
+                  standing: standings.Standing | None, notice: str | None) -> dict[str, bytes]:
+    base = f"reports/{entry.submission_id}"
+    context = ReportContext(
+        title=f"{entry.display_name} on {info.setting_id}", setting_id=info.setting_id,
+        rule=entry.display_name,
+        submitter=("the benchmark (reference rule)" if entry.kind == "baseline"
+                   else entry.submitter or "not given"),
+        date=entry.submitted_at[:10] or None, kind=entry.kind,
+        setting_link=f"../settings/{info.setting_id}.html", index_link="../index.html",
+        json_link=f"{entry.submission_id}.json",
+        standing=None if standing is None else standing.to_json(), notice=notice)
+    return {f"{base}.html": render_report_html(entry.report, context).encode("utf-8"),
+            f"{base}.json": _json_bytes(entry.report)}
+
+
+def build_leaderboard(entries: Sequence[LeaderboardEntry], settings: Sequence[SettingInfo],
+                      *, thumbnails: Mapping[str, bytes] | None = None,
+                      notice: str | None = None) -> dict[str, bytes]:
+    """Render the whole public leaderboard as static files.
+
+    Args:
+        entries: every published row (submissions and reference rules), each
+            with its audit report or its `not_computed` reason; submission ids
+            must be unique. Rows not computed are not published.
+        settings: every setting to list, including those without rows yet.
+        thumbnails: setting id -> PNG bytes of one of its query scenes, shown
+            on the index (written as ``thumbs/<setting_id>.png``).
+        notice: one sentence shown at the top of every page (for example that
+            the reference reports are still being computed).
+
+    Returns:
+        A mapping from a relative path (``index.html``,
+        ``settings/<id>.json``, ``reports/<id>.html``, ...) to the file's
+        bytes. The same inputs give the same bytes, in whatever order the
+        entries come; settings are listed in the order given.
+
+    Raises:
+        ValueError: an entry names an unknown setting, an id is used twice, or
+            a report holds NaN/infinity (the message names the field).
+    """
+    groups = _group(entries, settings)
+    thumbnails = dict(thumbnails or {})
+    unknown = sorted(set(thumbnails) - set(groups))
+    if unknown:
+        raise ValueError(f"thumbnails: setting_id {unknown[0]!r} is not among the settings")
+    views = [setting_view(info, groups[info.setting_id],
+                          f"thumbs/{info.setting_id}.png" if info.setting_id in thumbnails
+                          else None) for info in settings]
+    files = _index_files(views, notice)
+    for view in views:
+        files.update(_setting_files(view, notice))
+        by_row = {e.submission_id: s for e, s in view.ranked}
+        for entry in groups[view.info.setting_id]:
+            files.update(_report_files(entry, view.info, by_row.get(entry.submission_id), notice))
+    for setting_id, png in thumbnails.items():
+        files[f"thumbs/{setting_id}.png"] = bytes(png)
+    return dict(sorted(files.items()))

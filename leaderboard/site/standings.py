@@ -1,0 +1,236 @@
+"""Where each published row stands on its setting: the audit's reading, not a race on success.
+
+Pure functions from report dicts to frozen results; no I/O. The published
+pages (`leaderboard.site.publish`) only format what is decided here:
+
+- a setting **discriminates** when oracle minus random success is at least
+  `defaults.ADVANTAGE_MIN_DENOMINATOR` (the threshold below which A is
+  undefined); otherwise no rule can be told apart from random on it, and it is
+  left out of cross-setting summaries;
+- the hindsight rows (random, best-fixed, oracle) are **reference lines**,
+  not competitors: A = 0, best-fixed's A and A = 1;
+- every other row is **ranked** by A (by success where A is undefined) with
+  a CI-aware rank: 1 + the number of rows whose 95% interval lies wholly
+  above the row's own, so rows whose intervals overlap share a rank;
+- a row **matters** only where it beats best-fixed in success and its gap
+  lies above its frequency-matched shuffle envelope (AUDIT_SPEC, "Reading a
+  result"); each row carries both marks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from leaderboard.metrics import defaults
+
+REFERENCE_RULES = ("random", "oracle", "best_fixed")
+"""Hindsight rows drawn as reference lines: the floor, the ceiling, one good experience."""
+
+RANK_BY_ADVANTAGE = "advantage"
+RANK_BY_SUCCESS = "success_rule"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point value with its 95% interval (either may be None)."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def has_interval(self) -> bool:
+        return self.low is not None and self.high is not None
+
+    def bounds(self) -> tuple[float, float] | None:
+        """The interval, or the point as a zero-width interval, or None."""
+        if self.has_interval:
+            return self.low, self.high
+        if self.value is not None:
+            return self.value, self.value
+        return None
+
+    def to_json(self) -> dict:
+        return {"value": self.value, "interval": ({"low": self.low, "high": self.high}
+                                                  if self.has_interval else None)}
+
+
+def estimate(report: dict, name: str) -> Estimate:
+    """`reference[name]` of a report with `intervals[name]` (missing sections give None)."""
+    value = (report.get("reference") or {}).get(name)
+    found = (report.get("intervals") or {}).get(name) or {}
+    low, high = found.get("low"), found.get("high")
+    return Estimate(None if value is None else float(value),
+                    None if low is None or high is None else float(low),
+                    None if low is None or high is None else float(high))
+
+
+@dataclass(frozen=True)
+class Discrimination:
+    """Whether a setting can tell rules apart, and the measured reason."""
+
+    discriminates: bool | None
+    oracle_minus_random: float | None
+    reason: str
+
+    def to_json(self) -> dict:
+        return {"discriminates": self.discriminates,
+                "oracle_minus_random": self.oracle_minus_random, "reason": self.reason}
+
+
+def discrimination(reports: Sequence[dict]) -> Discrimination:
+    """Read oracle and random success from the first report that has both.
+
+    They depend on the data only, so any report of the setting gives them.
+    """
+    threshold = defaults.ADVANTAGE_MIN_DENOMINATOR
+    for report in reports:
+        reference = report.get("reference") or {}
+        oracle, random = reference.get("success_oracle"), reference.get("success_random")
+        if oracle is None or random is None:
+            continue
+        spread = round(float(oracle) - float(random), 6)
+        if spread < threshold:
+            return Discrimination(False, spread, (
+                f"oracle - random = {oracle:.3f} - {random:.3f} = {spread:.3f}, below "
+                f"{threshold}: A is undefined and no rule can be told apart from random here"))
+        return Discrimination(True, spread, (
+            f"oracle - random = {oracle:.3f} - {random:.3f} = {spread:.3f} (at least {threshold})"))
+    return Discrimination(None, None, "no published report gives oracle and random success yet")
+
+
+@dataclass(frozen=True)
+class ReferenceLine:
+    """A hindsight row (or the report's own reference block) shown as a line."""
+
+    rule: str
+    label: str
+    success: Estimate
+    advantage: float | None
+    experience: str | None = None
+    submission_id: str | None = None
+
+    def to_json(self) -> dict:
+        return {"rule": self.rule, "label": self.label, "success": self.success.to_json(),
+                "advantage": self.advantage, "experience": self.experience,
+                "submission_id": self.submission_id}
+
+
+REFERENCE_LABELS = {"random": "random (A = 0)", "best_fixed": "best-fixed",
+                    "oracle": "oracle (A = 1)"}
+
+
+def reference_lines(reports: Sequence[dict],
+                    reference_rows: dict[str, tuple[str, dict]]) -> list[ReferenceLine]:
+    """Random, best-fixed and oracle, from any report's reference block.
+
+    `reference_rows` maps a hindsight rule to (row id, report) when that row is
+    published, so the line links to it; the numbers are the same in every
+    report of the setting (they depend on the data only).
+    """
+    source = next((r for r in reports if (r.get("reference") or {}).get("success_oracle")
+                   is not None), None)
+    if source is None:
+        return []
+    reference = source["reference"]
+    best_fixed = estimate(source, "success_best_fixed")
+    lines = [
+        ReferenceLine("random", REFERENCE_LABELS["random"],
+                      Estimate(reference.get("success_random")), 0.0),
+        ReferenceLine("best_fixed", REFERENCE_LABELS["best_fixed"], best_fixed,
+                      reference.get("best_fixed_advantage"), reference.get("best_fixed")),
+        ReferenceLine("oracle", REFERENCE_LABELS["oracle"],
+                      Estimate(reference.get("success_oracle")), 1.0),
+    ]
+    out = []
+    for line in lines:
+        if line.success.value is None:
+            continue  # a sealed report releases random and oracle only
+        row = reference_rows.get(line.rule)
+        out.append(line if row is None else ReferenceLine(
+            line.rule, line.label, line.success, line.advantage, line.experience, row[0]))
+    return out
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One ranked row: its A and success, its CI-aware rank and the two marks.
+
+    `beats_best_fixed` compares the row's success with best-fixed's (None when
+    either is missing); `beats_shuffle` is True when its gap lies above the
+    shuffle envelope, False when inside or below, None when not computed.
+    """
+
+    row_id: str
+    advantage: Estimate
+    success: Estimate
+    rank: int | None
+    beats_best_fixed: bool | None
+    best_fixed_distance: float | None
+    beats_shuffle: bool | None
+    gap_direction: str | None
+
+    @property
+    def matters(self) -> bool:
+        """Per-scene selection shown: beats best-fixed and the frequency-matched shuffle."""
+        return bool(self.beats_best_fixed and self.beats_shuffle)
+
+    def to_json(self) -> dict:
+        return {"rank": self.rank, "advantage": self.advantage.to_json(),
+                "success_rule": self.success.to_json(),
+                "beats_best_fixed": self.beats_best_fixed,
+                "best_fixed_distance": self.best_fixed_distance,
+                "beats_shuffle": self.beats_shuffle, "gap_direction": self.gap_direction,
+                "matters": self.matters}
+
+
+def standing(row_id: str, report: dict) -> Standing:
+    """The marks of one row (its rank is set by `rank_rows`)."""
+    reference = report.get("reference") or {}
+    success, best = reference.get("success_rule"), reference.get("success_best_fixed")
+    distance = None if success is None or best is None else round(success - best, 6)
+    gap = (report.get("gap") or {}).get("all") or {}
+    direction = gap.get("direction") if gap.get("gap") is not None else None
+    if gap.get("gap") is None:
+        shuffle = None
+    else:
+        shuffle = bool(gap.get("gap_significant")) and direction != "below"
+    return Standing(row_id, estimate(report, "advantage"), estimate(report, "success_rule"),
+                    None, None if distance is None else distance > 0, distance, shuffle,
+                    direction)
+
+
+def rank_metric(found: Discrimination) -> str:
+    """Rank by A where the setting discriminates, else by success (A is undefined there)."""
+    return RANK_BY_SUCCESS if found.discriminates is False else RANK_BY_ADVANTAGE
+
+
+def _metric(row: Standing, metric: str) -> Estimate:
+    return row.advantage if metric == RANK_BY_ADVANTAGE else row.success
+
+
+def rank_rows(rows: Sequence[Standing], metric: str) -> list[Standing]:
+    """Order by the metric (undefined last) and give each row its CI-aware rank.
+
+    rank = 1 + number of rows whose interval lies wholly above this row's
+    interval (a row without an interval counts as its point); a row whose
+    metric is undefined has no rank.
+    """
+    bounds = {row.row_id: _metric(row, metric).bounds() for row in rows}
+    ranked = []
+    for row in rows:
+        own = bounds[row.row_id]
+        rank = None
+        if own is not None:
+            rank = 1 + sum(1 for other, b in bounds.items()
+                           if other != row.row_id and b is not None and b[0] > own[1])
+        ranked.append(Standing(row.row_id, row.advantage, row.success, rank,
+                               row.beats_best_fixed, row.best_fixed_distance, row.beats_shuffle,
+                               row.gap_direction))
+
+    def order(row: Standing) -> tuple:
+        value = _metric(row, metric).value
+        return (value is None, -(value or 0.0), row.rank or 0)
+
+    return sorted(ranked, key=order)

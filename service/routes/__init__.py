@@ -1,1 +1,0 @@
-"""One blueprint per resource of the REST API."""
