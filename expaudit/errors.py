@@ -1,0 +1,51 @@
+"""The one exception tree of the project: every error raised on purpose has a base here.
+
+    ExpauditError                     raised on purpose by the project's code
+    ├── UserError                     the caller's input or surroundings: the command prints one
+    │   │                             line and exits with status 2, nothing by name
+    │   ├── InvalidInput              a file, field or value that breaks a documented format
+    │   ├── UnknownName               a setting, rule or other name that is not declared
+    │   ├── DataNotFound              frozen data, a policy or a report not present here
+    │   └── Unreachable               a server, Redis or the object store that does not answer
+    └── InternalError                 the project's own machinery failed (a sandbox, a job, a
+                                      store): retried or reported, never charged to the user
+
+Each package subclasses these where the error is raised (`leaderboard.errors.InputError`
+is an `InvalidInput`; `benchmark_data.registry.UnknownSettingError` an `UnknownName`), and
+may also subclass the built-in error callers already catch (`KeyError`, `FileNotFoundError`).
+The HTTP errors of the service (`service.errors.ServiceError`) carry their status code and
+are a branch of their own under `ExpauditError`.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DataNotFound", "ExpauditError", "InternalError", "InvalidInput", "UnknownName",
+           "Unreachable", "UserError"]
+
+
+class ExpauditError(Exception):
+    """Base of every error the project raises on purpose."""
+
+
+class UserError(ExpauditError):
+    """The caller's input or surroundings are wrong; the message says what to change."""
+
+
+class InvalidInput(UserError):
+    """A file, field or value that breaks a documented format."""
+
+
+class UnknownName(UserError):
+    """A setting, rule or other name that is not declared."""
+
+
+class DataNotFound(UserError):
+    """Frozen data, a policy or a stored report that is not present where it was looked for."""
+
+
+class Unreachable(UserError):
+    """A server, Redis or the object store that does not answer."""
+
+
+class InternalError(ExpauditError):
+    """The project's own machinery failed; the work is retried or reported, not charged."""
