@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pandas as pd
 
+from benchmark_data.journal import CELL_COLUMNS, KEY_COLUMNS, read_journal_frame
 from benchmark_data.paths import cells_journal, cells_table
 
-CELL_COLUMNS = ("mechanism", "query_set", "experience_id", "state_id", "seed", "success",
-                "state_hash", "final_hash", "wall_s", "code_version", "packages")
-KEY_COLUMNS = ("mechanism", "query_set", "experience_id", "state_id", "seed")
-
-
-def _read_journal_frame(path: Path) -> pd.DataFrame:
-    from runner.executor import read_journal
-
-    records = read_journal(path)
-    return pd.DataFrame.from_records(records, columns=list(CELL_COLUMNS))
+__all__ = ["CELL_COLUMNS", "KEY_COLUMNS", "consolidate", "load_cells"]
 
 
 def load_cells(mechanism: str, query_set: str, root=None) -> pd.DataFrame:
@@ -29,7 +20,7 @@ def load_cells(mechanism: str, query_set: str, root=None) -> pd.DataFrame:
         frames.append(pd.read_parquet(table))
     journal = cells_journal(mechanism, query_set, root)
     if journal.exists():
-        frames.append(_read_journal_frame(journal))
+        frames.append(read_journal_frame(journal))
     frames = [f for f in frames if len(f)]
     if not frames:
         return pd.DataFrame(columns=list(CELL_COLUMNS))

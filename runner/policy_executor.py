@@ -16,13 +16,14 @@ runs beside it.
 
 from __future__ import annotations
 
+import json
 import multiprocessing as mp
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.executor import Cell, CellResult, _append, read_journal
+from runner.executor import Cell, CellResult, read_journal
 from runner.provenance import policy_code_version, policy_package_versions
 
 POLICY_MECHANISMS = ("policy", "policy_dr")
@@ -203,7 +204,8 @@ def execute_policy(cells: Iterable[Cell], world: PolicyWorld, journal_for: Calla
             ctx = mp.get_context("spawn")
             pool = ctx.Pool(workers, initializer=_init_worker, initargs=(world, device, envs))
             results = pool.imap_unordered(_worker_run, chunks, chunksize=1)
-        yield from _append((r for chunk_results in results for r in chunk_results), journal_for, handles)
+        yield from _journal_results((r for chunk_results in results for r in chunk_results), journal_for,
+                                    handles)
         if workers > 1:
             pool.close()
             pool.join()
@@ -212,3 +214,20 @@ def execute_policy(cells: Iterable[Cell], world: PolicyWorld, journal_for: Calla
             pool.terminate()
         for fh in handles.values():
             fh.close()
+
+
+def _journal_results(results: Iterable[CellResult], journal_for: Callable[[Cell], Path],
+                     handles: dict) -> Iterator[CellResult]:
+    """Append each result to its journal (one sorted-key JSON line, flushed), then yield it.
+
+    The same lines as the Replay executor's journal: one format, read by the same readers.
+    """
+    for result in results:
+        path = journal_for(result.cell)
+        fh = handles.get(path)
+        if fh is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fh = handles[path] = path.open("a")
+        fh.write(json.dumps(result.to_record(), sort_keys=True) + "\n")
+        fh.flush()
+        yield result
