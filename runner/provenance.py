@@ -21,6 +21,21 @@ POLICY_PACKAGES = PACKAGES + ("torch", "robomimic")
 """Packages whose versions can change a policy rollout."""
 
 
+REPLAY_MECHANISM = 1
+"""Version of what a Replay rollout does. Bumped only by a change of behaviour in
+`OUTCOME_SOURCES`; the frozen Replay cells are then regenerated under the new version."""
+REPLAY_SOURCE_VERSIONS = {"sha256:c20bd05067b753bb": 1}
+"""Every code version (`code_version()`) the Replay sources have had, with its mechanism
+version. A source change that keeps behaviour (a move, a comment, an import path) is recorded
+here under the same mechanism version once the golden cells re-execute unchanged
+(`tests/test_golden_cells.py`); stored cells keep their code version and stay comparable."""
+POLICY_MECHANISM = 1
+"""Version of what a policy rollout does (the sources of `POLICY_SOURCES`, besides weights)."""
+POLICY_SOURCE_VERSIONS = {"sha256:9a8c0c33fe1333f1": 1}
+"""Every hash of `POLICY_SOURCES` alone (`policy_source_version()`), with its mechanism
+version; recorded like `REPLAY_SOURCE_VERSIONS`."""
+
+
 def _source_hash(names: tuple[str, ...]) -> hashlib._Hash:
     root = Path(__file__).resolve().parent
     h = hashlib.sha256()
@@ -34,6 +49,19 @@ def _source_hash(names: tuple[str, ...]) -> hashlib._Hash:
 def code_version() -> str:
     """`sha256:` + the first 16 hex digits of the hash over the outcome-determining sources."""
     return "sha256:" + _source_hash(OUTCOME_SOURCES).hexdigest()[:16]
+
+
+@lru_cache(maxsize=1)
+def policy_source_version() -> str:
+    """`sha256:` + 16 hex digits over `POLICY_SOURCES` alone (no weights): the key of
+    `POLICY_SOURCE_VERSIONS`."""
+    return "sha256:" + _source_hash(POLICY_SOURCES).hexdigest()[:16]
+
+
+def replay_mechanism_of(stored_code_version: str) -> int | None:
+    """The Replay mechanism version a stored cell's code version belongs to; None when the
+    hash was never recorded (code the project did not ship)."""
+    return REPLAY_SOURCE_VERSIONS.get(stored_code_version)
 
 
 def policy_code_version(policy_dir: str) -> str:
