@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from benchmark_data.pages.replay_settings import summarize
+from benchmark_data.pages.setting_figures import summarize
+from leaderboard.metrics import defaults
 
 
 def test_summary_of_a_known_matrix():
@@ -24,6 +25,16 @@ def test_summary_of_a_known_matrix():
 
 def test_advantage_undefined_below_threshold_and_bad_shape():
     flat = summarize(np.full((3, 5), 0.5))
-    assert flat.best_fixed_advantage is None and np.isnan(flat.r2_scene)
+    assert flat.best_fixed_advantage is None and flat.r2_scene is None
     with pytest.raises(ValueError, match=r"y must be a non-empty \(K, Q\) matrix, got shape \(4,\)"):
         summarize(np.zeros(4))
+
+
+def test_advantage_threshold_is_the_engines():
+    """The page reads A from the engine: defined from exactly the engine's threshold up."""
+    spread = defaults.ADVANTAGE_MIN_DENOMINATOR
+    y = np.zeros((2, 20))
+    y[0, 0] = 20 * spread * 2  # random = spread, oracle = 2 * spread: oracle - random = spread
+    assert summarize(y).best_fixed_advantage == pytest.approx(1.0)
+    y[0, 0] *= 0.9
+    assert summarize(y).best_fixed_advantage is None

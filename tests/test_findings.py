@@ -13,6 +13,7 @@ import pytest
 from leaderboard.findings.measure import compute_findings
 from leaderboard.findings.store import (SettingInfo, compute_rule_reports, load_store,
                                   write_missing, write_own_base, write_rule_report)
+from leaderboard.findings.paper import TableIRow
 from leaderboard.findings.page import compare_range, render_findings, spearman
 from leaderboard.matrix import SceneTable, TransferData
 
@@ -76,7 +77,7 @@ def test_result1_library_numbers_match_the_matrix(store_dir):
     assert row.success_random == pytest.approx(random, abs=1e-6)
     assert row.headroom == pytest.approx(oracle - fixed, abs=1e-6)
     assert row.best_fixed_advantage == pytest.approx((fixed - random) / (oracle - random), abs=1e-6)
-    assert row.paper == (0.45, 0.82, 0.55, 0.150, 0.20)
+    assert row.paper == TableIRow(10, 0.45, 0.82, 0.55, 0.150, 0.20)
     assert row.track_record_advantage is not None
 
 

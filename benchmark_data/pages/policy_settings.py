@@ -14,23 +14,15 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmark_data.frozen import load_transfer
 from benchmark_data.pages.doc_page import page_main
-from benchmark_data.pages.replay_settings import summarize
+from benchmark_data.pages.setting_figures import discriminates, summarize
+from benchmark_data.registry import SETTINGS, Mechanism
+from leaderboard.findings.paper import APPEARANCE_FAILURE_SHARE, TABLE_I
 from leaderboard.matrix import MISSING
 
-DISCRIMINATION_MIN_GAP = 0.10
-"""A setting discriminates when oracle - random is at least this ..."""
-DISCRIMINATION_RANDOM_RANGE = (0.30, 0.85)
-"""... and random success lies within this closed range (the same bar as the Replay settings)."""
-_TOLERANCE = 1e-9
-"""Float slack on the bar, so that e.g. 0.60 - 0.50 counts as a gap of 0.10."""
-
-PAPER_APPEARANCE_SHARE = {"stack": (0.26, 0.02), "door": None}
-"""The paper's share of failures caused by appearance, (Policy, Policy+DR), per task.
-
-The paper gives the figure for Stack only; for Door it reports that domain
-randomization also degrades performance on layout changes, without a share.
-"""
+__all__ = ["AppearanceFailureShare", "PolicySettingSummary", "appearance_failure_share",
+           "complete_seeds", "discriminates", "success_by_group", "summarize_policy", "write_doc"]
 
 
 def complete_seeds(outcomes: np.ndarray) -> tuple[int, ...]:
@@ -118,13 +110,6 @@ def _draw0_twin(state_ids: np.ndarray, draws: np.ndarray) -> np.ndarray:
     return np.array([nominal[sid] for sid in state_ids], dtype=np.int64)
 
 
-def discriminates(random: float, oracle: float) -> bool:
-    """The benchmark's bar: oracle - random >= 0.10 and 0.30 <= random <= 0.85."""
-    low, high = DISCRIMINATION_RANDOM_RANGE
-    return bool(oracle - random >= DISCRIMINATION_MIN_GAP - _TOLERANCE
-                and low - _TOLERANCE <= random <= high + _TOLERANCE)
-
-
 @dataclass(frozen=True)
 class PolicySettingSummary:
     """Reference quantities of one policy setting over its complete seeds.
@@ -180,27 +165,22 @@ def _pct(share: AppearanceFailureShare) -> str:
 
 def policy_settings() -> list:
     """The published image-policy settings, in registry order."""
-    from benchmark_data.registry import SETTINGS, Mechanism
-
     return [s for s in SETTINGS.values()
             if s.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR) and not s.sealed]
 
 
 def settings_table(root=None) -> str:
     """The Markdown table of the policy settings' figures from the frozen data."""
-    from benchmark_data.frozen import load_transfer
-
-    from leaderboard.findings.measure import PAPER_TABLE_I
-
     lines = ["| setting | K | seeds complete | cells | random | oracle | best-fixed | best-fixed success "
              "| best-fixed A | headroom | discriminates | paper: random, oracle, A, headroom |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for setting in policy_settings():
         data = load_transfer(setting.id, root)
         s = summarize_policy(data.outcomes)
-        paper = PAPER_TABLE_I.get(setting.id)
+        paper = TABLE_I.get(setting.id)
         paper_txt = ("not given" if paper is None
-                     else f"{paper[2]:.2f}, {paper[1]:.2f}, {paper[0]:.2f}, {paper[3]:.3f}")
+                     else f"{paper.random:.2f}, {paper.oracle:.2f}, {paper.best_fixed_advantage:.2f}, "
+                          f"{paper.headroom:.3f}")
         head = (f"| {setting.id} | {setting.k} | {len(s.seeds_complete)} of {s.n_seeds} "
                 f"| {s.cells_done}/{s.cells_total} ")
         if not s.seeds_complete:
@@ -215,9 +195,6 @@ def settings_table(root=None) -> str:
 
 def appearance_table(root=None) -> str:
     """Markdown: appearance-caused failure share, Policy beside Policy+DR, per task and query set."""
-    from benchmark_data.frozen import load_transfer
-    from benchmark_data.registry import Mechanism
-
     pairs: dict[tuple[str, str], dict] = {}
     for setting in policy_settings():
         pairs.setdefault((setting.task, setting.query_set), {})[setting.mechanism] = setting
@@ -237,7 +214,7 @@ def appearance_table(root=None) -> str:
                 continue
             cells.append(_pct(appearance_failure_share(
                 data.outcomes, data.scenes.state_ids, data.scenes.appearance_draw, seeds)))
-        paper = PAPER_APPEARANCE_SHARE.get(task)
+        paper = APPEARANCE_FAILURE_SHARE.get(task)
         paper_txt = ("not given (the paper reports that randomization also degrades layout performance)"
                      if paper is None else f"{100 * paper[0]:.0f}% -> {100 * paper[1]:.0f}%")
         lines.append(f"| {task} | {query_set} | {cells[0]} | {cells[1]} | {paper_txt} |")
@@ -265,8 +242,6 @@ def success_by_group(outcomes: np.ndarray, groups, seeds) -> dict[int, float]:
 
 def breakdown_table(root=None) -> str:
     """Markdown: success by layout level and nominal vs perturbed appearance, per setting."""
-    from benchmark_data.frozen import load_transfer
-
     lines = ["| setting | level 0 | level 1 | level 2 | level 3 | draw 0 | draws 1-4 |",
              "|---|---|---|---|---|---|---|"]
     for setting in policy_settings():

@@ -1,73 +1,26 @@
-"""Setting-level figures of a transfer matrix (AUDIT_SPEC reference quantities), and the docs table.
+"""The Stack Replay settings' page: the frozen matrices' figures beside the paper's Table I.
 
-`summarize` is a pure function: a success matrix in, a frozen summary out.
-`python -m benchmark_data.pages.replay_settings` writes `docs/replay_settings.md` from the
-frozen data, beside the paper's Table I.
+Every number comes from the audit engine (`setting_figures.summarize`, and
+`run_audit` for the reference rules' rows); the paper's rows come from the
+findings' record of the paper. `python -m benchmark_data.pages.replay_settings`
+writes `docs/replay_settings.md` from the frozen data.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from benchmark_data.frozen import completeness, load_transfer, own_base_success
+from benchmark_data.library import rejection_counts
 from benchmark_data.pages.doc_page import page_main
-
-ADVANTAGE_MIN_DENOMINATOR = 0.05
-"""AUDIT_SPEC: the advantage is undefined when oracle - random is below this."""
-
-PAPER_TABLE_I = {
-    # setting: (K, best-fixed A, oracle, random, headroom, oracle modal share)
-    "stack-replay-k3-orig": (3, 0.58, 0.80, 0.53, 0.110, 0.45),
-    "stack-replay-k3-fresh": (3, 0.45, 0.88, 0.63, 0.135, 0.38),
-    "stack-replay-k10-a": (10, 0.45, 0.82, 0.55, 0.150, 0.20),
-    "stack-replay-k10-b": (10, 0.51, 0.86, 0.62, 0.115, 0.20),
-    "stack-replay-k50": (50, 0.51, 0.83, 0.56, 0.130, 0.10),
-}
-"""The paper's Table I rows for the Stack Replay settings (seed paper, Sec. III)."""
-PAPER_R2 = {"stack-replay-k3-orig": "0.42", "stack-replay-k3-fresh": "0.45",
-            "stack-replay-k10-a": "0.52-0.57", "stack-replay-k10-b": "0.52-0.57",
-            "stack-replay-k50": "0.52-0.57"}
-"""The paper's R_q^2 (Sec. VI): per setting at K=3, a range over the K>=10 settings."""
-
-
-@dataclass(frozen=True)
-class MatrixSummary:
-    """Reference quantities of one transfer matrix y (K x Q)."""
-
-    k: int
-    n_scenes: int
-    random: float
-    oracle: float
-    best_fixed: int
-    best_fixed_success: float
-    best_fixed_advantage: float | None
-    headroom: float
-    oracle_top_pick_share: float
-    r2_scene: float
-
-
-def summarize(y: np.ndarray) -> MatrixSummary:
-    """AUDIT_SPEC quantities of a success matrix `y` (K x Q, values in [0, 1])."""
-    y = np.asarray(y, dtype=np.float64)
-    if y.ndim != 2 or y.size == 0:
-        raise ValueError(f"y must be a non-empty (K, Q) matrix, got shape {y.shape}")
-    quality = y.mean(axis=1)
-    best = int(np.argmax(quality))
-    random, oracle = float(y.mean()), float(y.max(axis=0).mean())
-    denom = oracle - random
-    advantage = None if denom < ADVANTAGE_MIN_DENOMINATOR else (quality[best] - random) / denom
-    ties = y == y.max(axis=0)
-    oracle_counts = (ties / ties.sum(axis=0)).sum(axis=1)
-    g = y.mean(axis=0)
-    total = ((y - y.mean()) ** 2).sum()
-    r2 = float("nan") if total == 0 else float(1 - ((y - g) ** 2).sum() / total)
-    return MatrixSummary(k=y.shape[0], n_scenes=y.shape[1], random=random, oracle=oracle,
-                         best_fixed=best, best_fixed_success=float(quality[best]),
-                         best_fixed_advantage=None if advantage is None else float(advantage),
-                         headroom=float(oracle - quality[best]),
-                         oracle_top_pick_share=float(oracle_counts.max() / y.shape[1]), r2_scene=r2)
+from benchmark_data.pages.setting_figures import (DISCRIMINATION_MIN_GAP, DISCRIMINATION_RANDOM_RANGE,
+                                                  discriminates, summarize)
+from benchmark_data.registry import get_setting
+from leaderboard.audit import run_audit
+from leaderboard.findings.paper import R2_SCENE, R2_SCENE_RANGES, STACK_REPLAY_SETTINGS, TABLE_I
+from leaderboard.rules.simple import recency_scores
 
 
 def _fmt(value, digits=2) -> str:
@@ -76,15 +29,13 @@ def _fmt(value, digits=2) -> str:
 
 def replay_table(root=None) -> str:
     """The Markdown table of the Stack Replay settings from the frozen data."""
-    from benchmark_data.frozen import completeness, library_stream_counts, load_transfer, own_base_success
-    from benchmark_data.registry import get_setting
-
-    acc, rej = library_stream_counts("stack-stream", root)
+    acc, rej = rejection_counts("stack-stream", root)
     own = own_base_success("stack-stream", root)
     lines = ["| setting | K | cells | random | oracle | best-fixed success | best-fixed A | headroom "
              "| oracle top-pick share | R_q^2 | own-base success | rejection rate |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for sid, paper in PAPER_TABLE_I.items():
+    for sid in STACK_REPLAY_SETTINGS:
+        paper = TABLE_I[sid]
         setting = get_setting(sid)
         done, total = completeness(sid, root)
         data = load_transfer(sid, root)
@@ -95,14 +46,14 @@ def replay_table(root=None) -> str:
             s = summarize(data.success_matrix())
             lines.append(f"| {sid} | {s.k} | {done}/{total} | {s.random:.2f} | {s.oracle:.2f} "
                          f"| {s.best_fixed_success:.2f} | {_fmt(s.best_fixed_advantage)} "
-                         f"| {s.headroom:.3f} | {s.oracle_top_pick_share:.2f} | {s.r2_scene:.2f} "
+                         f"| {s.headroom:.3f} | {s.oracle_top_pick_share:.2f} | {_fmt(s.r2_scene)} "
                          f"| {base_txt} | {rej_txt} |")
         else:
             lines.append(f"| {sid} | {setting.k} | {done}/{total} | incomplete | | | | | | | {base_txt} "
                          f"| {rej_txt} |")
-        k, a, o, r, h, m = paper
-        lines.append(f"| *paper: {sid}* | {k} | | {r:.2f} | {o:.2f} | | {a:.2f} | {h:.3f} | {m:.2f} "
-                     f"| {PAPER_R2[sid]} | | |")
+        lines.append(f"| *paper: {sid}* | {paper.k} | | {paper.random:.2f} | {paper.oracle:.2f} | "
+                     f"| {paper.best_fixed_advantage:.2f} | {paper.headroom:.3f} "
+                     f"| {paper.oracle_top_pick_share:.2f} | {R2_SCENE[sid]} | | |")
     return "\n".join(lines)
 
 
@@ -160,13 +111,9 @@ the difficulty and were tuned once on a small sample before generation:
 
 def rules_table(root=None) -> str:
     """`random` and `recency` audited with the audit engine on every complete Replay setting."""
-    from benchmark_data.frozen import load_transfer
-    from leaderboard.audit import run_audit
-    from leaderboard.rules.simple import recency_scores
-
     lines = ["| setting | random: success | recency: success | recency: advantage A "
              "| recency: verdict |", "|---|---|---|---|---|"]
-    for sid in PAPER_TABLE_I:
+    for sid in STACK_REPLAY_SETTINGS:
         data = load_transfer(sid, root)
         if not data.is_complete:
             lines.append(f"| {sid} | incomplete | | | |")
@@ -186,9 +133,7 @@ RULE_BOOTSTRAP = 200
 
 def comparison_text(root=None) -> str:
     """One paragraph setting our ranges beside the paper's, computed from the frozen data."""
-    from benchmark_data.frozen import load_transfer
-
-    ours = [summarize(d.success_matrix()) for d in (load_transfer(s, root) for s in PAPER_TABLE_I)
+    ours = [summarize(d.success_matrix()) for d in (load_transfer(s, root) for s in STACK_REPLAY_SETTINGS)
             if d.is_complete]
     if not ours:
         return ""
@@ -196,14 +141,17 @@ def comparison_text(root=None) -> str:
     def rng(values):
         return f"{min(values):.2f}-{max(values):.2f}"
 
-    paper = list(PAPER_TABLE_I.values())
-    ok = all(s.oracle - s.random >= 0.10 and 0.3 <= s.random <= 0.85 for s in ours)
+    paper = [TABLE_I[sid] for sid in STACK_REPLAY_SETTINGS]
+    ok = all(discriminates(s.random, s.oracle) for s in ours)
+    r2 = [s.r2_scene for s in ours if s.r2_scene is not None]
+    low, high = DISCRIMINATION_RANDOM_RANGE
     return (f"\n\nOver the {len(ours)} complete settings: random {rng([s.random for s in ours])} "
-            f"(paper {rng([p[3] for p in paper])}), oracle {rng([s.oracle for s in ours])} "
-            f"(paper {rng([p[2] for p in paper])}), headroom {rng([s.headroom for s in ours])} "
-            f"(paper {rng([p[4] for p in paper])}), R_q^2 {rng([s.r2_scene for s in ours])} "
-            f"(paper 0.42-0.57). Discrimination bar (oracle - random >= 0.10, random within "
-            f"0.30-0.85) met in every complete setting: {'yes' if ok else 'no'}.")
+            f"(paper {rng([p.random for p in paper])}), oracle {rng([s.oracle for s in ours])} "
+            f"(paper {rng([p.oracle for p in paper])}), headroom {rng([s.headroom for s in ours])} "
+            f"(paper {rng([p.headroom for p in paper])}), R_q^2 {rng(r2) if r2 else 'n/a'} "
+            f"(paper {R2_SCENE_RANGES['replay_k3'][0]:.2f}-{R2_SCENE_RANGES['replay_k10_up'][1]:.2f}). "
+            f"Discrimination bar (oracle - random >= {DISCRIMINATION_MIN_GAP:.2f}, random within "
+            f"{low:.2f}-{high:.2f}) met in every complete setting: {'yes' if ok else 'no'}.")
 
 
 def write_doc(path: Path, root=None) -> Path:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from leaderboard.findings import paper
+from leaderboard.findings.paper import TableIRow
 from leaderboard.findings.store import ReportStore, SettingInfo, StoredReport
 
 VISUAL_RULES = ("raw32", "mobilenet_v2", "efficientnet_lite0", "resnet18", "dinov2", "clip",
@@ -27,33 +29,6 @@ STRUCTURAL_RULES = ("object_proximity", "path_clearance")
 AUDITED_RULES = VISUAL_RULES + STRUCTURAL_RULES
 """Rules that report A without outcome data: the paper's 7 (5 visual + 2 structural) cases per setting."""
 OUTCOME_RULES = ("random", "oracle", "best_fixed", "recency", "track_record")
-
-PAPER_TABLE_I = {
-    "stack-replay-k3-orig": (0.58, 0.80, 0.53, 0.110, 0.45),
-    "stack-replay-k3-fresh": (0.45, 0.88, 0.63, 0.135, 0.38),
-    "stack-replay-k10-a": (0.45, 0.82, 0.55, 0.150, 0.20),
-    "stack-replay-k10-b": (0.51, 0.86, 0.62, 0.115, 0.20),
-    "stack-replay-k50": (0.51, 0.83, 0.56, 0.130, 0.10),
-    "door-policy-k3-orig": (0.36, 0.78, 0.64, 0.088, 0.41),
-    "door-policydr-k3-orig": (0.55, 0.77, 0.61, 0.068, 0.50),
-    "door-policy-k3-fresh": (0.30, 0.81, 0.66, 0.103, 0.47),
-    "door-policydr-k3-fresh": (0.40, 0.82, 0.67, 0.092, 0.50),
-}
-"""Paper Table I: (best-fixed A, oracle, random, headroom, oracle top-pick share) per setting."""
-
-PAPER = {
-    "best_fixed_advantage": (0.30, 0.58),
-    "headroom": (0.07, 0.15),
-    "concentration_ratio": (1.5, 3.0),
-    "sign_match": (69, 91),
-    "policy_significant_negative": (12, 12),
-    "replay_significant": {"above": 9, "below": 2},
-    "appearance_larger": (9, 12),
-    "within_lower": (62, 65),
-    "within_k50": (0.45, 0.52),
-    "pooled_k50": (0.71, 0.76),
-}
-"""The paper's headline figures each result is shown beside."""
 
 # ---------------------------------------------------------------- result 1: best-fixed
 
@@ -71,7 +46,7 @@ class LibraryRow:
     oracle_top_pick_share: float
     r2_scene: float | None
     track_record_advantage: float | None
-    paper: tuple | None
+    paper: TableIRow | None
 
 
 def _any_report(store: ReportStore, setting_id: str) -> dict | None:
@@ -99,7 +74,7 @@ def library_rows(store: ReportStore) -> list[LibraryRow]:
             r2_scene=report["ranking"]["r2_scene"],
             track_record_advantage=(track.report["reference"]["advantage"]
                                     if track is not None and track.computed else None),
-            paper=PAPER_TABLE_I.get(setting.setting_id)))
+            paper=paper.TABLE_I.get(setting.setting_id)))
     return rows
 
 
@@ -171,7 +146,7 @@ def concentration_finding(cases: list[RuleCase], min_k: int = 10) -> Concentrati
     """
     large = tuple(c for c in cases if c.setting.k >= min_k and c.rule in VISUAL_RULES)
     ratios = [c.concentration_ratio for c in large]
-    low, high = PAPER["concentration_ratio"]
+    low, high = paper.HEADLINE["concentration_ratio"]
     signed = [c for c in cases if c.sign_match is not None]
     return ConcentrationFinding(
         large_k_cases=large,
@@ -234,22 +209,14 @@ class AurocFinding:
     pooled_range_k50: tuple[float, float] | None
     within_range_k50: tuple[float, float] | None
     groups: tuple[tuple[str, tuple | None, tuple | None, int], ...]
-
-
-PAPER_TABLE_IV = (
-    ("Stack Replay, K=3", "replay", 3, None, None),
-    ("Stack Replay, K=10", "replay", 10, (0.70, 0.80), (0.35, 0.71)),
-    ("Stack Replay, K=50", "replay", 50, (0.71, 0.76), (0.45, 0.52)),
-    ("Image policy, K=3", "policy", 3, (0.68, 0.94), (0.26, 0.77)),
-)
-"""Paper Table IV: (group, mechanism, K, pooled range, within-query range); None: no paper row."""
+    """Per paper Table IV group (`paper.TABLE_IV` order): name, pooled range, within range, cases."""
 
 
 def _group_of(case: RuleCase) -> str | None:
     mechanism = "policy" if case.setting.mechanism in ("policy", "policy_dr") else case.setting.mechanism
-    for name, group_mechanism, k, _, _ in PAPER_TABLE_IV:
-        if group_mechanism == mechanism and k == case.setting.k:
-            return name
+    for row in paper.TABLE_IV:
+        if row.mechanism == mechanism and row.k == case.setting.k:
+            return row.group
     return None
 
 
@@ -262,9 +229,9 @@ def auroc_finding(cases: list[RuleCase], k_large: int = 50) -> AurocFinding:
     both = tuple(c for c in cases if c.pooled_auroc is not None and c.within_query_auroc is not None)
     at_k = [c for c in both if c.setting.k == k_large]
     groups = []
-    for name, *_ in PAPER_TABLE_IV:
-        members = [c for c in both if _group_of(c) == name]
-        groups.append((name, _range([c.pooled_auroc for c in members]),
+    for row in paper.TABLE_IV:
+        members = [c for c in both if _group_of(c) == row.group]
+        groups.append((row.group, _range([c.pooled_auroc for c in members]),
                        _range([c.within_query_auroc for c in members]), len(members)))
     return AurocFinding(
         cases=both, within_lower=sum(c.within_query_auroc < c.pooled_auroc for c in both),

@@ -12,9 +12,11 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from leaderboard.findings.measure import (AUDITED_RULES, PAPER, PAPER_TABLE_IV, Findings, RuleCase,
-                                  larger_on_appearance)
 from leaderboard.findings.figures import gap_vs_share, k_panel, own_base_vs_cross
+from leaderboard.findings.measure import AUDITED_RULES, Findings, RuleCase, larger_on_appearance
+from leaderboard.findings.paper import HEADLINE as PAPER
+from leaderboard.findings.paper import R2_SCENE_RANGES, TABLE_IV
+from leaderboard.metrics.defaults import ADVANTAGE_MIN_DENOMINATOR
 
 K_PANEL_SETTINGS = {3: "stack-replay-k3-orig", 10: "stack-replay-k10-a", 50: "stack-replay-k50"}
 """The nested Stack Replay libraries of the paper's Fig. 3."""
@@ -108,14 +110,14 @@ def _result1(f: Findings) -> list[str]:
     for row in f.library:
         p = row.paper
         rows.append([row.setting.setting_id, str(row.setting.k),
-                     f"{_f(row.best_fixed_advantage)} ({_f(p[0]) if p else '-'})",
-                     f"{_f(row.success_oracle)} ({_f(p[1]) if p else '-'})",
-                     f"{_f(row.success_random)} ({_f(p[2]) if p else '-'})",
-                     f"{_f(row.headroom, 3)} ({_f(p[3], 3) if p else '-'})",
-                     f"{_f(row.oracle_top_pick_share)} ({_f(p[4]) if p else '-'})",
+                     f"{_f(row.best_fixed_advantage)} ({_f(p.best_fixed_advantage) if p else '-'})",
+                     f"{_f(row.success_oracle)} ({_f(p.oracle) if p else '-'})",
+                     f"{_f(row.success_random)} ({_f(p.random) if p else '-'})",
+                     f"{_f(row.headroom, 3)} ({_f(p.headroom, 3) if p else '-'})",
+                     f"{_f(row.oracle_top_pick_share)} ({_f(p.oracle_top_pick_share) if p else '-'})",
                      _f(row.track_record_advantage, signed=True)])
     out += ["Each cell: this benchmark (paper Table I in brackets; `-` where the paper has no such "
-            "setting). A is null when oracle minus random is below 0.05.", ""]
+            f"setting). A is null when oracle minus random is below {ADVANTAGE_MIN_DENOMINATOR:g}.", ""]
     out += _table(["setting", "K", "best-fixed A", "oracle", "random", "headroom",
                    "oracle top-pick share", "track record A"], rows)
     bf = _range([r.best_fixed_advantage for r in f.library])
@@ -181,17 +183,21 @@ def _result3(f: Findings) -> list[str]:
     replay_split = [larger_on_appearance(x) for x in g.significant if x.setting.mechanism == "replay"]
     paper_replay = PAPER["replay_significant"]
     replay_n = replay["above"] + replay["below"]
+    policy_below, policy_n = PAPER["policy_significant_negative"]
+    larger, larger_n = PAPER["appearance_larger"]
+    inside, inside_n = PAPER["inside_envelope"]
     out += [f"- Paper: {paper_replay['above']} positive and {paper_replay['below']} negative significant "
-            "Replay cases; all 12 Policy / Policy+DR cases negative; the negative gap larger on the "
-            "appearance subset in 9 of 12; 42 of 65 cases inside the envelope.",
-            "- Here, inside the envelope: " + share_words(g.inside_envelope, g.cases_with_gap, 42, 65) + ".",
+            f"Replay cases; all {policy_n} Policy / Policy+DR cases negative; the negative gap larger on the "
+            f"appearance subset in {larger} of {larger_n}; {inside} of {inside_n} cases inside the envelope.",
+            "- Here, inside the envelope: "
+            + share_words(g.inside_envelope, g.cases_with_gap, inside, inside_n) + ".",
             "- Here, positive among the significant Replay cases: "
             + share_words(replay["above"], replay_n, paper_replay["above"],
                           paper_replay["above"] + paper_replay["below"]) + ".",
             *_policy_gap_lines(f),
             f"- Larger on the appearance subset among the significant Replay cases: "
             f"{sum(s is True for s in replay_split)} of {sum(s is not None for s in replay_split)}. "
-            "Not comparable with the paper's 9 of 12, which counts negative image-policy gaps: Replay never "
+            f"Not comparable with the paper's {larger} of {larger_n}, which counts negative image-policy gaps: Replay never "
             "reads the camera, so on Replay the appearance subset differs from the layout subset only in "
             "which physical states it holds (level 0 against levels 1-3).", ""]
     out += ["Figure 1 (paper Fig. 1): gap against top-pick share; bars are the 95% envelope of "
@@ -203,17 +209,20 @@ def _result3(f: Findings) -> list[str]:
 def _policy_gap_lines(f: Findings) -> list[str]:
     """The paper's image-policy result (every significant gap below the envelope) on the audited policy settings."""
     audited = sorted({x.setting.setting_id for x in f.visual_cases if x.setting.mechanism != "replay"})
+    paper_below, paper_n = PAPER["policy_significant_negative"]
+    paper_larger, paper_larger_n = PAPER["appearance_larger"]
     if not audited:
         return ["- No image-policy matrix is complete yet (docs/policy_settings.md), so the paper's "
-                "one-directional policy result (all 12 negative) is **not tested** here."]
+                f"one-directional policy result (all {paper_n} negative) is **not tested** here."]
     significant = [x for x in f.gaps.significant if x.setting.mechanism != "replay"]
     below = [x for x in significant if x.gap_direction == "below"]
     split = [larger_on_appearance(x) for x in below]
     return [f"- Image-policy settings audited here: {', '.join(audited)}. Below the envelope among their "
             f"{len(significant)} significant cases: "
-            + share_words(len(below), len(significant), 12, 12) + ".",
+            + share_words(len(below), len(significant), paper_below, paper_n) + ".",
             "- Of those below the envelope, the negative gap larger on the appearance subset: "
-            + share_words(sum(s is True for s in split), sum(s is not None for s in split), 9, 12) + "."]
+            + share_words(sum(s is True for s in split), sum(s is not None for s in split),
+                          paper_larger, paper_larger_n) + "."]
 
 
 def _result4(f: Findings) -> list[str]:
@@ -223,7 +232,7 @@ def _result4(f: Findings) -> list[str]:
                   ([x.setting.setting_id, x.rule, _f(x.pooled_auroc), _f(x.within_query_auroc),
                     _f(x.within_query_eligible_share)] for x in a.cases))
     out += ["Paper Table IV beside this benchmark (ranges over the visual rules):", ""]
-    paper_rows = {name: (pooled, within) for name, _, _, pooled, within in PAPER_TABLE_IV}
+    paper_rows = {row.group: (row.pooled, row.within_query) for row in TABLE_IV}
     out += _table(["group", "pooled: paper", "pooled: here", "within-query: paper", "within-query: here",
                    "cases here"],
                   ([name, _fmt_range(paper_rows[name][0]) if paper_rows[name][0] else "(no row)",
@@ -235,7 +244,8 @@ def _result4(f: Findings) -> list[str]:
     paper_lower, paper_n = PAPER["within_lower"]
     out += [f"- Paper: within-query AUROC below pooled in {paper_lower} of {paper_n} eligible cases; "
             f"at K = 50 pooled {_fmt_range(PAPER['pooled_k50'])}, within {_fmt_range(PAPER['within_k50'])} "
-            "(all but ResNet); R2 scene 0.42-0.45 (Replay K = 3), 0.52-0.57 (Replay K >= 10).",
+            f"(all but ResNet); R2 scene {_fmt_range(R2_SCENE_RANGES['replay_k3'])} (Replay K = 3), "
+            f"{_fmt_range(R2_SCENE_RANGES['replay_k10_up'])} (Replay K >= 10).",
             "- Here, within below pooled: " + share_words(a.within_lower, len(a.cases), paper_lower, paper_n)
             + f"; at K = 50 pooled {_fmt_range(a.pooled_range_k50)}, within "
             f"{_fmt_range(a.within_range_k50)} ({compare_range(a.within_range_k50, PAPER['within_k50'])}).",
@@ -248,8 +258,9 @@ def _r2_line(f: Findings) -> str:
     replay = [r for r in f.library if r.setting.mechanism == "replay"]
     small = _range([r.r2_scene for r in replay if r.setting.k == 3])
     large = _range([r.r2_scene for r in replay if r.setting.k >= 10])
-    return (f"- R2 scene here: Replay K = 3 {_fmt_range(small)} ({compare_range(small, (0.42, 0.45))}); "
-            f"Replay K >= 10 {_fmt_range(large)} ({compare_range(large, (0.52, 0.57))}).")
+    return (f"- R2 scene here: Replay K = 3 {_fmt_range(small)} "
+            f"({compare_range(small, R2_SCENE_RANGES['replay_k3'])}); Replay K >= 10 {_fmt_range(large)} "
+            f"({compare_range(large, R2_SCENE_RANGES['replay_k10_up'])}).")
 
 
 def _k_panel_svg(f: Findings) -> str:
