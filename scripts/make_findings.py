@@ -6,7 +6,7 @@
 
 --compute runs every reference rule (outcome-based, structural and
 embedding) on every setting whose transfer matrix is complete
-(`benchmark_data.frozen.load_transfer`), through `run_audit` with the
+(the frozen data's `load_transfer`), through `run_audit` with the
 audit's default seed and counts, and rewrites the report directory; settings
 that are incomplete, sealed or not built are recorded with the reason.
 """
@@ -22,33 +22,34 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from leaderboard.metrics import defaults  # noqa: E402
-from leaderboard.rules.embeddings.setting_scores import image_rule_scores  # noqa: E402
+from benchmark_data.frozen import load_transfer, own_base_success  # noqa: E402
+from benchmark_data.library import LibraryNotFoundError  # noqa: E402
+from benchmark_data.query_sets import QuerySetNotFoundError  # noqa: E402
+from benchmark_data.registry import SETTINGS  # noqa: E402
+from expaudit.errors import UserError  # noqa: E402
 from leaderboard.findings.measure import compute_findings  # noqa: E402
 from leaderboard.findings.page import render_findings  # noqa: E402
 from leaderboard.findings.store import (SettingInfo, compute_rule_reports, load_store,  # noqa: E402
                                         write_missing, write_own_base)
+from leaderboard.metrics import defaults  # noqa: E402
+from leaderboard.rules.embeddings.setting_scores import image_rule_scores  # noqa: E402
 from leaderboard.rules.structural import structural_rule_scores  # noqa: E402
 
 
 def _info(setting) -> SettingInfo:
-    from benchmark_data.registry import SETTINGS
-
     return SettingInfo(setting.id, setting.task, setting.mechanism.value, setting.k, setting.query_set,
                        order=list(SETTINGS).index(setting.id))
 
 
 def _status(setting, root) -> tuple[object | None, str | None]:
     """(complete TransferData, None) or (None, why the setting is not measured)."""
-    from benchmark_data import frozen
-
     if setting.sealed:
         return None, "sealed query set: its outcomes are never published"
     try:
-        data = frozen.load_transfer(setting.id, root)
-    except frozen.QuerySetNotFoundError:
+        data = load_transfer(setting.id, root)
+    except QuerySetNotFoundError:
         return None, f"not built in this release: query set '{setting.query_set}' is not in the frozen data"
-    except frozen.LibraryNotFoundError:
+    except LibraryNotFoundError:
         return None, f"not built in this release: library '{setting.library_id}' is not in the frozen data"
     if data.is_complete:
         return data, None
@@ -59,9 +60,6 @@ def _status(setting, root) -> tuple[object | None, str | None]:
 
 def compute(directory: Path, root, cache_dir: Path, args) -> None:
     """Rewrite the report directory from the frozen data."""
-    from benchmark_data import frozen
-    from benchmark_data.registry import SETTINGS
-
     directory.mkdir(parents=True, exist_ok=True)
     for stale in [*directory.glob("*__*.json"), directory / "_missing.json", directory / "_own_base.json"]:
         stale.unlink(missing_ok=True)
@@ -84,7 +82,7 @@ def compute(directory: Path, root, cache_dir: Path, args) -> None:
         print(f"{setting.id}: {5 + len(extra) - len(skipped)} rules audited, "
               f"{len(skipped)} not computed, {time.time() - start:.1f} s")
     write_missing(directory, missing)
-    write_own_base(directory, {lib: frozen.own_base_success(lib, root) for lib in sorted(libraries)})
+    write_own_base(directory, {lib: own_base_success(lib, root) for lib in sorted(libraries)})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         compute(args.reports, args.root, args.embedding_cache, args)
     try:
         findings = compute_findings(load_store(args.reports))
-    except ValueError as exc:
+    except UserError as exc:
         print(f"make_findings: {exc}", file=sys.stderr)
         return 2
     source = args.reports.relative_to(REPO) if args.reports.is_relative_to(REPO) else args.reports

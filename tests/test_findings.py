@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.findings.measure import compute_findings
-from leaderboard.findings.store import (SettingInfo, compute_rule_reports, load_store,
-                                  write_missing, write_own_base, write_rule_report)
-from leaderboard.findings.paper import TableIRow
 from leaderboard.findings.page import compare_range, render_findings, spearman
+from leaderboard.findings.paper import TableIRow
+from leaderboard.findings.store import (BadReportFile, ReportsNotFound, SettingInfo, compute_rule_reports,
+                                        load_store, write_missing, write_own_base, write_rule_report)
 from leaderboard.matrix import SceneTable, TransferData
 
 REPO = Path(__file__).resolve().parents[1]
@@ -132,13 +133,14 @@ def test_make_findings_script_renders_from_a_directory(store_dir, tmp_path):
 
 def test_store_errors_name_the_file(tmp_path):
     (tmp_path / "s__r.json").write_text("{not json")
-    with pytest.raises(ValueError, match=r"s__r\.json: not valid JSON \(line 1\)"):
+    with pytest.raises(BadReportFile, match=r"s__r\.json: not valid JSON \(line 1\)"):
         load_store(tmp_path)
     (tmp_path / "s__r.json").write_text(json.dumps({"status": "done"}))
-    with pytest.raises(ValueError, match=r"s__r\.json: field 'status' must be .* got 'done'"):
+    with pytest.raises(BadReportFile, match=r"s__r\.json: field 'status' must be .* got 'done'"):
         load_store(tmp_path)
-    with pytest.raises(ValueError, match="report directory .* does not exist"):
+    with pytest.raises(ReportsNotFound, match="report directory .* does not exist"):
         load_store(tmp_path / "absent")
+    assert issubclass(BadReportFile, InvalidInput) and issubclass(ReportsNotFound, DataNotFound)
     with pytest.raises(ValueError, match="stack-replay-k10-a/raw32: give exactly one of report and reason"):
         write_rule_report(tmp_path, SETTING, "raw32", None, None)
 

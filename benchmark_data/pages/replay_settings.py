@@ -20,7 +20,7 @@ from benchmark_data.pages.setting_figures import (DISCRIMINATION_MIN_GAP, DISCRI
 from benchmark_data.registry import get_setting
 from leaderboard.audit import run_audit
 from leaderboard.findings.paper import R2_SCENE, R2_SCENE_RANGES, STACK_REPLAY_SETTINGS, TABLE_I
-from leaderboard.rules.simple import recency_scores
+from leaderboard.rules.registry import get_rule
 
 
 def _fmt(value, digits=2) -> str:
@@ -118,8 +118,9 @@ def rules_table(root=None) -> str:
         if not data.is_complete:
             lines.append(f"| {sid} | incomplete | | | |")
             continue
-        doc = run_audit(data, recency_scores(data), selection_only=True, n_shuffles=RULE_SHUFFLES,
-                        n_bootstrap=RULE_BOOTSTRAP, seed=0).to_dict()
+        recency = get_rule("recency")
+        doc = run_audit(data, recency.scores(data), selection_only=recency.selection_only,
+                        n_shuffles=RULE_SHUFFLES, n_bootstrap=RULE_BOOTSTRAP, seed=0).to_dict()
         ref = doc["reference"]
         lines.append(f"| {sid} | {ref['success_random']:.3f} | {ref['success_rule']:.3f} "
                      f"| {_fmt(ref['advantage'])} | {doc['verdict']['label']} |")

@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from leaderboard.findings import paper
 from leaderboard.findings.paper import TableIRow
 from leaderboard.findings.store import ReportStore, SettingInfo, StoredReport
+from leaderboard.rules.registry import Family, rule_names
 
-VISUAL_RULES = ("raw32", "mobilenet_v2", "efficientnet_lite0", "resnet18", "dinov2", "clip",
-                "policy_encoder")
+VISUAL_RULES = rule_names(Family.EMBEDDING)
 """Nearest-neighbour rules in an image embedding (the paper's "visual rules")."""
-STRUCTURAL_RULES = ("object_proximity", "path_clearance")
+STRUCTURAL_RULES = rule_names(Family.STRUCTURAL)
 AUDITED_RULES = VISUAL_RULES + STRUCTURAL_RULES
 """Rules that report A without outcome data: the paper's 7 (5 visual + 2 structural) cases per setting."""
-OUTCOME_RULES = ("random", "oracle", "best_fixed", "recency", "track_record")
+OUTCOME_RULES = rule_names(Family.OUTCOME)
 
 # ---------------------------------------------------------------- result 1: best-fixed
 

@@ -7,7 +7,9 @@ Layout of a report directory:
 - `_own_base.json`: {library_id: {experience_id: own-base success}}.
 
 `compute_rule_reports` audits every reference rule of one setting into such a
-directory; `load_store` reads it back for `leaderboard.findings.measure`.
+directory; `load_store` reads it back for the findings (`measure`). A missing
+directory is `ReportsNotFound`, a malformed file `BadReportFile` (both also
+ValueErrors).
 """
 
 from __future__ import annotations
@@ -18,9 +20,21 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from expaudit.errors import DataNotFound, InvalidInput
+from leaderboard.audit import run_audit
+from leaderboard.rules.baselines import audit_baselines
+
 REPORT_SUFFIX = ".json"
 MISSING_FILE = "_missing.json"
 OWN_BASE_FILE = "_own_base.json"
+
+
+class BadReportFile(InvalidInput, ValueError):
+    """A file of a report directory that is not valid JSON or lacks a field the findings read."""
+
+
+class ReportsNotFound(DataNotFound, ValueError):
+    """The report directory does not exist (compute it first)."""
 
 
 # ---------------------------------------------------------------- the store
@@ -109,28 +123,28 @@ def _read(path: Path):
     try:
         return json.loads(path.read_text())
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+        raise BadReportFile(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
 
 
 def _setting(payload: dict, path: Path) -> SettingInfo:
     try:
         return SettingInfo(**payload["setting"])
     except (KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: field 'setting' is missing or malformed: {exc}") from exc
+        raise BadReportFile(f"{path}: field 'setting' is missing or malformed: {exc}") from exc
 
 
 def load_store(directory: str | Path) -> ReportStore:
-    """Read every report file of a directory (raises ValueError naming a bad file)."""
+    """Read every report file of a directory (`BadReportFile` names a bad file)."""
     directory = Path(directory)
     if not directory.is_dir():
-        raise ValueError(f"report directory {directory} does not exist")
+        raise ReportsNotFound(f"report directory {directory} does not exist")
     reports = []
     for path in sorted(directory.glob(f"*__*{REPORT_SUFFIX}")):
         payload = _read(path)
         status = payload.get("status")
         if status not in ("computed", "not_computed"):
-            raise ValueError(f"{path}: field 'status' must be 'computed' or 'not_computed', "
-                             f"got {status!r}")
+            raise BadReportFile(f"{path}: field 'status' must be 'computed' or 'not_computed', "
+                                f"got {status!r}")
         reports.append(StoredReport(_setting(payload, path), payload.get("rule", ""),
                                     payload.get("report"), payload.get("reason")))
     missing_path = directory / MISSING_FILE
@@ -139,8 +153,8 @@ def load_store(directory: str | Path) -> ReportStore:
     measured = {stored.setting.setting_id for stored in reports}
     stale = [s.setting_id for s, _ in missing if s.setting_id in measured]
     if stale:
-        raise ValueError(f"{missing_path}: settings {stale} are listed as not measured but have "
-                         "reports; recompute the directory")
+        raise BadReportFile(f"{missing_path}: settings {stale} are listed as not measured but have "
+                            "reports; recompute the directory")
     own_path = directory / OWN_BASE_FILE
     own_base = _read(own_path) if own_path.exists() else {}
     return ReportStore(tuple(reports), missing, own_base)
@@ -154,14 +168,11 @@ def compute_rule_reports(directory: str | Path, setting: SettingInfo, data, extr
     """Audit every reference rule of one complete setting and store the reports.
 
     The outcome-based rules (random, oracle, best_fixed, recency,
-    track_record) go through `leaderboard.rules.baselines.audit_baselines`, the
+    track_record) go through the reference rules' `audit_baselines`, the
     path of the published baseline rows; every rule in `extra` maps to a
     (K, Q) score matrix, audited with `run_audit`, or to a string: the
     reason it is not computed.
     """
-    from leaderboard.audit import run_audit
-    from leaderboard.rules.baselines import audit_baselines
-
     written = []
     kwargs = {"n_shuffles": n_shuffles, "n_bootstrap": n_bootstrap, "seed": seed}
     for rule, report in audit_baselines(data, **kwargs).items():

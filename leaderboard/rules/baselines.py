@@ -3,16 +3,19 @@
 A baseline is a submission by the benchmark itself. Three families of rules
 (AUDIT_SPEC, "Reference selectors") are published on every complete setting:
 
-- outcome rules (`OUTCOME_RULES`): need only the outcome tensor
-  (`leaderboard.rules.simple`); `random` is an expected value with no score matrix
-  (`leaderboard.rules.simple.random_row`), so its report is assembled from that
+- outcome rules (`OUTCOME_RULES`): need only the outcome tensor (`simple`);
+  `random` is an expected value with no score matrix (`simple.random_row`),
+  so its report is assembled from that
   expected value and the library's reference block, with every quantity
   that needs an actual selection (gap, intervals, ranking, diagnostics) null
   with a reason;
 - structural rules (`STRUCTURAL_RULES`): read the frozen scene layouts
-  (`leaderboard.rules.structural`);
+  (`structural`);
 - embedding rules (`EMBEDDING_RULES`): nearest neighbour between query and
-  base-scene images (`leaderboard.rules.embeddings`).
+  base-scene images (`embeddings`).
+
+The rules, their families and display names are declared once in the rule
+registry (`registry`); the tuples here are read from it.
 
 Every rule with a score matrix goes through `run_audit` with the same
 settings a submission gets. A rule that cannot be computed here (weights
@@ -30,20 +33,28 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from leaderboard.metrics import defaults
 from leaderboard.audit import run_audit
-from leaderboard.rules.embeddings import ENCODER_NAMES, EmbeddingCache, NotComputed, embedding_scores, load_encoder
 from leaderboard.matrix import TransferData
+from leaderboard.metrics import defaults
 from leaderboard.report_dict import num
-from leaderboard.rules.simple import REFERENCE_RULES, RandomRow, random_row
+from leaderboard.rules.embeddings import EmbeddingCache, NotComputed, embedding_scores, load_encoder
+from leaderboard.rules.embeddings.setting_scores import setting_images
+from leaderboard.rules.registry import RULES, Family, baseline_submission_id, rule_names
+from leaderboard.rules.simple import RandomRow, random_row
+from leaderboard.rules.structural import structural_rule_scores
 
-OUTCOME_RULES = ("random", "oracle", "best_fixed", "recency", "track_record")
+__all__ = ["BASELINE_RULES", "DISPLAY_NAMES", "EMBEDDING_RULES", "OUTCOME_RULES", "SCENE_RULES",
+           "STRUCTURAL_RULES", "NotComputedRule", "audit_baselines", "audit_outcome_rules",
+           "audit_scene_rules", "baseline_scores", "baseline_submission_id", "embedding_rule_scores",
+           "random_report", "scene_rule_scores"]
+
+OUTCOME_RULES = rule_names(Family.OUTCOME)
 """Rules that read the outcome tensor only: computable on every complete setting."""
 
-STRUCTURAL_RULES = ("object_proximity", "path_clearance")
+STRUCTURAL_RULES = rule_names(Family.STRUCTURAL)
 """Rules that read the frozen scene layouts."""
 
-EMBEDDING_RULES = ENCODER_NAMES
+EMBEDDING_RULES = rule_names(Family.EMBEDDING)
 """Rules that compare query and base-scene images."""
 
 SCENE_RULES = STRUCTURAL_RULES + EMBEDDING_RULES
@@ -52,22 +63,7 @@ SCENE_RULES = STRUCTURAL_RULES + EMBEDDING_RULES
 BASELINE_RULES = OUTCOME_RULES + SCENE_RULES
 """Every reference rule of AUDIT_SPEC, in table order."""
 
-DISPLAY_NAMES = {
-    "random": "random (expected value)",
-    "oracle": "oracle (hindsight)",
-    "best_fixed": "best-fixed (hindsight)",
-    "recency": "recency (newest experience)",
-    "track_record": "track record (Laplace-smoothed)",
-    "object_proximity": "object proximity (layout)",
-    "path_clearance": "path clearance (layout)",
-    "raw32": "raw32 (32x32 pixels, L2)",
-    "mobilenet_v2": "MobileNetV2 embedding",
-    "efficientnet_lite0": "EfficientNet-Lite0 embedding",
-    "resnet18": "ResNet-18 embedding",
-    "dinov2": "DINOv2 embedding",
-    "clip": "CLIP embedding",
-    "policy_encoder": "policy encoder embedding",
-}
+DISPLAY_NAMES = {rule.name: rule.display_name for rule in RULES}
 """How each reference rule is called on the leaderboard."""
 
 RANDOM_LABEL = "expected value"
@@ -102,13 +98,6 @@ class NotComputedRule:
         return f"not computed: {self.reason}"
 
 
-def baseline_submission_id(setting_id: str, rule: str) -> str:
-    """The published id of a reference rule's row: unique per (setting, rule), store-key safe."""
-    if rule not in BASELINE_RULES:
-        raise ValueError(f"rule must be one of {BASELINE_RULES}, got {rule!r}")
-    return f"baseline-{rule.replace('_', '-')}-{setting_id}"
-
-
 def baseline_scores(data: TransferData) -> dict[str, tuple[np.ndarray, bool]]:
     """Score matrix (K, Q) and the `selection_only` flag of every outcome rule that has one.
 
@@ -119,8 +108,8 @@ def baseline_scores(data: TransferData) -> dict[str, tuple[np.ndarray, bool]]:
     if not data.is_complete:
         raise ValueError(f"data: the outcome tensor has {data.n_missing} missing cells; "
                          "reference rules need a complete tensor")
-    return {name: (rule.scores(data), rule.selection_only)
-            for name, rule in REFERENCE_RULES.items()}
+    return {rule.name: (rule.scores(data), rule.selection_only)
+            for rule in RULES if rule.scores is not None}
 
 
 def embedding_rule_scores(
@@ -143,8 +132,6 @@ def embedding_rule_scores(
         environ: where the encoders' weights variables are read (default
             the process environment).
     """
-    from leaderboard.rules.embeddings.setting_scores import setting_images
-
     unknown = sorted(set(names) - set(EMBEDDING_RULES))
     if unknown:
         raise ValueError(f"names: {unknown} are not embedding rules {EMBEDDING_RULES}")
@@ -176,8 +163,6 @@ def scene_rule_scores(
     Only the rules in `names` are computed (the publish job asks for those
     it has no cached report of). Arguments as in `embedding_rule_scores`.
     """
-    from leaderboard.rules.structural import structural_rule_scores
-
     unknown = sorted(set(names) - set(SCENE_RULES))
     if unknown:
         raise ValueError(f"names: {unknown} are not scene rules {SCENE_RULES}")
@@ -299,7 +284,7 @@ def random_report(row: RandomRow, library_report: dict) -> dict:
     """The report dict of the expected-value random rule.
 
     Args:
-        row: the expected value from `leaderboard.rules.simple.random_row`.
+        row: the expected value from `simple.random_row`.
         library_report: any audited report on the same data (for the blocks
             that describe the library, not the rule: success_random,
             success_oracle, best-fixed, quality, margin, r2_scene).
