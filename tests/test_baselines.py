@@ -7,6 +7,8 @@ import json
 import numpy as np
 import pytest
 
+from benchmark_data.frozen import load_transfer
+from benchmark_data.registry import get_setting
 from leaderboard.audit import run_audit
 from leaderboard.rules.baselines import (
     BASELINE_RULES,
@@ -204,9 +206,6 @@ def test_not_computed_rule_is_validated():
 
 def test_scene_rules_on_a_frozen_setting(tmp_path):
     """The structural rules and raw32 on the frozen k3 setting; raw32 is cached."""
-    from benchmark_data.frozen import load_transfer
-    from benchmark_data.registry import get_setting
-
     setting = get_setting("stack-replay-k3-orig")
     frozen = load_transfer(setting.id)
     names = ("object_proximity", "path_clearance", "raw32")

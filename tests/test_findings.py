@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -161,8 +162,6 @@ def test_spearman():
 
 
 def test_a_setting_both_missing_and_measured_is_rejected(store_dir, tmp_path):
-    import shutil
-
     directory, _ = store_dir
     copy = tmp_path / "copy"
     shutil.copytree(directory, copy)

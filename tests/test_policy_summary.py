@@ -1,10 +1,16 @@
 """Figures of the image-policy settings over complete seeds (pure functions, hand-built arrays)."""
 
+import shutil
+
 import numpy as np
+import pandas as pd
 import pytest
 
+from benchmark_data.cells import CELL_COLUMNS
 from benchmark_data.pages.policy_settings import (appearance_failure_share, complete_seeds, discriminates,
-                                           summarize_policy)
+                                                  success_by_group, summarize_policy, write_doc)
+from benchmark_data.paths import FROZEN_ROOT, cells_table, library_dir, query_set_dir
+from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
 from leaderboard.matrix import MISSING
 
 M = MISSING
@@ -125,15 +131,6 @@ def test_discrimination_bar():
 
 def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
     """The real loaders on a root holding seed 0 of stack-policy-k3-orig and part of seed 1."""
-    import shutil
-
-    import pandas as pd
-
-    from benchmark_data.cells import CELL_COLUMNS
-    from benchmark_data.paths import FROZEN_ROOT, cells_table, library_dir, query_set_dir
-    from benchmark_data.pages.policy_settings import write_doc
-    from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
-
     for library_id in LIBRARY_IDS.values():
         library_dir(library_id, tmp_path).mkdir(parents=True)
         shutil.copy(library_dir(library_id) / "experiences.parquet", library_dir(library_id, tmp_path))
@@ -165,8 +162,6 @@ def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
 
 
 def test_success_by_group_averages_experiences_seeds_and_scenes_of_each_group():
-    from benchmark_data.pages.policy_settings import success_by_group
-
     outcomes = np.zeros((2, 4, 2), dtype=np.int8)
     outcomes[0, 0, :] = 1          # group 0: scene 0 succeeds for experience 0 on both seeds
     outcomes[1, 2, 0] = 1          # group 1: scene 2, experience 1, seed 0 only
