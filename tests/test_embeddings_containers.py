@@ -37,10 +37,11 @@ def _rgb(path: Path) -> np.ndarray:
 def assemble_selector(rule: str, target: Path) -> Path:
     """A selector directory as the Docker image lays it out: selector.py + the embedding package."""
     shutil.copy2(SELECTORS / rule / "selector.py", target / "selector.py")
-    package = target / "leaderboard"
-    package.mkdir()
-    shutil.copy2(REPO / "leaderboard" / "__init__.py", package / "__init__.py")
-    shutil.copytree(REPO / "leaderboard" / "embeddings", package / "embeddings",
+    package = target / "leaderboard" / "rules"
+    package.mkdir(parents=True)
+    for parent in (target / "leaderboard", package):  # empty, as in the image
+        (parent / "__init__.py").touch()
+    shutil.copytree(REPO / "leaderboard" / "rules" / "embeddings", package / "embeddings",
                     ignore=shutil.ignore_patterns("__pycache__"))
     return target
 
@@ -123,9 +124,10 @@ def test_dockerfile_copies_what_the_test_assembles_and_lints(rule):
     """The image holds the same files as the sandbox test's directory; hadolint passes."""
     dockerfile = (SELECTORS / rule / "Dockerfile").read_text()
     copies = [line.split()[1:] for line in dockerfile.splitlines() if line.startswith("COPY ")]
-    assert copies == [["leaderboard/__init__.py", "/selector/leaderboard/__init__.py"],
-                      ["leaderboard/rules/embeddings/", "/selector/leaderboard/embeddings/"],
+    assert copies == [["leaderboard/rules/embeddings/", "/selector/leaderboard/rules/embeddings/"],
                       [f"examples/selectors/{rule}/selector.py", "/selector/selector.py"]]
+    assert ("RUN touch /selector/leaderboard/__init__.py /selector/leaderboard/rules/__init__.py"
+            in dockerfile)
     assert all((REPO / source).exists() for source, _ in copies)
     ignore = (SELECTORS / rule / "Dockerfile.dockerignore").read_text().splitlines()
     assert all(f"!{source}" in ignore for source, _ in copies)
