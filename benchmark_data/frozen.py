@@ -1,4 +1,4 @@
-"""Loaders of the frozen benchmark data: transfer tensors, completeness, scene and library metadata.
+"""Loaders of the frozen benchmark data: transfer tensors, completeness and own-base success.
 
 A setting's tensor is assembled from the stored cells of its (mechanism, query
 set): camera-blind cells (Replay) are stored once per physical state and label
@@ -11,28 +11,14 @@ import numpy as np
 import pandas as pd
 
 from benchmark_data.cells import load_cells
-from benchmark_data.library import LibraryNotFoundError, read_experiences, rejection_counts
+from benchmark_data.library import LibraryNotFoundError, read_experiences
+from benchmark_data.paths import BASE_QUERY_SET
 from benchmark_data.query_sets import QuerySetNotFoundError, read_scenes
 from benchmark_data.registry import N_SEEDS, Mechanism, get_setting
 from leaderboard.matrix import MISSING, SceneTable, TransferData
 
-__all__ = ["load_transfer", "completeness", "load_scenes", "load_library", "library_stream_counts",
-           "LibraryNotFoundError", "QuerySetNotFoundError"]
-
-
-def load_scenes(query_set: str, root=None) -> pd.DataFrame:
-    """Scene metadata of a query set (ids, state, level, draw, object positions, state hash)."""
-    return read_scenes(query_set, root)
-
-
-def load_library(library_id: str, root=None) -> pd.DataFrame:
-    """Experience metadata of a library (base layout, style, recorded path), in stream order."""
-    return read_experiences(library_id, root)
-
-
-def library_stream_counts(library_id: str, root=None) -> tuple[int, int]:
-    """(accepted, rejected) recordings of a library's stream."""
-    return rejection_counts(library_id, root)
+__all__ = ["load_transfer", "completeness", "own_base_success", "LibraryNotFoundError",
+           "QuerySetNotFoundError"]
 
 
 def _scene_table(scenes: pd.DataFrame) -> SceneTable:
@@ -94,8 +80,6 @@ def completeness(setting_id: str, root=None) -> tuple[int, int]:
 
 def own_base_success(library_id: str, root=None) -> dict[str, float]:
     """experience_id -> Replay success in its own base scene (mean over stored seeds)."""
-    from benchmark_data.paths import BASE_QUERY_SET
-
     task = library_id.split("-")[0]
     cells = load_cells(Mechanism.REPLAY.value, BASE_QUERY_SET[task], root)
     if not len(cells):

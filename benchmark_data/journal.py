@@ -1,15 +1,17 @@
-"""The journal of a run in progress: one JSON line per executed cell, appended and flushed.
+"""The journal of a run in progress: one JSON line (sorted keys) per executed cell.
 
 The data side's one owner of the format: its columns, reading (a torn last line from a
-killed run is ignored), appending, and repairing a torn line before a run resumes. The
-executor writes and reads the same format with its own copy, which it keeps until a change
-of the Replay mechanism version (its bytes are part of every stored cell's code version).
+killed run is ignored), appending one record under a lock, and repairing a torn line
+before a run resumes. The Replay executor writes and reads the same lines with its own
+copy, which it keeps until a change of the Replay mechanism version (its bytes are part of
+every stored cell's code version); the policy executor writes them with its own writer.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
-from collections.abc import Iterable
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -39,19 +41,27 @@ def read_journal_frame(path: Path) -> pd.DataFrame:
     return pd.DataFrame.from_records(read_journal(path), columns=list(CELL_COLUMNS))
 
 
-def append_records(path: Path, records: Iterable[dict]) -> int:
-    """Append records to a journal, one sorted-key JSON line each, flushed line by line.
+def append_record(journal: Path, record: dict) -> None:
+    """Append one cell to a journal under an exclusive lock, one write per line.
 
-    Returns the number of records written.
+    A torn last line (a runner killed mid-write) is cut first, so the new line
+    never continues it.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
-    with path.open("a") as fh:
-        for record in records:
-            fh.write(json.dumps(record, sort_keys=True) + "\n")
-            fh.flush()
-            n += 1
-    return n
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(record, sort_keys=True) + "\n").encode()
+    fd = os.open(journal, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        if size:
+            tail = os.pread(fd, min(size, 1 << 16), max(0, size - (1 << 16)))
+            if not tail.endswith(b"\n"):
+                cut = tail.rfind(b"\n")
+                os.ftruncate(fd, size - len(tail) + cut + 1 if cut >= 0 else 0)
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def repair_torn_line(path: Path) -> bool:

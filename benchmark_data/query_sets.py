@@ -2,17 +2,18 @@
 
 One row per scene (state x appearance draw) with the AUDIT_SPEC metadata,
 the layout, the object positions and the simulator state hash shared by all
-draws of a state.
+draws of a state. The generation layer samples the states and computes the rows;
+this module names, writes and reads them, and names the validation query sets.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from benchmark_data.paths import query_set_dir
+from expaudit.errors import DataNotFound
 
 N_DRAWS = 5
 """Appearance draws per state (draw 0 is the nominal appearance)."""
@@ -20,57 +21,6 @@ N_DRAWS = 5
 
 def scene_id(state_id: str, draw: int) -> str:
     return f"{state_id}-d{draw}"
-
-
-def _scene_rows(query_set: str, task: str, states, sim, task_columns) -> list[dict]:
-    """One row per (state, draw): the AUDIT_SPEC metadata, the task's own columns, the obstacle
-    and the state hash. `task_columns(layout, sim)` reads the restored state."""
-    rows = []
-    for state in states:
-        sim.restore(state.layout)
-        digest = sim.state_hash()
-        lay = state.layout
-        own = task_columns(lay, sim)
-        obstacle = lay.obstacle
-        for draw in range(N_DRAWS):
-            rows.append({
-                "scene_id": scene_id(state.state_id, draw), "state_id": state.state_id,
-                "layout_level": state.layout_level, "appearance_draw": draw,
-                "query_set": query_set, "task": task, "layout": json.dumps(lay.to_dict()),
-                **own,
-                "has_obstacle": obstacle is not None,
-                "obstacle_x": obstacle[0] if obstacle else float("nan"),
-                "obstacle_y": obstacle[1] if obstacle else float("nan"),
-                "obstacle_top": 0.8 + 2 * obstacle[4] if obstacle else float("nan"),
-                "state_hash": digest,
-            })
-    return rows
-
-
-def _stack_columns(lay, sim) -> dict:
-    return {"cube_a_x": lay.cube_a[0], "cube_a_y": lay.cube_a[1], "cube_a_yaw": lay.cube_a[2],
-            "cube_b_x": lay.cube_b[0], "cube_b_y": lay.cube_b[1], "cube_b_yaw": lay.cube_b[2]}
-
-
-def _door_columns(lay, sim) -> dict:
-    handle = sim.geometry()["handle"]
-    return {"door_x": lay.door[0], "door_y": lay.door[1], "door_yaw": lay.door[2],
-            "hinge": lay.hinge, "latch": lay.latch,
-            "handle_x": float(handle[0]), "handle_y": float(handle[1]), "handle_z": float(handle[2])}
-
-
-def stack_scene_rows(query_set: str, sim) -> list[dict]:
-    """Metadata rows of a Stack query set; `sim` computes each state's hash."""
-    from runner.scenes import query_states
-
-    return _scene_rows(query_set, "stack", query_states(query_set), sim, _stack_columns)
-
-
-def door_scene_rows(query_set: str, sim) -> list[dict]:
-    """Metadata rows of a Door query set; `sim` (a DoorSim) computes each state's hash."""
-    from runner.door_scenes import door_query_states
-
-    return _scene_rows(query_set, "door", door_query_states(query_set), sim, _door_columns)
 
 
 def write_scenes(query_set: str, rows: list[dict], root=None) -> Path:
@@ -81,7 +31,7 @@ def write_scenes(query_set: str, rows: list[dict], root=None) -> Path:
     return path
 
 
-class QuerySetNotFoundError(FileNotFoundError):
+class QuerySetNotFoundError(DataNotFound, FileNotFoundError):
     """The frozen files of a query set are missing."""
 
 
@@ -102,120 +52,3 @@ sets; their seeds are used by no frozen query set. Same generator, layout levels
 (10 states per level) and appearance draws (keyed by state id) as the frozen sets;
 they are pure functions of their names and are not published as query sets."""
 VALIDATION_TASK = {"stack-val": "stack", "door-val": "door"}
-
-
-class ValidationOverlapError(ValueError):
-    """A validation query state coincides with a frozen query state, a seed or a training scene."""
-
-
-def _task_layouts(task: str):
-    """(seeds of the frozen query sets, their states' function, the layout sampler) of a task."""
-    if task == "stack":
-        from runner.scenes import QUERY_SET_SEEDS, QueryState, query_states, sample_layout
-
-        return QUERY_SET_SEEDS, query_states, sample_layout, QueryState
-    if task == "door":
-        from runner.door_scenes import QUERY_SET_SEEDS, DoorQueryState, door_query_states, sample_door_layout
-
-        return QUERY_SET_SEEDS, door_query_states, sample_door_layout, DoorQueryState
-    raise ValueError(f"task must be 'stack' or 'door', got {task!r}")
-
-
-def validation_states(name: str) -> tuple:
-    """The 40 states (10 per level, level-major) of a validation query set, like a frozen set's."""
-    import numpy as np
-
-    if name not in VALIDATION_SEEDS:
-        raise KeyError(f"unknown validation query set {name!r}; known: {', '.join(VALIDATION_SEEDS)}")
-    _, _, sample, state_cls = _task_layouts(VALIDATION_TASK[name])
-    rng = np.random.default_rng(VALIDATION_SEEDS[name])
-    per_level = 10
-    return tuple(state_cls(f"{name}-s{level * per_level + j:02d}", level, sample(level, rng))
-                 for level in range(4) for j in range(per_level))
-
-
-def layout_distance(task: str, a, b) -> float:
-    """How far apart two layouts put the task's objects (m), ignoring yaw, articulation and obstacle.
-
-    Stack: the larger of the two cubes' xy displacements; Door: the door base's xy displacement.
-    """
-    import math
-
-    if task == "stack":
-        return max(math.hypot(a.cube_a[0] - b.cube_a[0], a.cube_a[1] - b.cube_a[1]),
-                   math.hypot(a.cube_b[0] - b.cube_b[0], a.cube_b[1] - b.cube_b[1]))
-    if task == "door":
-        return math.hypot(a.door[0] - b.door[0], a.door[1] - b.door[1])
-    raise ValueError(f"task must be 'stack' or 'door', got {task!r}")
-
-
-def nearest_training_distances(name: str, training_layouts: list) -> list[dict]:
-    """Per validation state: its level and the distance (m) to its nearest training layout.
-
-    `training_layouts` is one policy's demonstration layouts; the distance is
-    `layout_distance`, so a query state far from every demonstration is one the
-    policy must generalise to.
-    """
-    if not training_layouts:
-        raise ValueError("training_layouts is empty")
-    task = VALIDATION_TASK[name]
-    out = []
-    for state in validation_states(name):
-        dists = [layout_distance(task, state.layout, t) for t in training_layouts]
-        best = min(range(len(dists)), key=dists.__getitem__)
-        out.append({"state_id": state.state_id, "layout_level": state.layout_level,
-                    "nearest_m": round(dists[best], 5), "nearest_index": best})
-    return out
-
-
-def check_validation_disjoint(name: str, training_layouts=(), training_draw_keys=()) -> None:
-    """Raise `ValidationOverlapError` unless the validation set shares nothing with what it must not.
-
-    Checked: its seed is no frozen query set's seed; no validation state id or
-    layout equals a state of a frozen query set of its task; no training layout
-    equals a validation layout; no perturbed appearance draw (1-4) of a training
-    key (e.g. `train:<experience>:<n>`) equals one of a validation state.
-    """
-    from runner.appearance import sample_draw
-
-    if name not in VALIDATION_SEEDS:
-        raise KeyError(f"unknown validation query set {name!r}; known: {', '.join(VALIDATION_SEEDS)}")
-    task = VALIDATION_TASK[name]
-    frozen_seeds, frozen_states, _, _ = _task_layouts(task)
-    seed = VALIDATION_SEEDS[name]
-    every_seed = {**_task_layouts("stack")[0], **_task_layouts("door")[0]}
-    clash = [q for q, s in every_seed.items() if s == seed]
-    if clash:
-        raise ValidationOverlapError(f"validation set {name!r}: seed {seed} is the seed of frozen query set {clash[0]!r}")
-    states = validation_states(name)
-    keys = {s.layout.key(): s.state_id for s in states}
-    ids = {s.state_id for s in states}
-    for query_set in frozen_seeds:
-        for frozen in frozen_states(query_set):
-            if frozen.state_id in ids:
-                raise ValidationOverlapError(f"validation set {name!r}: state id {frozen.state_id!r} is frozen")
-            if frozen.layout.key() in keys:
-                raise ValidationOverlapError(f"validation set {name!r}: state {keys[frozen.layout.key()]!r} "
-                                             f"has the layout of frozen state {frozen.state_id!r}")
-    for i, layout in enumerate(training_layouts):
-        if layout.key() in keys:
-            raise ValidationOverlapError(f"validation set {name!r}: training layout {i} equals the layout "
-                                         f"of state {keys[layout.key()]!r}")
-    draws = {sample_draw(s.state_id, d): s.state_id for s in states for d in range(1, N_DRAWS)}
-    for key in training_draw_keys:
-        for d in range(1, N_DRAWS):
-            if sample_draw(key, d) in draws:
-                raise ValidationOverlapError(f"validation set {name!r}: training draw {key!r}/{d} equals "
-                                             f"a draw of state {draws[sample_draw(key, d)]!r}")
-
-
-def check_not_a_query_state(task: str, training_layouts) -> None:
-    """Raise `ValidationOverlapError` if a training layout equals a state of any frozen or validation
-    query set of `task` (training demonstrations must be drawn from their own seeds)."""
-    seeds, states_of, _, _ = _task_layouts(task)
-    keys = {s.layout.key(): s.state_id for q in seeds for s in states_of(q)}
-    keys.update({s.layout.key(): s.state_id for name, t in VALIDATION_TASK.items() if t == task
-                 for s in validation_states(name)})
-    for i, layout in enumerate(training_layouts):
-        if layout.key() in keys:
-            raise ValidationOverlapError(f"training layout {i} equals the layout of query state {keys[layout.key()]!r}")

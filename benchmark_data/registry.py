@@ -13,6 +13,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from enum import Enum
 
+from expaudit.errors import UnknownName
+
 
 class Mechanism(str, Enum):
     """How an experience is reused in a query scene."""
@@ -124,7 +126,7 @@ SETTINGS: OrderedDict[str, Setting] = _build()
 """All settings, in publication order (the paper's 13, then the sealed one)."""
 
 
-class UnknownSettingError(KeyError):
+class UnknownSettingError(UnknownName, KeyError):
     """A setting id that is not in the registry."""
 
     def __str__(self) -> str:  # KeyError's default repr-quotes the message

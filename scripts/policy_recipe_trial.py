@@ -39,9 +39,10 @@ sys.path.insert(0, str(REPO))
 import runner  # noqa: E402,F401  (kernel pins and the headless renderer before MuJoCo loads)
 import numpy as np  # noqa: E402
 
-from benchmark_data.query_sets import (  # noqa: E402
-    N_DRAWS, VALIDATION_TASK, check_not_a_query_state, check_validation_disjoint, validation_states,
+from benchmark_data.generation.query_set_build import (  # noqa: E402
+    check_not_a_query_state, check_validation_disjoint, validation_states,
 )
+from benchmark_data.query_sets import N_DRAWS, VALIDATION_TASK  # noqa: E402
 
 CHUNK = 40
 """Demonstration plans recorded per saved chunk."""
@@ -265,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_frozen(task: str, args, workdir: Path, meta: dict) -> int:
     """The published policy of the experience on the same kinds of episodes."""
-    from benchmark_data.generation.policies import policy_dir, read_training
+    from benchmark_data.policy_files import policy_dir, read_training
     from runner.demo_recording import DemoPlan
     from runner.policy_camera import PolicyCamera
     from runner.policy_model import PolicyActor, load_policy

@@ -21,11 +21,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmark_data.generation.policies import policy_experiences, read_training  # noqa: E402
-from benchmark_data.query_sets import (  # noqa: E402
-    VALIDATION_SEEDS, VALIDATION_TASK, check_validation_disjoint, nearest_training_distances,
-    validation_states,
+from benchmark_data.generation.query_set_build import (  # noqa: E402
+    check_validation_disjoint, nearest_training_distances, validation_states,
 )
+from benchmark_data.policy_files import policy_experiences, read_training  # noqa: E402
+from benchmark_data.query_sets import VALIDATION_SEEDS, VALIDATION_TASK  # noqa: E402
 
 OUT = REPO / "benchmark_data" / "validation"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import hashlib
+import json
 import logging
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -17,12 +18,22 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmark_data.frozen import load_transfer
+from benchmark_data.paths import cells_journal, cells_table, library_dir, query_set_dir
+from benchmark_data.policy_files import is_trained
+from benchmark_data.query_sets import read_scenes
+from benchmark_data.registry import N_SEEDS, SETTINGS, Mechanism, UnknownSettingError, get_setting
+from expaudit.errors import DataNotFound, UserError
+from leaderboard.io import parse_experiences, parse_outcomes, parse_scenes, read_table
 from leaderboard.matrix import MISSING, TransferData
+from leaderboard.outcomes_fast import fast_outcomes
+from service.downloads import experiences_frame, outcomes_frame, scenes_frame
+from service.selector_input import prepare_setting_input
 
 log = logging.getLogger(__name__)
 
 
-class DataUnavailable(LookupError):
+class DataUnavailable(DataNotFound, LookupError):
     """The setting exists but its frozen data has not been built on this installation."""
 
     def __init__(self, setting_id: str, detail: str) -> None:
@@ -30,7 +41,7 @@ class DataUnavailable(LookupError):
         super().__init__(f"the data of setting '{setting_id}' is not available here: {detail}")
 
 
-class SelectorsUnsupported(LookupError):
+class SelectorsUnsupported(UserError, LookupError):
     """The setting has no frozen scenes and library a selector could read."""
 
     def __init__(self, setting_id: str) -> None:
@@ -39,8 +50,9 @@ class SelectorsUnsupported(LookupError):
                          "images and library to build a selector's /input from")
 
 
-class UnknownSetting(KeyError):
-    """No setting with this id; `field` is the request field that named it."""
+class UnknownSetting(UnknownSettingError):
+    """No setting with this id (the registry's error, so one `except` catches both);
+    `field` is the request field that named it."""
 
     def __init__(self, setting_id: str, field: str = "setting_id") -> None:
         self.setting_id = setting_id
@@ -191,8 +203,6 @@ class BenchmarkCatalog(Catalog):
         self.root = None if root is None else Path(root)
 
     def list_settings(self) -> list[SettingSummary]:
-        from benchmark_data.registry import SETTINGS
-
         return [SettingSummary(id=s.id, task=s.task, mechanism=getattr(s.mechanism, "value", s.mechanism),
                                k=s.k, query_set=s.query_set, sealed=s.sealed,
                                description=s.description)
@@ -211,9 +221,6 @@ class BenchmarkCatalog(Catalog):
     def pair_ids(self, setting_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The registry's experience ids and the query set's scene ids: no outcomes are read
         (sizing the uploads at every web start would otherwise load every setting's tensor)."""
-        from benchmark_data.query_sets import read_scenes
-        from benchmark_data.registry import get_setting
-
         self.get_setting(setting_id)
         setting = get_setting(setting_id)
         try:
@@ -225,8 +232,6 @@ class BenchmarkCatalog(Catalog):
         return tuple(setting.experience_ids), tuple(scenes["scene_id"])
 
     def completeness(self, setting_id: str) -> Completeness:
-        from benchmark_data.registry import N_SEEDS
-
         summary = self.get_setting(setting_id)
         try:
             return completeness_of(self.load_transfer(setting_id))
@@ -234,9 +239,6 @@ class BenchmarkCatalog(Catalog):
             return Completeness(0, summary.k * self.N_SCENES * N_SEEDS)
 
     def archive_path(self, setting_id: str, kind: str) -> Path | None:
-        from benchmark_data.paths import library_dir, query_set_dir
-        from benchmark_data.registry import get_setting
-
         self.get_setting(setting_id)
         setting = get_setting(setting_id)
         if kind == "images":
@@ -248,25 +250,17 @@ class BenchmarkCatalog(Catalog):
         return path if path.is_file() else None
 
     def supports_selectors(self, setting_id: str) -> bool:
-        from benchmark_data.registry import get_setting
-
         self.get_setting(setting_id)
         return get_setting(setting_id).task == "stack"
 
     def selector_input(self, setting_id: str, directory: Path):
-        from service.selector_input import prepare_setting_input
-
         self.get_setting(setting_id)
         return prepare_setting_input(directory, setting_id, self.root)
 
     def fillable(self, setting_id: str) -> bool:
-        from benchmark_data.registry import Mechanism, get_setting
-
         self.get_setting(setting_id)
         setting = get_setting(setting_id)
         if setting.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR):
-            from benchmark_data.generation.policies import is_trained
-
             return all(is_trained(setting.mechanism.value, e, self.root) for e in setting.experience_ids)
         return setting.mechanism is Mechanism.REPLAY and setting.task == "stack"
 
@@ -285,9 +279,6 @@ def _cells_signature(setting_id: str, root: Path | None) -> tuple:
     matrix, a generation run in progress), so a cached tensor is reused only
     while none of its files changed.
     """
-    from benchmark_data.paths import cells_journal, cells_table, library_dir, query_set_dir
-    from benchmark_data.registry import get_setting
-
     setting = get_setting(setting_id)
     mechanism = getattr(setting.mechanism, "value", setting.mechanism)
     paths = (cells_table(mechanism, setting.query_set, root),
@@ -308,8 +299,6 @@ def _cells_signature(setting_id: str, root: Path | None) -> tuple:
 @lru_cache(maxsize=32)
 def _load_frozen(setting_id: str, root: str | None, signature: tuple) -> TransferData:
     """One load per (setting, root, state of its files): `signature` changes when cells land."""
-    from benchmark_data.frozen import load_transfer
-
     return load_transfer(setting_id, root)
 
 
@@ -331,8 +320,6 @@ class DirectoryCatalog(Catalog):
         self.root = Path(root)
 
     def list_settings(self) -> list[SettingSummary]:
-        import json
-
         out = []
         for directory in sorted(p for p in self.root.iterdir() if (p / "setting.json").is_file()):
             meta = json.loads((directory / "setting.json").read_text())
@@ -349,8 +336,6 @@ class DirectoryCatalog(Catalog):
 
     def pair_ids(self, setting_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Read from the experiences and scenes files only (a lab's outcomes file can be 10^7 rows)."""
-        from leaderboard.io import parse_experiences, parse_scenes, read_table
-
         self.get_setting(setting_id)
         d = self.root / setting_id
         experiences = parse_experiences(read_table(d / "experiences.csv"), source=str(d / "experiences.csv"))
@@ -359,9 +344,6 @@ class DirectoryCatalog(Catalog):
 
 @lru_cache(maxsize=32)
 def _load_directory(directory: str) -> TransferData:
-    from leaderboard.io import parse_experiences, parse_outcomes, parse_scenes, read_table
-    from leaderboard.outcomes_fast import fast_outcomes
-
     d = Path(directory)
     experience_ids = parse_experiences(read_table(d / "experiences.csv"), source=str(d / "experiences.csv"))
     scenes = parse_scenes(read_table(d / "scenes.csv"), source=str(d / "scenes.csv"))
@@ -374,10 +356,6 @@ def _load_directory(directory: str) -> TransferData:
 
 def export_setting(root: str | Path, summary: SettingSummary, data: TransferData) -> Path:
     """Write one setting in the `DirectoryCatalog` layout; returns its directory."""
-    import json
-
-    from service.downloads import experiences_frame, outcomes_frame, scenes_frame
-
     directory = Path(root) / summary.id
     directory.mkdir(parents=True, exist_ok=True)
     meta = {"task": summary.task, "mechanism": summary.mechanism, "query_set": summary.query_set,

@@ -28,10 +28,8 @@ root, job context and policy device passed in.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +37,19 @@ from pathlib import Path
 import redis as redis_lib
 from rq import Queue, SimpleWorker
 
+from benchmark_data.cells import load_cells
+from benchmark_data.generation.library_stream import replay_sources
+from benchmark_data.generation.rollouts import NotGeneratedHereError, build_policy_world
+from benchmark_data.journal import append_record
+from benchmark_data.library import read_experiences
+from benchmark_data.paths import cells_journal
+from benchmark_data.policy_files import policy_dir
+from benchmark_data.query_sets import read_scenes
+from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS, Mechanism
+from expaudit.errors import InternalError
+from runner.executor import Cell, ReplayWorld, run_cell
+from runner.policy_executor import POLICY_MECHANISMS, PolicyRunner, PolicyWorld
+from runner.scenes import StackLayout
 from service.defaults import RUNNER_QUEUES
 from service.rollout_jobs import Chunk, camera_blind
 from service.worker_loop import StopsCleanly, work_until_stopped
@@ -46,9 +57,13 @@ from service.worker_loop import StopsCleanly, work_until_stopped
 log = logging.getLogger(__name__)
 
 
-class ChunkError(ValueError):
+class ChunkError(InternalError, ValueError):
     """A chunk names cells this runner cannot execute (unknown mechanism, query set,
-    experience, state or scene, or a policy that is not trained)."""
+    experience, state or scene, or a policy that is not trained).
+
+    Chunks are planned by the service from a setting's declared cells, never written by
+    a submitter, so a chunk that does not fit the runner's frozen root is the service's
+    (or the deployment's) fault: reported, not charged to whoever submitted."""
 
 
 @dataclass
@@ -69,7 +84,7 @@ class RunnerContext:
 
     def sim(self):
         if self._sim is None:
-            from runner.stack_sim import StackSim
+            from runner.stack_sim import StackSim  # deferred: loads mujoco
 
             self._sim = StackSim()
         return self._sim
@@ -82,9 +97,7 @@ class RunnerContext:
         """
         runner = self._policy_runners.get(world.task)
         if runner is None:
-            import torch
-
-            from runner.policy_executor import PolicyRunner
+            import torch  # deferred: heavy optional dependency
 
             torch.set_num_threads(1)  # as the generation pipeline's workers: same bits per cell
             runner = PolicyRunner(world, device=self.policy_device, envs=self.policy_envs)
@@ -117,16 +130,12 @@ def parse_chunk(data: dict) -> Chunk:
 
 
 def chunk_cells(chunk: Chunk) -> list:
-    from runner.executor import Cell
-
     return [Cell(chunk.mechanism, chunk.query_set, chunk.experience_id, state, seed)
             for state in chunk.state_ids for seed in chunk.seeds]
 
 
 def _check_mechanism(chunk: Chunk) -> str:
     """The chunk's task; names an unknown mechanism or query set."""
-    from benchmark_data.registry import QUERY_SETS, Mechanism
-
     if chunk.mechanism not in {m.value for m in Mechanism}:
         raise ChunkError(f"rollout chunk: mechanism {chunk.mechanism!r} is not one of "
                          f"{[m.value for m in Mechanism]}")
@@ -137,9 +146,6 @@ def _check_mechanism(chunk: Chunk) -> str:
 
 
 def _check_experience(task: str, chunk: Chunk, root: Path) -> None:
-    from benchmark_data.library import read_experiences
-    from benchmark_data.registry import LIBRARY_IDS
-
     if chunk.experience_id not in set(read_experiences(LIBRARY_IDS[task], root)["experience_id"]):
         raise ChunkError(f"rollout chunk: experience_id {chunk.experience_id!r} is not in the "
                          f"library under {root}")
@@ -147,12 +153,6 @@ def _check_experience(task: str, chunk: Chunk, root: Path) -> None:
 
 def chunk_world(root: Path, chunk: Chunk):
     """The `ReplayWorld` of one chunk: its experience's recorded path and its states' layouts."""
-    from benchmark_data.library import replay_sources
-    from benchmark_data.query_sets import read_scenes
-    from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
-    from runner.executor import ReplayWorld
-    from runner.scenes import StackLayout
-
     if chunk.mechanism != "replay" or QUERY_SETS.get(chunk.query_set) != "stack":
         raise ChunkError(f"rollout chunk: mechanism {chunk.mechanism!r} on query set "
                          f"{chunk.query_set!r} is not a Stack Replay cell this runner executes")
@@ -179,10 +179,6 @@ def chunk_policy_world(root: Path, chunk: Chunk):
     Names the field of an unknown experience or scene, and a policy that is
     not trained under `root`.
     """
-    from benchmark_data.generation.rollouts import NotGeneratedHereError, build_policy_world
-    from benchmark_data.generation.policies import policy_dir
-    from runner.policy_executor import POLICY_MECHANISMS, PolicyWorld
-
     task = _check_mechanism(chunk)
     if chunk.mechanism not in POLICY_MECHANISMS:
         raise ChunkError(f"rollout chunk: mechanism {chunk.mechanism!r} is not an image policy "
@@ -206,47 +202,18 @@ def chunk_policy_world(root: Path, chunk: Chunk):
 
 def stored_keys(root: Path, mechanism: str, query_set: str) -> set[tuple]:
     """Keys of the cells already stored (table and journal) for (mechanism, query set)."""
-    from benchmark_data.cells import load_cells
-
     frame = load_cells(mechanism, query_set, root)
     return set(zip(frame.mechanism, frame.query_set, frame.experience_id, frame.state_id,
                    frame.seed.astype(int)))
 
 
-def append_record(journal: Path, record: dict) -> None:
-    """Append one cell to a journal under an exclusive lock, one write per line.
-
-    A torn last line (a runner killed mid-write) is cut first, so the new line
-    never continues it.
-    """
-    journal.parent.mkdir(parents=True, exist_ok=True)
-    line = (json.dumps(record, sort_keys=True) + "\n").encode()
-    fd = os.open(journal, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        size = os.fstat(fd).st_size
-        if size:
-            tail = os.pread(fd, min(size, 1 << 16), max(0, size - (1 << 16)))
-            if not tail.endswith(b"\n"):
-                cut = tail.rfind(b"\n")
-                os.ftruncate(fd, size - len(tail) + cut + 1 if cut >= 0 else 0)
-        os.write(fd, line)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def chunk_executor(context: RunnerContext, chunk: Chunk):
     """(execute, batch): a function from a batch of the chunk's cells to their results, and
     how many cells it takes at once (the policy runner steps `policy_envs` in lockstep)."""
-    from runner.policy_executor import POLICY_MECHANISMS
-
     _check_mechanism(chunk)
     if chunk.mechanism in POLICY_MECHANISMS:
         runner = context.policy_runner(chunk_policy_world(context.root, chunk))
         return runner.run, context.policy_envs
-    from runner.executor import run_cell
-
     world = chunk_world(context.root, chunk)
     return (lambda cells: [run_cell(context.sim(), world, cell) for cell in cells]), 1
 
@@ -257,8 +224,6 @@ def run_chunk(context: RunnerContext, chunk: Chunk) -> tuple[int, int]:
     Each batch's results are appended as soon as it ends, so a chunk cut
     short loses only the batch in flight.
     """
-    from benchmark_data.paths import cells_journal
-
     execute, batch = chunk_executor(context, chunk)
     done = stored_keys(context.root, chunk.mechanism, chunk.query_set)
     cells = chunk_cells(chunk)

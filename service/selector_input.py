@@ -1,8 +1,8 @@
 """The /input tree of a frozen setting, as a container submission gets it.
 
 The one owner of that tree's contents: ids, order, layouts and trajectories
-come from the frozen tables (`benchmark_data.frozen`), images from the
-frozen image archives (`query_sets/<id>/images.tar`,
+come from the frozen tables (a query set's scenes, a library's experiences),
+images from the frozen image archives (`query_sets/<id>/images.tar`,
 `libraries/<id>/base_images.tar`, each read once per run) or from any other
 callable passed in (a renderer), and `runner.sandbox.protocol.prepare_input`
 writes the tree. Outcomes are never read here.
@@ -21,8 +21,9 @@ from typing import Callable
 
 import numpy as np
 
-from benchmark_data.frozen import load_library, load_scenes
+from benchmark_data.library import read_experiences
 from benchmark_data.paths import library_dir, query_set_dir
+from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import get_setting
 from runner.sandbox.protocol import (LibraryItem, ProtocolError, QueryScene, SettingInfo,
                                      prepare_input)
@@ -51,8 +52,8 @@ def frozen_input_data(setting_id: str, *, scene_png: ImageSource, base_png: Imag
     if setting.task != "stack":
         raise ProtocolError(f"setting '{setting_id}': task '{setting.task}' has no object "
                             f"layout reader yet")
-    scenes_table = load_scenes(setting.query_set, root)
-    library_table = load_library(setting.library_id, root).set_index("experience_id")
+    scenes_table = read_scenes(setting.query_set, root)
+    library_table = read_experiences(setting.library_id, root).set_index("experience_id")
     library = []
     for experience_id in setting.experience_ids:
         row = library_table.loc[experience_id]

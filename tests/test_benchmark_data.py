@@ -37,8 +37,9 @@ def tiny_root(tmp_path_factory):
     """A frozen root with a 3-experience stream, stack-orig, and a handful of real cells."""
     pytest.importorskip("robosuite")
     from benchmark_data.generation.rollouts import run_cells
-    from benchmark_data.library import build_stack_stream, write_stack_library
-    from benchmark_data.query_sets import stack_scene_rows, write_scenes
+    from benchmark_data.generation.library_stream import build_stack_stream, write_stack_library
+    from benchmark_data.generation.query_set_build import stack_scene_rows
+    from benchmark_data.query_sets import write_scenes
     from runner.executor import Cell
     from runner.stack_sim import StackSim
 

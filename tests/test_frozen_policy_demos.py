@@ -16,13 +16,8 @@ import json
 
 import pytest
 
-from benchmark_data.generation.policies import (
-    demos_sha256,
-    is_trained,
-    policy_dir,
-    read_training,
-    record_training_demos,
-)
+from benchmark_data.generation.policies import demos_sha256, record_training_demos
+from benchmark_data.policy_files import is_trained, policy_dir, read_training
 
 MECHANISM, EXPERIENCE = "policy", "stack-e002"
 

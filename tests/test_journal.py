@@ -10,7 +10,7 @@ import pytest
 from benchmark_data.journal import (
     CELL_COLUMNS,
     KEY_COLUMNS,
-    append_records,
+    append_record,
     read_journal,
     read_journal_frame,
     repair_torn_line,
@@ -33,7 +33,8 @@ def test_a_record_has_the_cell_columns_and_the_key_leads():
 def test_appended_lines_are_the_executor_format_and_both_readers_agree(tmp_path):
     path = tmp_path / "cells" / "replay__stack-base.journal.jsonl"
     records = [_result(s, s % 2).to_record() for s in range(3)]
-    assert append_records(path, records) == 3
+    for record in records:
+        append_record(path, record)
     lines = path.read_text().splitlines()
     assert lines == [json.dumps(r, sort_keys=True) for r in records]
     assert read_journal(path) == records == executor_read_journal(path)
@@ -52,14 +53,25 @@ def test_a_missing_journal_reads_as_no_records(tmp_path):
 def test_a_torn_last_line_is_ignored_then_cut_before_appending(tmp_path):
     path = tmp_path / "j.jsonl"
     first, second = _result(0).to_record(), _result(1).to_record()
-    append_records(path, [first])
+    append_record(path, first)
     with path.open("a") as fh:
         fh.write(json.dumps(second)[:20])  # killed mid-write
     assert read_journal(path) == [first] == executor_read_journal(path)
     assert repair_torn_line(path) is True
     assert repair_torn_line(path) is False
-    append_records(path, [second])
+    append_record(path, second)
     assert read_journal(path) == [first, second]
+
+
+def test_appending_cuts_a_torn_line_first(tmp_path):
+    path = tmp_path / "j.jsonl"
+    first, second = _result(0).to_record(), _result(1).to_record()
+    append_record(path, first)
+    with path.open("a") as fh:
+        fh.write(json.dumps(second)[:20])  # killed mid-write
+    append_record(path, second)
+    assert read_journal(path) == [first, second]
+    assert path.read_text().count("\n") == 2
 
 
 def test_a_broken_complete_line_is_an_error_not_a_skipped_cell(tmp_path):

@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("robomimic")
 
-from benchmark_data.generation.policies import policy_dir  # noqa: E402
+from benchmark_data.policy_files import policy_dir  # noqa: E402
 from leaderboard.rules.embeddings import NotComputed, embedding_scores, load_encoder  # noqa: E402
 from leaderboard.rules.embeddings.policy_encoder import (  # noqa: E402
     FEATURES_COLUMN, PolicyEncoder, export_features, features_path, load_policy_encoder, main,

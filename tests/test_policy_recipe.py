@@ -9,7 +9,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("robomimic")
 
-from benchmark_data.query_sets import check_not_a_query_state, check_validation_disjoint  # noqa: E402
+from benchmark_data.generation.query_set_build import (  # noqa: E402
+    check_not_a_query_state, check_validation_disjoint,
+)
 from runner.appearance import sample_draw  # noqa: E402
 from runner.policy_model import ACTION_DIM, SEQUENCE_LENGTH, Demo  # noqa: E402
 from runner.policy_recipe import (  # noqa: E402

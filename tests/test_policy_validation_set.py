@@ -1,4 +1,4 @@
-"""Validation query sets (benchmark_data.query_sets): disjoint from everything frozen, like the frozen sets otherwise."""
+"""Validation query sets: disjoint from everything frozen, like the frozen sets otherwise."""
 
 import importlib.util
 from dataclasses import replace
@@ -6,12 +6,14 @@ from pathlib import Path
 
 import pytest
 
+import benchmark_data.generation.query_set_build as query_set_build
 import benchmark_data.query_sets as query_sets
-from benchmark_data.generation.policies import policy_experiences, read_training
-from benchmark_data.query_sets import (
-    VALIDATION_SEEDS, ValidationOverlapError, check_validation_disjoint, layout_distance,
+from benchmark_data.generation.query_set_build import (
+    ValidationOverlapError, check_not_a_query_state, check_validation_disjoint, layout_distance,
     nearest_training_distances, validation_states,
 )
+from benchmark_data.policy_files import policy_experiences, read_training
+from benchmark_data.query_sets import VALIDATION_SEEDS
 from runner.door_scenes import DoorLayout, door_query_states
 from runner.scenes import StackLayout, query_states
 
@@ -67,7 +69,7 @@ def test_a_validation_seed_that_is_a_frozen_seed_is_refused(monkeypatch):
 
 
 def test_a_validation_set_drawn_with_a_frozen_seed_is_refused_by_its_layouts(monkeypatch):
-    monkeypatch.setattr(query_sets, "validation_states",
+    monkeypatch.setattr(query_set_build, "validation_states",
                         lambda name: tuple(replace(s, state_id=f"stack-val-s{i:02d}")
                                            for i, s in enumerate(query_states("stack-fresh"))))
     with pytest.raises(ValidationOverlapError, match="has the layout of frozen state 'stack-fresh-s00'"):
@@ -102,8 +104,6 @@ def test_the_committed_records_match_the_code():
 
 
 def test_a_training_layout_equal_to_any_query_state_is_refused():
-    from benchmark_data.query_sets import check_not_a_query_state
-
     check_not_a_query_state("stack", [StackLayout((0.3, 0.3, 0.0), (0.5, 0.5, 0.0))])
     with pytest.raises(ValidationOverlapError, match="training layout 1 equals the layout of query state 'stack-hidden-s04'"):
         check_not_a_query_state("stack", [StackLayout((0.3, 0.3, 0.0), (0.5, 0.5, 0.0)), query_states("stack-hidden")[4].layout])

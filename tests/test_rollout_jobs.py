@@ -94,7 +94,7 @@ def test_policy_chunks_are_shared_by_submissions_and_apart_from_policy_dr():
 
 
 def test_a_policy_setting_is_planned_over_its_scene_ids():
-    from benchmark_data.frozen import load_scenes
+    from benchmark_data.query_sets import read_scenes as load_scenes
 
     scenes = load_scenes("stack-orig")
     q = len(scenes)

@@ -14,7 +14,7 @@ from runner.sandbox.demo import png_bytes
 from service.selector_input import prepare_frozen_input, stack_positions
 from runner.sandbox.protocol import ProtocolError
 
-frozen = pytest.importorskip("benchmark_data.frozen")
+query_sets = pytest.importorskip("benchmark_data.query_sets")
 SETTING = "stack-replay-k3-orig"
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "selectors"
 
@@ -22,8 +22,8 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "selectors"
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory):
     try:
-        frozen.load_scenes("stack-orig")
-    except frozen.QuerySetNotFoundError as exc:
+        query_sets.read_scenes("stack-orig")
+    except query_sets.QuerySetNotFoundError as exc:
         pytest.skip(str(exc))
     images = {}
 
@@ -38,7 +38,7 @@ def tree(tmp_path_factory):
 
 def test_ids_and_order_follow_the_frozen_tables(tree):
     directory, info, images = tree
-    scenes = frozen.load_scenes("stack-orig")
+    scenes = query_sets.read_scenes("stack-orig")
     assert info.experience_ids == ("stack-e000", "stack-e001", "stack-e002")
     assert info.scene_ids == tuple(scenes["scene_id"]) and len(info.scene_ids) == 200
     setting = json.loads((directory / "setting.json").read_text())
@@ -51,7 +51,7 @@ def test_ids_and_order_follow_the_frozen_tables(tree):
 
 def test_positions_come_from_the_layouts(tree):
     directory, info, _ = tree
-    row = frozen.load_scenes("stack-orig").iloc[7]
+    row = query_sets.read_scenes("stack-orig").iloc[7]
     meta = json.loads((directory / "scenes" / row["scene_id"] / "meta.json").read_text())
     assert meta["object_positions"]["cube_a"][:2] == [row["cube_a_x"], row["cube_a_y"]]
     assert meta["object_positions"]["cube_b"][:2] == [row["cube_b_x"], row["cube_b_y"]]

@@ -35,7 +35,7 @@ pytestmark = [pytest.mark.sim,
 
 def _freeze_policy(root, seed: int) -> str:
     """Write a tiny seeded `policy` of EXPERIENCE with its three frozen files; returns its directory."""
-    from benchmark_data.generation.policies import policy_dir
+    from benchmark_data.policy_files import policy_dir
     from runner.policy_model import PolicySpec, build_policy, save_policy
 
     spec = PolicySpec(hidden_dim=16, feature_dim=16, keypoints=8, image_size=32, seed=seed)

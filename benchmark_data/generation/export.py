@@ -16,15 +16,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmark_data.frozen import library_stream_counts, load_transfer
+from benchmark_data.frozen import load_transfer
+from benchmark_data.library import rejection_counts
 from benchmark_data.paths import root_or_default
 from benchmark_data.registry import LIBRARY_IDS, SETTINGS, get_setting
+from expaudit.errors import UserError
 from leaderboard.matrix import MISSING
 
 MANIFEST = "manifest.json"
 
 
-class SealedSettingError(PermissionError):
+class SealedSettingError(UserError, PermissionError):
     """The outcomes of a sealed setting are never exported."""
 
 
@@ -75,7 +77,7 @@ def build_manifest(root=None) -> dict:
     streams = {}
     for lib in LIBRARY_IDS.values():
         try:
-            acc, rej = library_stream_counts(lib, root)
+            acc, rej = rejection_counts(lib, root)
         except FileNotFoundError:
             continue
         streams[lib] = {"accepted": acc, "rejected": rej, "rejection_rate": rej / (acc + rej)}

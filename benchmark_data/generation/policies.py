@@ -1,4 +1,5 @@
-"""Frozen policies: one BC-RNN image policy per (mechanism, experience) of the K=3 policy settings.
+"""Training the frozen policies: one BC-RNN image policy per (mechanism, experience) of the K=3
+policy settings. The frozen-data readers of policies find and read them back.
 
 Files in `policies/<mechanism>/<experience_id>/`:
 - `weights.pt`: the network's state dict (`torch.save`; load with `weights_only=True`);
@@ -21,10 +22,18 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmark_data.paths import root_or_default
-from benchmark_data.registry import LIBRARY_IDS, SETTINGS, Mechanism
+from benchmark_data.library import read_experiences
+from benchmark_data.policy_files import POLICY_MECHANISMS, policy_dir, read_training
+from benchmark_data.query_sets import N_DRAWS
+from benchmark_data.registry import LIBRARY_IDS, Mechanism
+from runner.door_expert import DoorStyle
+from runner.door_scenes import DoorLayout, door_query_states
+from runner.policy_model import PolicyActor, PolicySpec, load_policy, save_policy, train
+from runner.provenance import policy_code_version, policy_package_versions
+from runner.scenes import StackLayout
+from runner.scenes import query_states as stack_query_states
+from runner.stack_expert import StackStyle
 
-POLICY_MECHANISMS = (Mechanism.POLICY, Mechanism.POLICY_DR)
 N_DEMOS = {"stack": 80, "door": 80}
 """Successful demonstrations each policy is trained on, per task."""
 TRAINING_STEPS = {"stack": (4000, 6000), "door": (3000, 4000)}
@@ -34,54 +43,13 @@ LOG_EVERY = 500
 """Training steps between progress lines."""
 
 
-class PolicyNotFoundError(FileNotFoundError):
-    """A policy's frozen files are missing."""
-
-
-def policy_dir(mechanism: str, experience_id: str, root=None) -> Path:
-    return root_or_default(root) / "policies" / mechanism / experience_id
-
-
-def policy_experiences() -> list[tuple[str, str, str]]:
-    """(task, mechanism, experience id) of every policy the published settings use, in order."""
-    seen, out = set(), []
-    for setting in SETTINGS.values():
-        if setting.mechanism not in POLICY_MECHANISMS:
-            continue
-        for eid in setting.experience_ids:
-            key = (setting.task, setting.mechanism.value, eid)
-            if key not in seen:
-                seen.add(key)
-                out.append(key)
-    return out
-
-
-def is_trained(mechanism: str, experience_id: str, root=None) -> bool:
-    d = policy_dir(mechanism, experience_id, root)
-    return all((d / name).exists() for name in ("weights.pt", "spec.json", "training.json"))
-
-
-def policy_dirs(task: str, root=None) -> dict[tuple[str, str], str]:
-    """(mechanism, experience id) -> directory, for every trained policy of a task."""
-    return {(m, e): str(policy_dir(m, e, root)) for t, m, e in policy_experiences()
-            if t == task and is_trained(m, e, root)}
-
-
 def _experience(task: str, experience_id: str, root=None):
-    from benchmark_data.library import read_experiences
-
     frame = read_experiences(LIBRARY_IDS[task], root).set_index("experience_id")
     if experience_id not in frame.index:
         raise KeyError(f"experience_id {experience_id!r} is not in library {LIBRARY_IDS[task]!r}")
     row = frame.loc[experience_id]
     if task == "stack":
-        from runner.scenes import StackLayout
-        from runner.stack_expert import StackStyle
-
         return StackLayout.from_dict(json.loads(row.base_layout)), StackStyle.from_dict(json.loads(row.style))
-    from runner.door_expert import DoorStyle
-    from runner.door_scenes import DoorLayout
-
     return DoorLayout.from_dict(json.loads(row.base_layout)), DoorStyle(**json.loads(row.style))
 
 
@@ -109,13 +77,13 @@ def record_training_demos(task: str, mechanism: str, experience_id: str, n_demos
     them, and the same call regenerates them bit for bit (their SHA-256 is
     in each policy's training.json).
     """
-    from runner.policy_camera import PolicyCamera
+    from runner.policy_camera import PolicyCamera  # deferred: loads mujoco
 
     if mechanism not in {m.value for m in POLICY_MECHANISMS}:
         raise ValueError(f"mechanism must be one of {[m.value for m in POLICY_MECHANISMS]}, got {mechanism!r}")
     base, style = _experience(task, experience_id, root)
     randomized = mechanism == Mechanism.POLICY_DR.value
-    if task == "stack":
+    if task == "stack":  # deferred: the demonstration recorders and simulators load mujoco
         from runner.stack_policy_demos import collect_demos
         from runner.stack_sim import StackSim as Sim
     else:
@@ -132,9 +100,6 @@ def record_training_demos(task: str, mechanism: str, experience_id: str, n_demos
 def train_policy(task: str, mechanism: str, experience_id: str, root=None, *, spec=None,
                  n_demos: int | None = None, log: Callable[[str], None] = lambda s: None) -> Path:
     """Record the demonstrations, train, and write the policy's frozen files; returns its directory."""
-    from runner.policy_model import PolicySpec, save_policy, train
-    from runner.provenance import policy_code_version, policy_package_versions
-
     if spec is None:
         pretrain, clone = TRAINING_STEPS[task]
         spec = PolicySpec(pretrain_steps=pretrain, train_steps=clone)
@@ -174,14 +139,6 @@ def train_policy(task: str, mechanism: str, experience_id: str, root=None, *, sp
     return out
 
 
-def read_training(mechanism: str, experience_id: str, root=None) -> dict:
-    path = policy_dir(mechanism, experience_id, root) / "training.json"
-    if not path.exists():
-        raise PolicyNotFoundError(f"{mechanism} policy of {experience_id!r}: {path} does not exist "
-                                  f"(train it with `expaudit data train-policies`)")
-    return json.loads(path.read_text())
-
-
 def evaluate_policy(mechanism: str, experience_id: str, on: str = "train", *, draw: int = 0, seed: int = 0,
                     limit: int | None = None, root=None) -> dict[str, tuple[int, int]]:
     """Closed-loop success of one frozen policy, for checking a policy, not for the published cells.
@@ -192,24 +149,20 @@ def evaluate_policy(mechanism: str, experience_id: str, on: str = "train", *, dr
     noise of `seed`). Returns {group: (successes, episodes)}, grouped by layout
     level for a query set and as "train" for the demonstrations.
     """
+    # deferred: appearance, camera, rollout and simulators load mujoco
     from runner.appearance import sample_draw
     from runner.policy_camera import PolicyCamera
-    from runner.policy_model import PolicyActor, load_policy
     from runner.policy_rollout import HORIZON, noise_for, run_episode
-
-    from benchmark_data.query_sets import N_DRAWS
 
     if not 0 <= draw < N_DRAWS:
         raise ValueError(f"draw must be 0-{N_DRAWS - 1}, got {draw}")
     record = read_training(mechanism, experience_id, root)
     task = record["task"]
     if task == "stack":
-        from runner.scenes import StackLayout as Layout
-        from runner.scenes import query_states
+        Layout, query_states = StackLayout, stack_query_states
         from runner.stack_sim import StackSim as Sim
     else:
-        from runner.door_scenes import DoorLayout as Layout
-        from runner.door_scenes import door_query_states as query_states
+        Layout, query_states = DoorLayout, door_query_states
         from runner.door_sim import DoorSim as Sim
     if on == "train":
         items = [(d["draw_key"], Layout.from_dict(d["layout"]), sample_draw(d["draw_key"], d["draw"]), "train")

@@ -9,18 +9,35 @@ followed by the own-base cells of the experiences involved.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable
 
 from benchmark_data.cells import consolidate, load_cells
+from benchmark_data.generation.library_stream import build_stack_stream, replay_sources, write_stack_library
+from benchmark_data.generation.query_set_build import stack_scene_rows
 from benchmark_data.paths import BASE_QUERY_SET, cells_journal, library_dir, query_set_dir
-from benchmark_data.registry import LIBRARY_IDS, N_SEEDS, Mechanism, experience_id, get_setting
+from benchmark_data.policy_files import policy_dirs
+from benchmark_data.query_sets import read_scenes, write_scenes
+from benchmark_data.registry import (
+    LIBRARY_IDS,
+    N_SEEDS,
+    QUERY_SETS,
+    Mechanism,
+    experience_id,
+    get_setting,
+)
+from expaudit.errors import UserError
+from runner.door_scenes import DoorLayout
+from runner.executor import Cell, ReplayWorld, execute
+from runner.policy_executor import PolicyScene, PolicyWorld, execute_policy
+from runner.scenes import StackLayout, query_states
 
 PROGRESS_EVERY = 25
 """Log a progress line every this many cells."""
 
 
-class NotGeneratedHereError(ValueError):
+class NotGeneratedHereError(UserError, ValueError):
     """A setting whose outcomes this pipeline does not produce (image policies, sealed sets)."""
 
 
@@ -35,9 +52,7 @@ def ensure_stack_inputs(query_sets: Iterable[str], root=None, log: Callable = la
     missing_qs = [q for q in query_sets if not (query_set_dir(q, root) / "scenes.parquet").exists()]
     if not missing_lib and not missing_qs:
         return
-    from benchmark_data.library import build_stack_stream, write_stack_library
-    from benchmark_data.query_sets import stack_scene_rows, write_scenes
-    from runner.stack_sim import StackSim
+    from runner.stack_sim import StackSim  # deferred: loads mujoco
 
     sim = StackSim()
     if missing_lib:
@@ -51,24 +66,17 @@ def ensure_stack_inputs(query_sets: Iterable[str], root=None, log: Callable = la
 
 
 def _replay_cells(query_set: str, eids: Iterable[str], state_ids: list[str]):
-    from runner.executor import Cell
-
     return [Cell("replay", query_set, eid, sid, seed)
             for eid in eids for sid in state_ids for seed in range(N_SEEDS)]
 
 
 def _base_cells(eids: Iterable[str]):
-    from runner.executor import Cell
-
     return [Cell("replay", BASE_QUERY_SET["stack"], eid, base_state_id(eid), seed)
             for eid in eids for seed in range(N_SEEDS)]
 
 
 def plan_policy_setting(setting_id: str, seeds: Iterable[int] = range(N_SEEDS), root=None) -> list:
     """The cells of a policy setting, one per render, seed-major: every seed completes in turn."""
-    from benchmark_data.query_sets import read_scenes
-    from runner.executor import Cell
-
     setting = get_setting(setting_id)
     if setting.mechanism not in (Mechanism.POLICY, Mechanism.POLICY_DR):
         raise NotGeneratedHereError(f"setting {setting_id!r} is not a policy setting")
@@ -79,8 +87,6 @@ def plan_policy_setting(setting_id: str, seeds: Iterable[int] = range(N_SEEDS), 
 
 def plan_setting(setting_id: str, root=None) -> list:
     """All cells of one setting (camera-blind: one per physical state) plus own-base cells."""
-    from runner.scenes import query_states
-
     setting = get_setting(setting_id)
     if setting.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR):
         return plan_policy_setting(setting_id, root=root)
@@ -98,8 +104,6 @@ def plan_setting(setting_id: str, root=None) -> list:
 
 def plan_all() -> list:
     """The published Replay cells, in the order that completes settings earliest."""
-    from runner.scenes import query_states
-
     orig = [s.state_id for s in query_states("stack-orig")]
     fresh = [s.state_id for s in query_states("stack-fresh")]
 
@@ -114,10 +118,6 @@ def plan_all() -> list:
 
 def build_world(cells, root=None):
     """The Replay inputs the cells need, read from the frozen library and query sets."""
-    from benchmark_data.library import replay_sources
-    from runner.executor import ReplayWorld
-    from runner.scenes import query_states
-
     sources = replay_sources(LIBRARY_IDS["stack"], root)
     states = {}
     for q in {c.query_set for c in cells}:
@@ -130,21 +130,11 @@ def build_world(cells, root=None):
 
 def build_policy_world(cells, root=None):
     """The scenes and frozen policies the policy cells need (one task per call)."""
-    import json
-
-    from benchmark_data.generation.policies import policy_dirs
-    from benchmark_data.query_sets import read_scenes
-    from benchmark_data.registry import QUERY_SETS
-    from runner.policy_executor import PolicyScene, PolicyWorld
-
     tasks = {QUERY_SETS[c.query_set] for c in cells}
     if len(tasks) != 1:
         raise ValueError(f"policy cells of one task per run, got {sorted(tasks)}")
     task = tasks.pop()
-    if task == "stack":
-        from runner.scenes import StackLayout as Layout
-    else:
-        from runner.door_scenes import DoorLayout as Layout
+    Layout = StackLayout if task == "stack" else DoorLayout
     scenes = {}
     for q in {c.query_set for c in cells}:
         for row in read_scenes(q, root).itertuples(index=False):
@@ -180,12 +170,8 @@ def run_cells(cells: list, *, workers: int = 2, root=None, log: Callable = lambd
         return cells_journal(cell.mechanism, cell.query_set, root)
 
     if all(c.mechanism == Mechanism.REPLAY.value for c in todo):
-        from runner.executor import execute
-
         results = execute(todo, build_world(todo, root), journal_for, workers=workers)
     elif all(c.mechanism != Mechanism.REPLAY.value for c in todo):
-        from runner.policy_executor import execute_policy
-
         results = execute_policy(todo, build_policy_world(todo, root), journal_for, workers=workers)
     else:
         raise ValueError("run Replay and policy cells in separate calls")

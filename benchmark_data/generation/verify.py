@@ -26,8 +26,14 @@ import numpy as np
 import pandas as pd
 
 from benchmark_data.cells import KEY_COLUMNS, load_cells
+from benchmark_data.generation.rollouts import build_policy_world, build_world
 from benchmark_data.paths import BASE_QUERY_SET, root_or_default
+from benchmark_data.policy_files import POLICY_MECHANISMS, is_trained, policy_dir
 from benchmark_data.query_sets import read_scenes
+from benchmark_data.registry import QUERY_SETS
+from runner.executor import Cell, run_cell
+from runner.policy_executor import PolicyRunner
+from runner.provenance import policy_code_version
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,7 @@ _STATE: dict = {}
 
 
 def _init(world) -> None:
-    from runner.appearance import Appearance
+    from runner.appearance import Appearance  # deferred: loads mujoco
     from runner.stack_sim import StackSim
 
     sim = StackSim()
@@ -74,8 +80,7 @@ def _init(world) -> None:
 
 
 def _rerun(job: tuple) -> tuple:
-    from runner.appearance import sample_draw
-    from runner.executor import Cell, run_cell
+    from runner.appearance import sample_draw  # deferred: loads mujoco
 
     key, draw = job
     cell = Cell(*key)
@@ -87,9 +92,6 @@ def _rerun(job: tuple) -> tuple:
 
 def verify_sample(n: int, *, seed: int = 0, workers: int = 1, root=None) -> VerifyReport:
     """Re-execute `n` random stored cells (seeded choice, random draw 1-4 each)."""
-    from benchmark_data.generation.rollouts import build_world
-    from runner.executor import Cell
-
     cells = stored_replay_cells(root)
     if not len(cells):
         raise ValueError("no stored Replay cells to verify (run `expaudit data generate` first)")
@@ -138,8 +140,6 @@ def _compare(pick: pd.DataFrame, results, root):
 
 def stored_policy_tables(root=None) -> list[tuple[str, str]]:
     """(mechanism, query set) of every policy cells table or journal present, sorted."""
-    from benchmark_data.generation.policies import POLICY_MECHANISMS
-
     mechanisms = {m.value for m in POLICY_MECHANISMS}
     directory = root_or_default(root) / "cells"
     found = set()
@@ -160,9 +160,6 @@ def stored_policy_cells(root=None) -> pd.DataFrame:
 
 def _current_policy_version(mechanism: str, experience_id: str, root) -> str | None:
     """The code version a cell of this policy gets now; None when the policy is not frozen here."""
-    from benchmark_data.generation.policies import is_trained, policy_dir
-    from runner.provenance import policy_code_version
-
     if not is_trained(mechanism, experience_id, root):
         return None
     return policy_code_version(str(policy_dir(mechanism, experience_id, root)))
@@ -170,9 +167,7 @@ def _current_policy_version(mechanism: str, experience_id: str, root) -> str | N
 
 def _rerun_policy_cell(cell, world) -> tuple:
     """Run one cell in a fresh runner (CPU, one environment, one intra-op thread)."""
-    import torch
-
-    from runner.policy_executor import PolicyRunner
+    import torch  # deferred: heavy optional dependency
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -187,10 +182,6 @@ def _rerun_policy_cell(cell, world) -> tuple:
 
 def verify_policy_sample(n: int, *, seed: int = 0, root=None) -> VerifyReport:
     """Re-execute `n` random stored policy cells (seeded choice) from scratch; report every difference."""
-    from benchmark_data.generation.rollouts import build_policy_world
-    from benchmark_data.registry import QUERY_SETS
-    from runner.executor import Cell
-
     cells = stored_policy_cells(root)
     if not len(cells):
         raise ValueError("no stored policy cells to verify "

@@ -58,7 +58,7 @@ def _generate(args: argparse.Namespace) -> int:
 def _train_policies(args: argparse.Namespace) -> int:
     import multiprocessing as mp
 
-    from benchmark_data.generation.policies import is_trained, policy_experiences
+    from benchmark_data.policy_files import is_trained, policy_experiences
 
     todo = [(t, m, e) for t, m, e in policy_experiences()
             if (args.task is None or t == args.task) and (args.mechanism is None or m == args.mechanism)
@@ -96,7 +96,8 @@ def _train_one(job) -> None:
 def _evaluate_policy(args: argparse.Namespace) -> int:
     import torch
 
-    from benchmark_data.generation.policies import PolicyNotFoundError, evaluate_policy
+    from benchmark_data.generation.policies import evaluate_policy
+    from benchmark_data.policy_files import PolicyNotFoundError
 
     torch.set_num_threads(1)
     try:
@@ -203,8 +204,9 @@ def _images(args: argparse.Namespace) -> int:
 
 
 def _door(args: argparse.Namespace) -> int:
-    from benchmark_data.library import build_door_library
-    from benchmark_data.query_sets import door_scene_rows, write_scenes
+    from benchmark_data.generation.library_stream import build_door_library
+    from benchmark_data.generation.query_set_build import door_scene_rows
+    from benchmark_data.query_sets import write_scenes
     from runner.door_sim import DoorSim
 
     sim = DoorSim()

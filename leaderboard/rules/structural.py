@@ -16,9 +16,15 @@ library and query set into those arrays.
 
 from __future__ import annotations
 
+import json
 from typing import Sequence
 
 import numpy as np
+
+from benchmark_data.library import read_experiences, replay_paths
+from benchmark_data.query_sets import read_scenes
+from runner.replay import retarget
+from runner.scenes import CUBE_A_HALF, CUBE_B_HALF, TABLE_TOP_Z, StackLayout
 
 NO_OBSTACLE_CLEARANCE = 1.0
 """Clearance (m) given to every candidate in a scene without an obstacle: a tie by design."""
@@ -102,8 +108,6 @@ def stack_object_positions(layouts: Sequence[dict]) -> np.ndarray:
     z is the resting height of each cube's centre on the table, so it is the
     same in every layout and only x, y move the distance.
     """
-    from runner.scenes import CUBE_A_HALF, CUBE_B_HALF, TABLE_TOP_Z
-
     heights = {"cube_a": TABLE_TOP_Z + CUBE_A_HALF, "cube_b": TABLE_TOP_Z + CUBE_B_HALF}
     out = np.empty((len(layouts), len(STACK_OBJECTS), 3))
     for n, layout in enumerate(layouts):
@@ -119,8 +123,6 @@ def stack_obstacles(layouts: Sequence[dict]) -> np.ndarray:
 
     A layout's obstacle is (x, y, half_x, half_y, half_z), standing on the table.
     """
-    from runner.scenes import TABLE_TOP_Z
-
     out = np.full((len(layouts), 6), np.nan)
     for n, layout in enumerate(layouts):
         obstacle = layout.get("obstacle")
@@ -135,14 +137,12 @@ def stack_retargeted_paths(sources: Sequence[tuple], query_layouts: Sequence) ->
 
     Args:
         sources: K pairs (base `StackLayout`, recorded path (T, 6)), library order
-            (`benchmark_data.library.replay_sources`).
+            (the library's `replay_paths`, base layouts as `StackLayout`s).
         query_layouts: Q `StackLayout`s.
 
     Uses the Replay executor's own `runner.replay.retarget`, so the path is
     the one Replay commands (before execution noise).
     """
-    from runner.replay import retarget
-
     return [[retarget(path, base, query)[:, :3] for query in query_layouts]
             for base, path in sources]
 
@@ -153,20 +153,14 @@ def structural_rule_scores(setting, data, root=None) -> dict[str, np.ndarray | s
     Path clearance is computed once per physical state (appearance draws
     share the layout) and copied to every scene of the state.
     """
-    import json
-
     if setting.task != "stack":
         reason = f"needs the {setting.task} task's layouts, which are not built in this release"
         return {"object_proximity": reason, "path_clearance": reason}
-    from benchmark_data.frozen import load_library, load_scenes
-    from benchmark_data.library import replay_sources
-    from runner.scenes import StackLayout
-
-    scenes = load_scenes(setting.query_set, root)
+    scenes = read_scenes(setting.query_set, root)
     if tuple(scenes["scene_id"]) != tuple(data.scenes.scene_ids):
         raise ValueError(f"setting {setting.id}: scene order of {setting.query_set}/scenes.parquet "
                          "differs from the transfer data's")
-    library = load_library(setting.library_id, root).set_index("experience_id")
+    library = read_experiences(setting.library_id, root).set_index("experience_id")
     base = [json.loads(library.loc[e, "base_layout"]) for e in data.experience_ids]
     query = [json.loads(text) for text in scenes["layout"]]
     proximity = object_proximity(stack_object_positions(query), stack_object_positions(base))
@@ -174,8 +168,9 @@ def structural_rule_scores(setting, data, root=None) -> dict[str, np.ndarray | s
     for q, state in enumerate(scenes["state_id"]):
         first.setdefault(state, q)
     state_layouts = [query[q] for q in first.values()]
-    sources = replay_sources(setting.library_id, root)
-    paths = stack_retargeted_paths([sources[e] for e in data.experience_ids],
+    sources = replay_paths(setting.library_id, root)
+    paths = stack_retargeted_paths([(StackLayout.from_dict(sources[e][0]), sources[e][1])
+                                    for e in data.experience_ids],
                                    [StackLayout.from_dict(lay) for lay in state_layouts])
     per_state = path_clearance(paths, stack_obstacles(state_layouts))
     column = {state: n for n, state in enumerate(first)}

@@ -1,7 +1,7 @@
 """policy_encoder: the visual encoder of a task's Policy+DR image policies as an embedding rule.
 
 Definition. The policy encoder of a task (stack or door) is the visual
-encoder of that task's K=3 Policy+DR policies (`benchmark_data.generation.policies`,
+encoder of that task's K=3 Policy+DR policies (the frozen policies,
 `policies/policy_dr/<experience_id>/`): robomimic's `VisualCore` for the
 observation key `agentview_image` (backbone, spatial-softmax keypoints and
 the linear projection to `spec.feature_dim`), the part of the policy that
@@ -41,7 +41,13 @@ from typing import Sequence
 
 import numpy as np
 
+from benchmark_data.library import read_experiences
+from benchmark_data.paths import library_dir, query_set_dir, root_or_default
+from benchmark_data.policy_files import is_trained, policy_dir, policy_experiences
+from benchmark_data.query_sets import read_scenes
+from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
 from leaderboard.rules.embeddings.base import WEIGHTS_MISSING, NotComputed, check_images, file_sha256
+from leaderboard.rules.embeddings.setting_scores import BASE_TAR, QUERY_TAR, read_tar_images
 
 NAME = "policy_encoder"
 MECHANISM = "policy_dr"
@@ -59,8 +65,6 @@ NO_TASK_REASON = (f"{WEIGHTS_MISSING}: the Policy+DR image policies are not trai
 
 def task_experience_ids(task: str) -> tuple[str, ...]:
     """The experience ids of a task's Policy+DR policies, in library order (e000, e001, e002)."""
-    from benchmark_data.generation.policies import policy_experiences
-
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     return tuple(eid for t, mechanism, eid in policy_experiences()
@@ -69,8 +73,6 @@ def task_experience_ids(task: str) -> tuple[str, ...]:
 
 def missing_policies(task: str, root: str | Path | None = None) -> list[str]:
     """Experience ids of the task's Policy+DR policies that are not trained under `root`."""
-    from benchmark_data.generation.policies import is_trained
-
     return [eid for eid in task_experience_ids(task) if not is_trained(MECHANISM, eid, root)]
 
 
@@ -182,16 +184,12 @@ def load_policy_encoder(task: str | None, root: str | Path | None = None) -> Pol
     reason = not_computed_reason(task, root)
     if reason is not None:
         return NotComputed(NAME, reason)
-    from benchmark_data.generation.policies import policy_dir
-
     return PolicyEncoder(task, [policy_dir(MECHANISM, eid, root) for eid in task_experience_ids(task)])
 
 
 # ---- export ------------------------------------------------------------------------------
 def features_path(task: str, root: str | Path | None = None) -> Path:
     """`policies/policy_dr/encoder_features_<task>.parquet` under the frozen root."""
-    from benchmark_data.paths import root_or_default
-
     return root_or_default(root) / "policies" / MECHANISM / f"encoder_features_{task}.parquet"
 
 
@@ -201,11 +199,6 @@ def task_images(task: str, root: str | Path | None = None) -> list[tuple[dict, n
     Query sets in registry order, scenes in `scenes.parquet` order; base
     scenes in the library's `experiences.parquet` order.
     """
-    from benchmark_data.library import read_experiences
-    from benchmark_data.paths import library_dir, query_set_dir
-    from benchmark_data.query_sets import read_scenes
-    from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
-    from leaderboard.rules.embeddings.setting_scores import BASE_TAR, QUERY_TAR, read_tar_images
 
     out = []
     for query_set in (q for q, t in QUERY_SETS.items() if t == task):
