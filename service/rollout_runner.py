@@ -51,6 +51,7 @@ from runner.executor import Cell, ReplayWorld, run_cell
 from runner.policy_executor import POLICY_MECHANISMS, PolicyRunner, PolicyWorld
 from runner.scenes import StackLayout
 from service.defaults import RUNNER_QUEUES
+from service.jobs import install_context
 from service.rollout_jobs import Chunk, camera_blind
 from service.worker_loop import StopsCleanly, work_until_stopped
 
@@ -259,8 +260,6 @@ def run_runner(redis: redis_lib.Redis, root: Path, jobs_context, *, burst: bool 
     selector audits run with, built like a worker's (`service.worker.build_context`).
     `policy_device` and `policy_envs` are how image-policy cells run (`RunnerContext`).
     """
-    from service.jobs import install_context
-
     install_runner(RunnerContext(Path(root), policy_device=policy_device, policy_envs=policy_envs))
     install_context(jobs_context)
 
