@@ -21,7 +21,7 @@ import json
 from importlib.metadata import version
 from pathlib import Path
 
-CARD_PATH = Path(__file__).resolve().parent / "dataset" / "croissant.json"
+CARD_PATH = Path(__file__).resolve().parents[1] / "dataset" / "croissant.json"
 """Where the committed card lives (beside the dataset README)."""
 
 CONTEXT = {
