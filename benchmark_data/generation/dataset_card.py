@@ -21,6 +21,9 @@ import json
 from importlib.metadata import version
 from pathlib import Path
 
+from benchmark_data.paths import root_or_default
+from benchmark_data.registry import SETTINGS
+
 CARD_PATH = Path(__file__).resolve().parents[1] / "dataset" / "croissant.json"
 """Where the committed card lives (beside the dataset README)."""
 
@@ -161,8 +164,6 @@ def _tables(root: Path, manifest: dict) -> list[dict]:
 
 
 def _settings_record_set() -> dict:
-    from benchmark_data.registry import SETTINGS
-
     columns = (("setting_id", "sc:Text"), ("task", "sc:Text"), ("mechanism", "sc:Text"),
                ("k", "sc:Integer"), ("query_set", "sc:Text"), ("library_id", "sc:Text"),
                ("sealed", "sc:Boolean"), ("description", "sc:Text"))
@@ -185,8 +186,6 @@ def _settings_record_set() -> dict:
 
 def croissant_document(root: str | Path | None = None) -> dict:
     """The Croissant JSON-LD of the frozen data under `root` (None: the shipped data)."""
-    from benchmark_data.paths import root_or_default
-
     root = root_or_default(root)
     manifest = json.loads((root / "manifest.json").read_text())
     return {
