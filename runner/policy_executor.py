@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.executor import Cell, CellResult, read_journal
+from runner.policy_model import PolicyActor, PolicySpec, load_policy
 from runner.provenance import policy_code_version, policy_package_versions
 
 POLICY_MECHANISMS = ("policy", "policy_dr")
@@ -77,7 +78,7 @@ class PolicyRunner:
         self._sims.clear()
 
     def _ensure_envs(self, n: int) -> None:
-        from runner.policy_camera import PolicyCamera
+        from runner.policy_camera import PolicyCamera  # deferred: camera and simulators load mujoco
 
         while len(self._sims) < n:
             if self.world.task == "stack":
@@ -89,8 +90,6 @@ class PolicyRunner:
             self._cameras.append(PolicyCamera(sim, task=self.world.task, size=self._image_size()))
 
     def _image_size(self) -> int:
-        from runner.policy_model import PolicySpec
-
         any_dir = next(iter(self.world.policy_dirs.values()))
         return PolicySpec.from_json((Path(any_dir) / "spec.json").read_text()).image_size
 
@@ -99,8 +98,6 @@ class PolicyRunner:
 
     def _loaded(self, mechanism: str, experience_id: str):
         """(actor, code version) of a policy, loaded once; the version is taken with the weights."""
-        from runner.policy_model import PolicyActor, load_policy
-
         key = (mechanism, experience_id)
         if key not in self._actors:
             directory = self.world.policy_dirs.get(key)
@@ -113,6 +110,7 @@ class PolicyRunner:
 
     def run(self, cells: list[Cell]) -> list[CellResult]:
         """Execute cells that all share (mechanism, experience), `envs` at a time."""
+        # deferred: appearance and rollout load mujoco
         from runner.appearance import sample_draw
         from runner.policy_rollout import HORIZON, noise_for, run_batch
 

@@ -48,6 +48,8 @@ from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
 from leaderboard.rules.embeddings.base import WEIGHTS_MISSING, NotComputed, check_images, file_sha256
 from leaderboard.rules.embeddings.setting_scores import BASE_TAR, QUERY_TAR, read_tar_images
+from runner.policy_model import IMAGE_KEY, load_policy
+from runner.robomimic_compat import import_robomimic
 
 NAME = "policy_encoder"
 MECHANISM = "policy_dr"
@@ -104,9 +106,6 @@ def policies_hash(directories: Sequence[Path]) -> str:
 
 def visual_core(algo):
     """The `VisualCore` of the `agentview_image` key inside a robomimic BC-RNN policy."""
-    from runner.policy_model import IMAGE_KEY
-    from runner.robomimic_compat import import_robomimic
-
     import_robomimic()  # robomimic's modules import torchvision, which may need the stand-in
     from robomimic.models.obs_core import VisualCore
 
@@ -137,8 +136,6 @@ class PolicyEncoder:
     metric = "cosine"
 
     def __init__(self, task: str, directories: Sequence[Path]) -> None:
-        from runner.policy_model import load_policy
-
         self.task = task
         self.experience_ids = tuple(d.name for d in directories)
         self.content_hash = policies_hash(directories)
