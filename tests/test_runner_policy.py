@@ -73,7 +73,8 @@ def frozen(tmp_path_factory):
     pytest.importorskip("robomimic")
     import torch
 
-    from benchmark_data.generation.policies import _experience, policy_dir
+    from benchmark_data.generation.policies import _experience
+    from benchmark_data.policy_files import policy_dir
     from runner.policy_camera import PolicyCamera
     from runner.stack_policy_demos import plan_demos, record_demo
     from runner.policy_model import PolicySpec, save_policy, train
@@ -122,7 +123,7 @@ def test_a_policy_chunk_stores_one_cell_per_scene_and_seed_and_resumes(frozen):
     import torch
 
     from benchmark_data.frozen import load_transfer
-    from benchmark_data.generation.policies import policy_dir
+    from benchmark_data.policy_files import policy_dir
     from runner.provenance import policy_code_version
 
     context = RunnerContext(frozen)

@@ -322,7 +322,7 @@ The Stack settings and Door Policy above do not discriminate (the Stack
 policies succeed in about 2% of the scenes). The policies are to be retrained
 with a new recipe, chosen on validation query sets only and gated per policy
 as pre-registered in `docs/policy_protocol.md`: **stack-val** and **door-val**
-(`benchmark_data.query_sets.validation_states`; new seeds, the frozen sets'
+(`benchmark_data.generation.query_set_build.validation_states`; new seeds, the frozen sets'
 generator, levels and draws; disjoint from every frozen query set and every
 demonstration, checked). `benchmark_data/validation/<set>.json` records each
 validation state's distance to the nearest demonstration layout of every
