@@ -9,8 +9,10 @@ is not one row (a missing column, a missing row, an empty file).
 
 from __future__ import annotations
 
+from expaudit.errors import InvalidInput
 
-class InputError(Exception):
+
+class InputError(InvalidInput):
     """Bad input to the audit, with enough context to find and fix it.
 
     Attributes

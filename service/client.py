@@ -1,23 +1,31 @@
-"""A small Python client of the REST API (what `expaudit submit/status/download/...` use)."""
+"""A small Python client of the REST API (what `expaudit submit/status/download/...` use).
+
+Every failure is one of the project's errors: an answer of 400 or more is an
+`ApiError`, a server that does not answer (refused, timed out, cut off) is
+`ServerUnreachable`, a `--server` that is not an http(s) URL is `BadServerUrl`;
+requests' own exceptions never reach the caller.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import tarfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
 import requests
 
+from expaudit.errors import InvalidInput, Unreachable, UserError
 from service import defaults
 
 FINAL_STATES = ("published", "failed")
 
 
-class ApiError(Exception):
+class ApiError(UserError):
     """A non-2xx answer, with the API's error code, message and field."""
 
     def __init__(self, status: int, code: str, message: str, field: str | None = None,
@@ -27,6 +35,33 @@ class ApiError(Exception):
         self.retry_after = retry_after
         where = f" (field '{field}')" if field else ""
         super().__init__(f"HTTP {status} {code}: {message}{where}")
+
+
+class ServerUnreachable(Unreachable):
+    """The server did not answer: refused, timed out or cut off mid-answer."""
+
+
+class BadServerUrl(InvalidInput, ValueError):
+    """The server's URL is not one requests can send to (no scheme, a bad host)."""
+
+
+class LinkInSelector(InvalidInput, ValueError):
+    """A selector directory holds a symbolic link, which is not sent."""
+
+
+@contextlib.contextmanager
+def _answered(url: str) -> Iterator[None]:
+    """Turn requests' failures while talking to `url` into `ServerUnreachable` / `BadServerUrl`."""
+    try:
+        yield
+    except (requests.exceptions.MissingSchema, requests.exceptions.InvalidSchema,
+            requests.exceptions.InvalidURL, requests.exceptions.URLRequired) as exc:
+        raise BadServerUrl(f"'{url}' is not a server URL: {exc}") from exc
+    except (requests.ConnectionError, requests.Timeout) as exc:
+        raise ServerUnreachable(f"cannot reach {url}: is the server running and --server "
+                                "right?") from exc
+    except requests.RequestException as exc:
+        raise ServerUnreachable(f"{url}: no usable answer: {exc}") from exc
 
 
 class Client:
@@ -54,7 +89,9 @@ class Client:
     def _request(self, method: str, path: str, **kwargs) -> requests.Response:
         headers = self._headers(kwargs.pop("headers", None))
         url = path if path.startswith("http") else f"{self.server}{path}"
-        response = self.session.request(method, url, headers=headers, timeout=self.timeout, **kwargs)
+        with _answered(url):
+            response = self.session.request(method, url, headers=headers, timeout=self.timeout,
+                                            **kwargs)
         if response.status_code >= 400:
             raise _api_error(response)
         return response
@@ -199,7 +236,7 @@ class Client:
                                  params={"format": fmt}, stream=True)
         target = Path(out_dir) / f"{setting_id}-{what}.{fmt}"
         target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("wb") as handle:
+        with target.open("wb") as handle, _answered(response.url):
             for chunk in response.iter_content(1 << 16):
                 handle.write(chunk)
         return target
@@ -236,8 +273,8 @@ def selector_archive(directory: Path) -> bytes:
             if "__pycache__" in relative.parts or any(p.startswith(".") for p in relative.parts):
                 continue
             if path.is_symlink():
-                raise ValueError(f"selector '{directory}': '{relative}' is a link; links are "
-                                 "not sent")
+                raise LinkInSelector(f"selector '{directory}': '{relative}' is a link; links "
+                                     "are not sent")
             tar.add(path, arcname=relative.as_posix(), recursive=False)
     return buffer.getvalue()
 

@@ -24,8 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from runner.sandbox.base import Limits, RunResult, RunSpec, RunStatus
+from expaudit.errors import InternalError, UserError
+from runner.sandbox.base import Limits, RunResult, RunSpec, RunStatus, SandboxConfigError
+from runner.sandbox.docker_backend import DockerSandbox
 from runner.sandbox.execute import run_selector
+from runner.sandbox.local import LocalSandbox
 from service.records import Manifest
 from service.selector_archive import unpack_archive
 from service.uploads import ValidatedScores
@@ -33,11 +36,11 @@ from service.uploads import ValidatedScores
 log = logging.getLogger(__name__)
 
 
-class SelectorFailed(Exception):
+class SelectorFailed(UserError):
     """The submitted selector did not produce a valid scores file (the submitter's fault)."""
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(InternalError, RuntimeError):
     """This worker cannot run selectors, or the sandbox could not be built (infrastructure)."""
 
 
@@ -118,14 +121,10 @@ def make_sandbox(settings):
     The Docker client is created here, once per worker, from the usual
     `DOCKER_HOST` environment (only runners hold the Docker socket).
     """
-    from runner.sandbox.base import SandboxConfigError
-
     if settings.sandbox == "none":
         return None
     if settings.sandbox == "docker":
         import docker
-
-        from runner.sandbox.docker_backend import DockerSandbox
 
         try:
             return DockerSandbox(docker.from_env())
@@ -133,8 +132,6 @@ def make_sandbox(settings):
             log.warning("container submissions cannot run on this worker: no Docker engine (%s)",
                         exc)
             return None
-    from runner.sandbox.local import LocalSandbox
-
     try:
         return LocalSandbox()
     except SandboxConfigError as exc:

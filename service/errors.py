@@ -7,9 +7,12 @@ client can point at the bad field without parsing prose.
 
 from __future__ import annotations
 
+from expaudit.errors import ExpauditError
 
-class ServiceError(Exception):
-    """An error with an HTTP status, a stable machine code and the field at fault."""
+
+class ServiceError(ExpauditError):
+    """An error with an HTTP status, a stable machine code and the field at fault (the HTTP
+    branch of the project's exception tree: its status code says whose fault it is)."""
 
     status = 400
     code = "bad_request"

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 import redis as redis_lib
 
+from leaderboard.site.publish import build_leaderboard
 from service.catalog import Catalog
+from service.jobs import enqueue_publish
 from service.publishing import (PUBLISHED_MANIFEST_KEY, sealed_setting_ids, setting_infos,
                                 submission_entries, write_site)
 from service.records import SubmissionRepo
@@ -43,9 +45,6 @@ class FirstPublish:
 
 def publish_first(store: ObjectStore, catalog: Catalog, redis: redis_lib.Redis) -> FirstPublish:
     """Publish a site without computing any reference report, then enqueue the full rebuild."""
-    from leaderboard.site.publish import build_leaderboard
-    from service.jobs import enqueue_publish
-
     kept = store.exists(PUBLISHED_MANIFEST_KEY)
     written = 0
     if not kept:

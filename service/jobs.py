@@ -33,12 +33,15 @@ from rq import Queue, Retry, get_current_job
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
+from expaudit.errors import InternalError
+from leaderboard.audit import run_audit
 from leaderboard.errors import InputError
+from leaderboard.site.html_report import render_report_html
 from service import defaults
 from service import rollout_jobs
 from service.auth import ActiveSubmissions
 from service.catalog import Catalog, SelectorsUnsupported, UnknownSetting
-from service.container_jobs import SelectorFailed
+from service.container_jobs import SelectorFailed, run_container
 from service.publishing import DIRTY_KEY, AuditOptions, rebuild_leaderboard
 from service.records import Fault, State, Status, SubmissionRepo
 from service.report_pages import submission_context
@@ -49,7 +52,7 @@ from service.uploads import read_frame, validate_upload
 log = logging.getLogger(__name__)
 
 
-class NotRetryable(Exception):
+class NotRetryable(InternalError):
     """An infrastructure-side failure that a retry cannot fix (e.g. an incomplete matrix)."""
 
 
@@ -235,9 +238,6 @@ def _note_retry(ctx: JobContext, sid: str, status: Status | None, reason: str) -
 # ------------------------------------------------------------------------ jobs
 
 def _audit(ctx: JobContext, sid: str, status: Status) -> str:
-    from leaderboard.audit import run_audit
-    from leaderboard.site.html_report import render_report_html
-
     repo = ctx.repo
     manifest = repo.manifest(sid)
     resumed = status.state is State.RUNNING and status.rollouts is not None
@@ -278,8 +278,6 @@ def _audit(ctx: JobContext, sid: str, status: Status) -> str:
 def _scores(ctx: JobContext, sid: str, manifest) -> tuple[list, dict | None]:
     """The validated scores of each setting, and the selector's provenance (container only)."""
     if manifest.kind == "container":
-        from service.container_jobs import run_container
-
         outcome = run_container(ctx, sid, manifest)
         return [outcome.scores], outcome.provenance
     raw = ctx.store.get_bytes(manifest.input_key)

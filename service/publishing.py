@@ -29,6 +29,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmark_data.registry import get_setting
+from leaderboard.rules.baselines import (BASELINE_RULES, DISPLAY_NAMES, OUTCOME_RULES, SCENE_RULES,
+                                         NotComputedRule, audit_outcome_rules, audit_scene_rules,
+                                         baseline_submission_id, scene_rule_scores)
+from leaderboard.site.publish import LeaderboardEntry, SettingInfo, build_leaderboard
+from leaderboard.site.sealed_html import is_sealed_report
 from service.catalog import BenchmarkCatalog, Catalog, fingerprint
 from service.site_assets import setting_thumbnails
 from service.records import State, SubmissionRepo
@@ -105,9 +111,6 @@ def submission_entries(repo: SubmissionRepo, include: str | None = None,
     report stored there (written before the setting was sealed, or before
     sealed reports existed) would publish its outcomes.
     """
-    from leaderboard.site.publish import LeaderboardEntry
-    from leaderboard.site.sealed_html import is_sealed_report
-
     entries = []
     for sid in repo.public_ids():
         try:
@@ -145,9 +148,6 @@ def embedding_cache_dir(store: ObjectStore, options: AuditOptions) -> Path | Non
 def baseline_entries(store: ObjectStore, catalog: Catalog, options: AuditOptions) -> list:
     """Rows of the reference rules on every complete public setting (reports cached in the
     store); none on a sealed setting, whose outcomes they would publish."""
-    from leaderboard.rules.baselines import DISPLAY_NAMES, NotComputedRule, baseline_submission_id
-    from leaderboard.site.publish import LeaderboardEntry
-
     entries = []
     for summary in catalog.list_settings():
         if summary.sealed or not catalog.completeness(summary.id).complete:
@@ -187,9 +187,6 @@ def baseline_reports(store: ObjectStore, catalog: Catalog, setting_id: str,
     Computed reports come from the store when cached for this data version
     and these counts; only the missing ones are computed (and then cached).
     """
-    from leaderboard.rules.baselines import (BASELINE_RULES, OUTCOME_RULES, SCENE_RULES,
-                                       audit_outcome_rules, audit_scene_rules, scene_rule_scores)
-
     data = catalog.load_transfer(setting_id)
     suffix = "-".join(f"{k}{v}" for k, v in sorted(options.kwargs().items())) or "default"
     prefix = f"baselines/{setting_id}/{fingerprint(data)[:24]}-{suffix}"
@@ -202,8 +199,6 @@ def baseline_reports(store: ObjectStore, catalog: Catalog, setting_id: str,
         reports.update(computed)
     todo = [rule for rule in SCENE_RULES if rule in reports and reports[rule] is None]
     if todo:
-        from benchmark_data.registry import get_setting
-
         scores = scene_rule_scores(get_setting(setting_id), data, catalog.root,
                                    embedding_cache_dir(store, options), todo, dict(options.weights))
         computed = audit_scene_rules(data, scores, **options.kwargs())
@@ -213,8 +208,6 @@ def baseline_reports(store: ObjectStore, catalog: Catalog, setting_id: str,
 
 
 def setting_infos(catalog: Catalog) -> list:
-    from leaderboard.site.publish import SettingInfo
-
     infos = []
     for s in catalog.list_settings():
         done = catalog.completeness(s.id)
@@ -256,8 +249,6 @@ def rebuild_leaderboard(store: ObjectStore, catalog: Catalog, options: AuditOpti
         include: a submission whose reports are written but whose state is
             still `scoring` (the one this rebuild publishes).
     """
-    from leaderboard.site.publish import build_leaderboard
-
     store.delete(DIRTY_KEY)
     repo = SubmissionRepo(store)
     entries = (submission_entries(repo, include, sealed_setting_ids(catalog))

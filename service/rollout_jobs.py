@@ -37,6 +37,7 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Dependency, Job, JobStatus
 
 from benchmark_data.registry import Mechanism
+from expaudit.errors import InternalError
 from leaderboard.matrix import MISSING, TransferData
 from service import defaults
 
@@ -50,7 +51,7 @@ WAITING_KEY = "expaudit:waiting:{sid}"
 """Set while a submission waits for rollouts: the id of its continuation job."""
 
 
-class RolloutsStuck(RuntimeError):
+class RolloutsStuck(InternalError, RuntimeError):
     """A chunk ran `ROLLOUT_MAX_RUNS` times and its cells are still missing."""
 
 

@@ -23,6 +23,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from expaudit.errors import InvalidInput
 from service import defaults
 from service.errors import ValidationFailed
 
@@ -46,8 +47,8 @@ def _invalid(filename: str, message: str) -> ValidationFailed:
     return ValidationFailed(f"selector archive '{filename}': {message}", field="selector")
 
 
-class _ArchiveTooLarge(Exception):
-    """The decompressed stream passed its bound (`_BoundedStream`)."""
+class _ArchiveTooLarge(InvalidInput):
+    """The decompressed stream passed its bound (`_BoundedStream`); refused as `ValidationFailed`."""
 
 
 class _BoundedStream:

@@ -32,11 +32,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from expaudit.errors import InvalidInput
 from service import defaults
 
 
-class SettingsError(ValueError):
+class SettingsError(InvalidInput, ValueError):
     """An environment variable holds a value the service cannot use."""
 
 
@@ -117,7 +119,29 @@ class ServiceSettings:
         for key in ("s3_access_key", "s3_secret_key", "admin_token"):
             if out[key] is not None:
                 out[key] = "***"
+        if out["redis_url"] is not None:
+            out["redis_url"] = redacted_url(out["redis_url"])
         return out
+
+
+def redacted_url(url: str) -> str:
+    """`url` with its password (in the user part or a `password=` parameter) as `***`, safe to
+    show; a text that is not a URL comes back unchanged."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, host = netloc.rsplit("@", 1)
+        if ":" in user:
+            netloc = f"{user.split(':', 1)[0]}:***@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, "***" if k.lower() == "password" else v) for k, v in pairs],
+                          safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def _int(environ: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:

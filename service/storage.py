@@ -23,6 +23,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from expaudit.errors import InternalError, InvalidInput
 from service import defaults
 
 _KEY_PATTERN = re.compile(r"[A-Za-z0-9._=-]+(/[A-Za-z0-9._=-]+)*")
@@ -34,8 +35,8 @@ MAX_KEY_LENGTH = 1024
 """Longest key: S3's limit."""
 
 
-class StoreError(Exception):
-    """Base class of object-store problems."""
+class StoreError(InternalError):
+    """Base class of object-store problems: the service's own, never charged to a submitter."""
 
 
 class ObjectNotFound(StoreError):
@@ -68,7 +69,7 @@ def _local_failure(operation: str, exc: OSError) -> StoreUnavailable:
     return StoreUnavailable(f"local store {operation} failed: {name}", reason=reason)
 
 
-class InvalidKey(ValueError):
+class InvalidKey(InvalidInput, ValueError):
     """A key that is not a safe relative path (e.g. built from a malformed id)."""
 
 

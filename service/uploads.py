@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from leaderboard.errors import InputError
+from leaderboard.io import parse_scores_table
 from leaderboard.io_cells import read_csv_bytes
 from leaderboard.scores_fast import plain_csv_frame
 from service.catalog import Catalog, UnknownSetting
@@ -165,8 +166,6 @@ def _shift_line(error: InputError, index: pd.Index, source: str) -> InputError:
 def validate_upload(frame: pd.DataFrame, requested: list[str], catalog: Catalog,
                     source: str) -> list[ValidatedScores]:
     """Validate every setting's rows against its library and query set."""
-    from leaderboard.io import parse_scores_table
-
     for setting_id in requested:
         catalog.get_setting(setting_id, field="setting")
     out = []

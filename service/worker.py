@@ -11,16 +11,20 @@ the loop.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 
 import redis as redis_lib
 from rq import Queue, Worker
 
+from expaudit.errors import Unreachable
 from service import defaults
 from service.catalog import open_catalog
+from service.container_jobs import make_sandbox, selector_limits
 from service.jobs import JobContext, install_context, reconcile
 from service.publishing import AuditOptions
-from service.settings import ServiceSettings, SettingsError
+from service.settings import ServiceSettings, SettingsError, redacted_url
 from service.storage import StoreError, open_store
 from service.worker_loop import StopsCleanly, work_until_stopped
 
@@ -44,11 +48,27 @@ class ServiceWorker(StopsCleanly, Worker):
         return super().main_work_horse(job, queue)
 
 
+class RedisUnreachable(Unreachable):
+    """Redis did not answer or refused a command; the message names its URL, never a password."""
+
+
+@contextlib.contextmanager
+def redis_answers(url: str | None) -> Iterator[None]:
+    """Turn a `RedisError` raised inside into `RedisUnreachable` naming `url` (a command's
+    boundary: the processes themselves retry or fail on the Redis error)."""
+    try:
+        yield
+    except redis_lib.RedisError as exc:
+        where = f"Redis at {redacted_url(url)}" if url else "the embedded Redis"
+        raise RedisUnreachable(f"cannot use {where}: {exc}") from exc
+
+
 def connect_redis(url: str) -> redis_lib.Redis:
     try:
         return redis_lib.Redis.from_url(url, socket_connect_timeout=3, health_check_interval=10)
     except ValueError as exc:  # not a redis:// URL
-        raise SettingsError(f"EXPAUDIT_REDIS_URL / --redis-url '{url}': {exc}") from None
+        raise SettingsError(f"EXPAUDIT_REDIS_URL / --redis-url '{redacted_url(url)}': "
+                            f"{exc}") from None
 
 
 def build_context(settings: ServiceSettings, *, sandbox: bool | None = None) -> JobContext:
@@ -63,8 +83,6 @@ def build_context(settings: ServiceSettings, *, sandbox: bool | None = None) -> 
     """
     if not settings.redis_url:
         raise SettingsError("no Redis: set EXPAUDIT_REDIS_URL or pass --redis-url")
-    from service.container_jobs import make_sandbox, selector_limits
-
     if sandbox is None:
         sandbox = defaults.SELECTOR_QUEUE in settings.worker_queues
     return JobContext(store=open_store(settings), redis=connect_redis(settings.redis_url),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from expaudit import errors
+from expaudit.cli import audit as audit_command
 from expaudit.cli import main
 from tests.servers import free_port
 
@@ -59,3 +61,82 @@ def test_a_burst_worker_fails_at_once_when_redis_is_unreachable(capsys, tmp_path
     url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     _fails(capsys, ["worker", "--burst", "--redis-url", url, "--store", str(tmp_path / "store")],
            "expaudit worker: error:")
+
+
+def test_a_bad_server_url_is_one_line(capsys):
+    _fails(capsys, ["status", "sub-x", "--server", "notaurl", "--token", "t"],
+           "'notaurl/api/v1/submissions/sub-x' is not a server URL")
+
+
+def test_redis_that_does_not_answer_is_named_without_its_password(capsys, tmp_path):
+    port = free_port()  # nothing listens there
+    _fails(capsys, ["worker", "--burst", "--redis-url", f"redis://127.0.0.1:{port}/0",
+                    "--store", str(tmp_path / "store")],
+           f"cannot use Redis at redis://127.0.0.1:{port}/0")
+    err = _fails(capsys, ["worker", "--burst", "--redis-url", f"redis://:hunter2@127.0.0.1:{port}/0",
+                          "--store", str(tmp_path / "store")],
+                 f"cannot use Redis at redis://:***@127.0.0.1:{port}/0")
+    assert "hunter2" not in err
+    err = _fails(capsys, ["worker", "--burst", "--redis-url", "http://:hunter2@127.0.0.1/0",
+                          "--store", str(tmp_path / "store")], "--redis-url")
+    assert "hunter2" not in err
+
+
+def _user_errors():
+    from leaderboard.errors import InputError
+    from runner.sandbox.base import SandboxConfigError
+    from service.client import ApiError, BadServerUrl, ServerUnreachable
+    from service.settings import SettingsError
+    from service.storage import InvalidKey
+    from service.worker import RedisUnreachable
+
+    return [
+        errors.InvalidInput("a field breaks its format"),
+        errors.UnknownName("unknown rule 'nosuch'"),
+        errors.DataNotFound("no frozen data for 'stack-e000'"),
+        errors.Unreachable("the server does not answer"),
+        InputError("scores.csv", "is not a finite number", line=3, field="score", value="nan"),
+        SettingsError("EXPAUDIT_SANDBOX must be one of ['local']"),
+        InvalidKey("invalid object key '../x'"),
+        ApiError(422, "invalid", "format must be one of ['csv']", "format"),
+        BadServerUrl("'x' is not a server URL"),
+        ServerUnreachable("cannot reach http://127.0.0.1:1/: is the server running"),
+        RedisUnreachable("cannot use Redis at redis://127.0.0.1:1/0: refused"),
+        SandboxConfigError("run spec field 'image': value '' is empty"),
+        FileNotFoundError(2, "No such file or directory", "nosuch.csv"),
+    ]
+
+
+@pytest.mark.parametrize("error", _user_errors(), ids=lambda error: type(error).__name__)
+def test_every_kind_of_user_error_is_one_line_and_status_2(capsys, monkeypatch, error):
+    """The command catches the tree's `UserError` (and OSError), whatever module raised it."""
+    def handler(args):
+        raise error
+
+    monkeypatch.setattr(audit_command, "run_audit_command", handler)
+    err = _fails(capsys, ["audit", "--experiences", "e", "--outcomes", "o", "--scenes", "s",
+                          "--scores", "x"], "expaudit audit: error: ")
+    assert " ".join(str(error).split()) in err
+
+
+def _bugs():
+    from service.container_jobs import SandboxUnavailable
+    from service.storage import StoreUnavailable
+
+    return [errors.InternalError("a job's machinery failed"),
+            StoreUnavailable("local store write failed: EIO"),
+            SandboxUnavailable("the sandbox could not be built"),
+            errors.ExpauditError("raised on purpose, but no user error"),
+            ValueError("a bug"), KeyError("a bug"), RuntimeError("a bug")]
+
+
+@pytest.mark.parametrize("error", _bugs(), ids=lambda error: type(error).__name__)
+def test_an_error_that_is_not_the_users_keeps_its_traceback(capsys, monkeypatch, error):
+    def handler(args):
+        raise error
+
+    monkeypatch.setattr(audit_command, "run_audit_command", handler)
+    with pytest.raises(type(error)) as raised:
+        main(["audit", "--experiences", "e", "--outcomes", "o", "--scenes", "s", "--scores", "x"])
+    assert raised.value is error
+    assert capsys.readouterr().err == ""

@@ -3,9 +3,16 @@
 `audit` (the offline audit), `data` (frozen data), `service` (serve, worker,
 submit and the client commands), `runner` (the rollout runner process) and
 `sandbox` (run a selector locally). Each is loaded by name when the parser is
-built and imports its heavy dependencies inside the handlers, so `expaudit
-audit` never loads the simulator or the web stack. This package is the top
-layer: nothing else in the project imports it.
+built; none of them loads the simulator or the web app at import (those load
+where they are used). This package is the top layer: nothing else in the
+project imports it.
+
+Errors: a `UserError` of the project's one exception tree (bad input, an
+unknown name, missing data, a server or Redis that does not answer) or an
+`OSError` (a file of the user's surroundings) is one line on stderr and exit
+status 2; anything else is a bug and keeps its traceback. Third-party errors
+are turned into the tree where they happen (the HTTP client, the service
+commands), so nothing is recognised here by name.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import importlib
 import sys
 
 from expaudit import __version__
+from expaudit.errors import UserError
 
 # Modules that expose `register(subparsers)`; each adds its own subcommands.
 SUBCOMMAND_MODULES = (
@@ -49,31 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-USER_ERRORS = (
-    ("leaderboard.errors", "InputError"),
-    ("service.settings", "SettingsError"),
-    ("requests", "RequestException"),
-    ("redis.exceptions", "RedisError"),
-)
-"""Errors that come from the user's input or surroundings (besides OSError), by module and name.
-
-Looked up only among modules already imported, so the boundary loads nothing."""
-
-
-def _user_error_types() -> tuple[type[BaseException], ...]:
-    types: list[type[BaseException]] = [OSError]
-    for module_name, name in USER_ERRORS:
-        module = sys.modules.get(module_name)
-        if module is not None:
-            types.append(getattr(module, name))
-    return tuple(types)
+USER_ERRORS = (UserError, OSError)
+"""What the command reports in one line: the user's input or surroundings, never a bug."""
 
 
 def _one_line(exc: BaseException) -> str:
-    requests = sys.modules.get("requests")
-    if (requests is not None and isinstance(exc, (requests.ConnectionError, requests.Timeout))
-            and exc.request is not None):
-        return f"cannot reach {exc.request.url}: is the server running and --server right?"
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
@@ -87,9 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(handler(args) or 0)
-    except Exception as exc:
-        if not isinstance(exc, _user_error_types()):
-            raise
+    except USER_ERRORS as exc:
         print(f"expaudit {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
 

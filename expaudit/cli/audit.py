@@ -1,16 +1,21 @@
 """`expaudit audit`: audit one rule's scores against a complete transfer matrix.
 
-Heavy imports (numpy, pandas) happen inside the handler so that building the
-`expaudit` parser stays fast.
+Bad input files raise the audit's `InputError`, which the command reports in
+one line (exit status 2).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from expaudit.cli.args import non_negative_int, positive_int
+from leaderboard.audit import run_audit
+from leaderboard.io import read_inputs
 from leaderboard.metrics import defaults
+from leaderboard.site.html_report import render_report_html
+from leaderboard.site.report_text import render_summary
 
 
 def register(subparsers) -> None:
@@ -71,18 +76,8 @@ def register(subparsers) -> None:
 
 
 def run_audit_command(args: argparse.Namespace) -> int:
-    """Read, audit, write. Bad input: one line on stderr and exit code 2."""
-    import json
-
-    from leaderboard.audit import run_audit
-    from leaderboard.errors import InputError
-    from leaderboard.io import read_inputs
-
-    try:
-        data, submitted = read_inputs(args.experiences, args.outcomes, args.scenes, args.scores)
-    except InputError as exc:
-        sys.stderr.write(f"expaudit audit: error: {exc}\n")
-        return 2
+    """Read, audit, write. Bad input (an `InputError`): one line on stderr and exit code 2."""
+    data, submitted = read_inputs(args.experiences, args.outcomes, args.scenes, args.scores)
     report = run_audit(
         data,
         submitted.scores,
@@ -95,8 +90,6 @@ def run_audit_command(args: argparse.Namespace) -> int:
     if args.json:
         outputs.append((args.json, json.dumps(report, sort_keys=True, indent=2) + "\n"))
     if args.html:
-        from leaderboard.site.html_report import render_report_html
-
         outputs.append((args.html, render_report_html(report)))
     for path, text in outputs:
         try:
@@ -106,7 +99,5 @@ def run_audit_command(args: argparse.Namespace) -> int:
             sys.stderr.write(f"expaudit audit: error: {path}: cannot be written: {exc.strerror}\n")
             return 2
     if not args.json:
-        from leaderboard.site.report_text import render_summary
-
         sys.stdout.write(render_summary(report))
     return 0

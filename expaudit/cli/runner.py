@@ -25,6 +25,13 @@ import os
 import re
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
+
+from benchmark_data.paths import root_or_default
+from expaudit import cli
+from service.rollout_runner import run_runner
+from service.settings import from_env
+from service.worker import build_context, redis_answers
 
 
 def register(subparsers) -> None:
@@ -77,18 +84,7 @@ def policy_options(device: str | None, envs: str | None,
 
 
 def _runner(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from benchmark_data.paths import root_or_default
-    from service.rollout_runner import run_runner
-    from service.settings import SettingsError, from_env
-    from service.worker import build_context
-
-    try:
-        settings = from_env()  # the same reading of the environment as web and worker
-    except SettingsError as exc:
-        print(f"expaudit runner: {exc}", file=sys.stderr)
-        return 2
+    settings = from_env()  # the same reading of the environment as web and worker
     redis_url = args.redis_url or settings.redis_url
     if not redis_url:
         print("expaudit runner: no Redis: pass --redis-url or set EXPAUDIT_REDIS_URL",
@@ -104,20 +100,20 @@ def _runner(args: argparse.Namespace) -> int:
         print(f"expaudit runner: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    context = build_context(replace(settings, redis_url=redis_url, frozen_root=str(root)),
-                            sandbox=True)
-    print(f"runner: serving the selectors and rollouts queues (sandbox {settings.sandbox}), "
-          f"cells go to {root}, policies run on {device} with {envs} env(s)", flush=True)
-    run_runner(context.redis, root, context, burst=args.burst, policy_device=device,
-               policy_envs=envs)
+    with redis_answers(redis_url):
+        context = build_context(replace(settings, redis_url=redis_url, frozen_root=str(root)),
+                                sandbox=True)
+        print(f"runner: serving the selectors and rollouts queues (sandbox {settings.sandbox}), "
+              f"cells go to {root}, policies run on {device} with {envs} env(s)", flush=True)
+        run_runner(context.redis, root, context, burst=args.burst, policy_device=device,
+                   policy_envs=envs)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m expaudit.cli.runner` runs the same command without the `expaudit` entry point."""
-    parser = argparse.ArgumentParser(prog="expaudit runner", description=__doc__.splitlines()[0])
-    _flags(parser)
-    return _runner(parser.parse_args(argv))
+    """`python -m expaudit.cli.runner` runs the same command without the `expaudit` entry point
+    (errors reported alike)."""
+    return cli.main(["runner", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -13,8 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from runner.sandbox import defaults
+from runner.sandbox.base import Limits, RunSpec, SandboxConfigError
+from runner.sandbox.demo import demo_input
+from runner.sandbox.execute import run_selector
+from runner.sandbox.local import LocalSandbox
+from runner.sandbox.protocol import ProtocolError
 
 
 def _positive(kind):
@@ -62,12 +68,6 @@ def register(subparsers) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     """Run, validate, print the result; exit 0 only when the scores are valid."""
-    from pathlib import Path
-
-    from runner.sandbox.base import Limits, RunSpec, SandboxConfigError
-    from runner.sandbox.execute import run_selector
-    from runner.sandbox.local import LocalSandbox
-
     setting_file = Path(args.input) / "setting.json"
     try:
         setting = json.loads(setting_file.read_text())
@@ -91,9 +91,6 @@ def run_command(args: argparse.Namespace) -> int:
 
 def demo_command(args: argparse.Namespace) -> int:
     """Write the demo /input tree."""
-    from runner.sandbox.demo import demo_input
-    from runner.sandbox.protocol import ProtocolError
-
     try:
         setting = demo_input(args.directory, n_experiences=args.experiences,
                              n_scenes=args.scenes)

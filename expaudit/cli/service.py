@@ -10,15 +10,20 @@ $EXPAUDIT_TOKEN).
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from expaudit.cli.args import positive_int
+from service import defaults
+from service.client import ApiError, Client
+from service.embedded import serve as serve_embedded
+from service.jobs import reconcile as reconcile_store
+from service.settings import client_defaults, from_env, parse_queues
+from service.worker import build_context, redis_answers, run_worker
 
 
 def register(subparsers) -> None:
     """Add the service's subcommands to the `expaudit` parser."""
-    from service import defaults
-
     serve = subparsers.add_parser("serve", help="run the web service and a worker (embedded defaults)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=defaults.DEFAULT_PORT)
@@ -125,16 +130,12 @@ def _server_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _client_flags(parser: argparse.ArgumentParser) -> None:
-    from service.settings import client_defaults
-
     server, token = client_defaults()
     parser.add_argument("--server", default=server, help="service URL ($EXPAUDIT_SERVER)")
     parser.add_argument("--token", default=token, help="bearer token ($EXPAUDIT_TOKEN)")
 
 
 def _settings(args):
-    from service.settings import from_env, parse_queues
-
     overrides = {key: getattr(args, attr) for key, attr in
                  (("store", "store"), ("redis_url", "redis_url"), ("catalog", "catalog"),
                   ("frozen_root", "frozen_root"))
@@ -145,14 +146,10 @@ def _settings(args):
 
 
 def _configure_logging() -> None:
-    import logging
-
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
 def _serve(args) -> int:
-    from service.embedded import serve
-
     def ready(url: str, token_note: str) -> None:
         print(f"expaudit is serving at {url}/  (API docs: {url}/api/v1/docs; {token_note})",
               flush=True)
@@ -161,24 +158,25 @@ def _serve(args) -> int:
         print(note, flush=True)
 
     _configure_logging()
-    return serve(_settings(args), host=args.host, port=args.port, web_workers=args.workers,
-                 on_ready=ready, on_runner=runner)
+    settings = _settings(args)
+    with redis_answers(settings.redis_url):
+        return serve_embedded(settings, host=args.host, port=args.port, web_workers=args.workers,
+                              on_ready=ready, on_runner=runner)
 
 
 def _worker(args) -> int:
-    from service.worker import run_worker
-
     _configure_logging()
-    run_worker(_settings(args), burst=args.burst)
+    settings = _settings(args)
+    with redis_answers(settings.redis_url):
+        run_worker(settings, burst=args.burst)
     return 0
 
 
 def _reconcile(args) -> int:
-    from service.jobs import reconcile
-    from service.worker import build_context
-
-    context = build_context(_settings(args))
-    result = reconcile(context.store, context.redis)
+    settings = _settings(args)
+    with redis_answers(settings.redis_url):
+        context = build_context(settings)
+        result = reconcile_store(context.store, context.redis)
     print(f"open submissions: {result.open}; re-enqueued: {len(result.enqueued)}"
           + (f" ({', '.join(result.enqueued)})" if result.enqueued else "")
           + ("; leaderboard rebuild enqueued" if result.rebuild_enqueued else ""))
@@ -186,14 +184,10 @@ def _reconcile(args) -> int:
 
 
 def _client(args):
-    from service.client import Client
-
     return Client(args.server, args.token)
 
 
 def _api_call(function) -> int:
-    from service.client import ApiError
-
     try:
         return function()
     except ApiError as exc:

@@ -16,15 +16,19 @@ from enum import Enum
 from pathlib import Path
 from typing import Mapping, Protocol
 
+from expaudit.errors import ExpauditError, InvalidInput
+from expaudit.numerics import kernel_env
 from runner.sandbox import defaults
 
 
-class SandboxError(Exception):
+class SandboxError(ExpauditError):
     """Base of the sandbox's own errors (bad settings, cgroups, /input data), so a caller
-    can catch them all; each also derives from the built-in it stands for."""
+    can catch them all; each also derives from its kind in the project's tree (a bad setting
+    is the caller's, a cgroup or /input failure the machinery's) and from the built-in it
+    stands for."""
 
 
-class SandboxConfigError(SandboxError, ValueError):
+class SandboxConfigError(SandboxError, InvalidInput, ValueError):
     """A run spec or backend setting that cannot be run; names the field and value."""
 
 
@@ -219,8 +223,6 @@ def sandbox_env(spec: RunSpec, *, input_path: str = "/input",
     get the kernels the service itself computes with (`expaudit.numerics`), so
     a selector's numpy and torch scores match the service's own to the bit.
     """
-    from expaudit.numerics import kernel_env
-
     threads = str(spec.limits.cpu_count)
     env = {
         "PATH": defaults.SANDBOX_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",

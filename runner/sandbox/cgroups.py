@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from expaudit.errors import InternalError
 from runner.sandbox.base import SandboxError
 
 REQUIRED = ("memory", "pids", "cpu")
@@ -56,7 +57,7 @@ def run_name() -> str:
     return f"expaudit-run-{secrets.token_hex(6)}"
 
 
-class CgroupError(SandboxError, OSError):
+class CgroupError(SandboxError, InternalError, OSError):
     """A cgroup could not be made, set or removed (names the step, never a host path)."""
 
 

@@ -35,6 +35,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from expaudit.errors import InternalError
 from leaderboard.errors import InputError
 from leaderboard.io import ScoresInput, parse_scores_table
 from runner.sandbox import defaults
@@ -50,8 +51,11 @@ FORBIDDEN_KEY_PARTS = ("outcome", "success", "reward", "transfer")
 """Metadata keys containing these words could carry outcomes and are refused."""
 
 
-class ProtocolError(SandboxError, ValueError):
-    """Data that cannot go into /input; names the item, the field and the value."""
+class ProtocolError(SandboxError, InternalError, ValueError):
+    """Data that cannot go into /input; names the item, the field and the value.
+
+    The service builds /input from its own frozen data, so this is its machinery's fault,
+    never the selector's (a selector's bad output is an `InputError` on its scores file)."""
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,12 @@ from service.context import Services
 from service.errors import ServiceError, Unauthorized
 from service.metrics import Metrics
 from service.request_body import BoundedBody, FixedScriptName
-from service.web.ops import forget_writable
 from service.settings import ServiceSettings, from_env
 from service.storage import InvalidKey, ObjectNotFound, ObjectStore, StoreUnavailable, open_store
 from service.upload_limits import BodyLimit
+from service.web import admin, ops, selector_inputs, settings_routes, submissions
+from service.web import leaderboard as leaderboard_routes
+from service.web.ops import forget_writable
 
 log = logging.getLogger(__name__)
 
@@ -116,12 +118,9 @@ def _register_failed_auth_hooks(app: Flask) -> None:
 
 
 def _register_blueprints(app: Flask) -> None:
-    from service.web import (admin, leaderboard, ops, selector_inputs, settings_routes,
-                                submissions)
-
-    for module in (settings_routes, selector_inputs, submissions, leaderboard, admin, ops):
+    for module in (settings_routes, selector_inputs, submissions, leaderboard_routes, admin, ops):
         app.register_blueprint(module.api, url_prefix=defaults.API_PREFIX)
-    app.register_blueprint(leaderboard.site)
+    app.register_blueprint(leaderboard_routes.site)
     app.register_blueprint(ops.root)
 
 
