@@ -23,9 +23,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner import policy_rollout
+from runner.appearance import sample_draw
+from runner.door_sim import DoorSim
 from runner.executor import Cell, CellResult, read_journal
+from runner.policy_camera import PolicyCamera
 from runner.policy_model import PolicyActor, PolicySpec, load_policy
+from runner.policy_rollout import noise_for, run_batch
 from runner.provenance import policy_code_version, policy_package_versions
+from runner.stack_sim import StackSim
 
 POLICY_MECHANISMS = ("policy", "policy_dr")
 CHUNK_CELLS = 20
@@ -78,14 +84,8 @@ class PolicyRunner:
         self._sims.clear()
 
     def _ensure_envs(self, n: int) -> None:
-        from runner.policy_camera import PolicyCamera  # deferred: camera and simulators load mujoco
-
         while len(self._sims) < n:
-            if self.world.task == "stack":
-                from runner.stack_sim import StackSim as Sim
-            else:
-                from runner.door_sim import DoorSim as Sim
-            sim = Sim()
+            sim = StackSim() if self.world.task == "stack" else DoorSim()
             self._sims.append(sim)
             self._cameras.append(PolicyCamera(sim, task=self.world.task, size=self._image_size()))
 
@@ -110,10 +110,6 @@ class PolicyRunner:
 
     def run(self, cells: list[Cell]) -> list[CellResult]:
         """Execute cells that all share (mechanism, experience), `envs` at a time."""
-        # deferred: appearance and rollout load mujoco
-        from runner.appearance import sample_draw
-        from runner.policy_rollout import HORIZON, noise_for, run_batch
-
         if not cells:
             return []
         groups = {(c.mechanism, c.experience_id) for c in cells}
@@ -124,7 +120,7 @@ class PolicyRunner:
             raise ValueError(f"cell mechanism {mechanism!r} is not a policy mechanism {POLICY_MECHANISMS}")
         actor, version = self._loaded(mechanism, eid)
         packages = policy_package_versions(self.device)
-        horizon = HORIZON[self.world.task]
+        horizon = policy_rollout.HORIZON[self.world.task]  # read per call (tests shorten it)
         results = []
         for start in range(0, len(cells), self.envs):
             batch = cells[start:start + self.envs]

@@ -14,6 +14,7 @@ from pathlib import Path
 from benchmark_data.library import read_experiences
 from benchmark_data.paths import library_dir, query_set_dir
 from benchmark_data.query_sets import read_scenes
+from runner.appearance import encode_png, sample_draw
 from runner.door_scenes import DoorLayout
 from runner.scenes import StackLayout
 
@@ -32,8 +33,6 @@ def _add_png(tar: tarfile.TarFile, name: str, png: bytes) -> None:
 
 def write_query_images(query_set: str, sim, renderer, root=None) -> Path:
     """Render every scene (state x draw) of a query set into `images.tar` (sim of the set's task)."""
-    from runner.appearance import sample_draw  # deferred: loads mujoco
-
     scenes = read_scenes(query_set, root)
     renders = ((f"{row.scene_id}.png", _layout(row.task, row.layout),
                 sample_draw(row.state_id, int(row.appearance_draw))) for row in scenes.itertuples())
@@ -42,8 +41,6 @@ def write_query_images(query_set: str, sim, renderer, root=None) -> Path:
 
 def write_base_images(library_id: str, sim, renderer, root=None) -> Path:
     """Render each experience's base scene (nominal appearance) into `base_images.tar`."""
-    from runner.appearance import sample_draw  # deferred: loads mujoco
-
     frame = read_experiences(library_id, root)
     renders = ((f"{row.experience_id}.png", _layout(row.task, row.base_layout),
                 sample_draw(f"base-{row.experience_id}", 0)) for row in frame.itertuples())
@@ -56,8 +53,6 @@ def _layout(task: str, layout_json: str):
 
 def _write_renders(path: Path, renders, sim, renderer) -> Path:
     """One PNG per (file name, layout, appearance draw), in order, into the tar at `path`."""
-    from runner.appearance import encode_png  # deferred: loads mujoco
-
     with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
         for name, layout, draw in renders:
             sim.restore(layout)

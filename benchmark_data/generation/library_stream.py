@@ -20,6 +20,7 @@ from benchmark_data.registry import LIBRARY_IDS, experience_id
 from runner.door_expert import record_door
 from runner.recording import record
 from runner.scenes import StackLayout
+from runner.stack_sim import CONTROL_FREQ
 
 STREAM_LENGTH = {"stack": 60, "door": 10}
 """Accepted recordings per stream: Stack K=50 plus the disjoint K=10-b draw; Door K=3 with spares."""
@@ -61,8 +62,6 @@ def write_stack_library(accepted, rows, root=None) -> Path:
 
 def _write_demos(path: Path, accepted) -> None:
     import h5py
-
-    from runner.stack_sim import CONTROL_FREQ  # deferred: loads mujoco
 
     with h5py.File(path, "w") as f:
         data = f.create_group("data")

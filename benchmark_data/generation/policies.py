@@ -26,13 +26,21 @@ from benchmark_data.library import read_experiences
 from benchmark_data.policy_files import POLICY_MECHANISMS, policy_dir, read_training
 from benchmark_data.query_sets import N_DRAWS
 from benchmark_data.registry import LIBRARY_IDS, Mechanism
+from runner import policy_rollout
+from runner.appearance import sample_draw
 from runner.door_expert import DoorStyle
+from runner.door_policy_demos import collect_door_demos
 from runner.door_scenes import DoorLayout, door_query_states
+from runner.door_sim import DoorSim
+from runner.policy_camera import PolicyCamera
 from runner.policy_model import PolicyActor, PolicySpec, load_policy, save_policy, train
+from runner.policy_rollout import noise_for, run_episode
 from runner.provenance import policy_code_version, policy_package_versions
 from runner.scenes import StackLayout
 from runner.scenes import query_states as stack_query_states
 from runner.stack_expert import StackStyle
+from runner.stack_policy_demos import collect_demos as collect_stack_demos
+from runner.stack_sim import StackSim
 
 N_DEMOS = {"stack": 80, "door": 80}
 """Successful demonstrations each policy is trained on, per task."""
@@ -77,19 +85,14 @@ def record_training_demos(task: str, mechanism: str, experience_id: str, n_demos
     them, and the same call regenerates them bit for bit (their SHA-256 is
     in each policy's training.json).
     """
-    from runner.policy_camera import PolicyCamera  # deferred: loads mujoco
-
     if mechanism not in {m.value for m in POLICY_MECHANISMS}:
         raise ValueError(f"mechanism must be one of {[m.value for m in POLICY_MECHANISMS]}, got {mechanism!r}")
     base, style = _experience(task, experience_id, root)
     randomized = mechanism == Mechanism.POLICY_DR.value
-    if task == "stack":  # deferred: the demonstration recorders and simulators load mujoco
-        from runner.stack_policy_demos import collect_demos
-        from runner.stack_sim import StackSim as Sim
+    if task == "stack":
+        sim, collect_demos = StackSim(), collect_stack_demos
     else:
-        from runner.door_policy_demos import collect_door_demos as collect_demos
-        from runner.door_sim import DoorSim as Sim
-    sim = Sim()
+        sim, collect_demos = DoorSim(), collect_door_demos
     camera = PolicyCamera(sim, task=task, size=image_size)
     try:
         return collect_demos(sim, camera, experience_id, base, style, n_demos, randomized)
@@ -149,21 +152,14 @@ def evaluate_policy(mechanism: str, experience_id: str, on: str = "train", *, dr
     noise of `seed`). Returns {group: (successes, episodes)}, grouped by layout
     level for a query set and as "train" for the demonstrations.
     """
-    # deferred: appearance, camera, rollout and simulators load mujoco
-    from runner.appearance import sample_draw
-    from runner.policy_camera import PolicyCamera
-    from runner.policy_rollout import HORIZON, noise_for, run_episode
-
     if not 0 <= draw < N_DRAWS:
         raise ValueError(f"draw must be 0-{N_DRAWS - 1}, got {draw}")
     record = read_training(mechanism, experience_id, root)
     task = record["task"]
     if task == "stack":
-        Layout, query_states = StackLayout, stack_query_states
-        from runner.stack_sim import StackSim as Sim
+        Layout, query_states, Sim = StackLayout, stack_query_states, StackSim
     else:
-        Layout, query_states = DoorLayout, door_query_states
-        from runner.door_sim import DoorSim as Sim
+        Layout, query_states, Sim = DoorLayout, door_query_states, DoorSim
     if on == "train":
         items = [(d["draw_key"], Layout.from_dict(d["layout"]), sample_draw(d["draw_key"], d["draw"]), "train")
                  for d in record.get("demos", [])]
@@ -175,7 +171,7 @@ def evaluate_policy(mechanism: str, experience_id: str, on: str = "train", *, dr
     actor = PolicyActor(algo)
     sim = Sim()
     camera = PolicyCamera(sim, task=task, size=spec.image_size)
-    horizon = HORIZON[task]
+    horizon = policy_rollout.HORIZON[task]  # read per call (tests shorten it)
     counts: dict[str, tuple[int, int]] = {}
     try:
         for scene_id, layout, appearance, group in items:

@@ -15,6 +15,7 @@ import numpy as np
 
 from benchmark_data.query_sets import N_DRAWS, VALIDATION_SEEDS, VALIDATION_TASK, scene_id
 from expaudit.errors import InvalidInput
+from runner.appearance import sample_draw
 from runner.door_scenes import QUERY_SET_SEEDS as DOOR_QUERY_SET_SEEDS
 from runner.door_scenes import DoorQueryState, door_query_states, sample_door_layout
 from runner.scenes import QUERY_SET_SEEDS as STACK_QUERY_SET_SEEDS
@@ -134,8 +135,6 @@ def check_validation_disjoint(name: str, training_layouts=(), training_draw_keys
     equals a validation layout; no perturbed appearance draw (1-4) of a training
     key (e.g. `train:<experience>:<n>`) equals one of a validation state.
     """
-    from runner.appearance import sample_draw  # deferred: loads mujoco
-
     if name not in VALIDATION_SEEDS:
         raise KeyError(f"unknown validation query set {name!r}; known: {', '.join(VALIDATION_SEEDS)}")
     task = VALIDATION_TASK[name]

@@ -32,6 +32,7 @@ from runner.door_scenes import DoorLayout
 from runner.executor import Cell, ReplayWorld, execute
 from runner.policy_executor import PolicyScene, PolicyWorld, execute_policy
 from runner.scenes import StackLayout, query_states
+from runner.stack_sim import StackSim
 
 PROGRESS_EVERY = 25
 """Log a progress line every this many cells."""
@@ -52,8 +53,6 @@ def ensure_stack_inputs(query_sets: Iterable[str], root=None, log: Callable = la
     missing_qs = [q for q in query_sets if not (query_set_dir(q, root) / "scenes.parquet").exists()]
     if not missing_lib and not missing_qs:
         return
-    from runner.stack_sim import StackSim  # deferred: loads mujoco
-
     sim = StackSim()
     if missing_lib:
         log("recording the Stack stream ...")

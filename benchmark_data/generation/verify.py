@@ -31,9 +31,11 @@ from benchmark_data.paths import BASE_QUERY_SET, root_or_default
 from benchmark_data.policy_files import POLICY_MECHANISMS, is_trained, policy_dir
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import QUERY_SETS
+from runner.appearance import Appearance, sample_draw
 from runner.executor import Cell, run_cell
 from runner.policy_executor import PolicyRunner
 from runner.provenance import policy_code_version
+from runner.stack_sim import StackSim
 
 
 @dataclass(frozen=True)
@@ -72,16 +74,11 @@ _STATE: dict = {}
 
 
 def _init(world) -> None:
-    from runner.appearance import Appearance  # deferred: loads mujoco
-    from runner.stack_sim import StackSim
-
     sim = StackSim()
     _STATE.update(sim=sim, world=world, appearance=Appearance(sim.model))
 
 
 def _rerun(job: tuple) -> tuple:
-    from runner.appearance import sample_draw  # deferred: loads mujoco
-
     key, draw = job
     cell = Cell(*key)
     look = sample_draw(cell.state_id, draw)
