@@ -106,6 +106,7 @@ def load_encoder(name: str, *, weights_path: str | Path | None = None,
             return NotComputed(name, "Pillow is not installed: install the embed extra")
         return Raw32Encoder()
     if name == "policy_encoder":
+        # deferred: loads the simulator's policy model, absent from a selector image
         from leaderboard.rules.embeddings.policy_encoder import load_policy_encoder
 
         return load_policy_encoder(task, root)
@@ -118,7 +119,7 @@ def load_encoder(name: str, *, weights_path: str | Path | None = None,
     if name == "efficientnet_lite0" and importlib.util.find_spec("efficientnet_lite_pytorch") is None:
         return NotComputed(name, "the architecture package efficientnet-lite-pytorch is not "
                                  "installed (scripts/bootstrap.sh embed)")
-    from leaderboard.rules.embeddings import torch_encoders as te
+    from leaderboard.rules.embeddings import torch_encoders as te  # deferred: loads torch
 
     if name == "dinov2":
         return te.torchscript(name, path, te.IMAGENET)

@@ -15,6 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
+from benchmark_data.paths import library_dir, query_set_dir
 from leaderboard.rules.embeddings import ENCODER_NAMES, EmbeddingCache, NotComputed, embedding_scores, load_encoder
 
 QUERY_TAR = "images.tar"
@@ -39,8 +40,6 @@ def read_tar_images(tar_path: Path, ids: Sequence[str]) -> list[np.ndarray]:
 
 def setting_images(setting, data, root=None) -> tuple[list, list] | str:
     """(query images in scene order, base images in library order), or why they are missing."""
-    from benchmark_data.paths import library_dir, query_set_dir
-
     query_tar = query_set_dir(setting.query_set, root) / QUERY_TAR
     base_tar = library_dir(setting.library_id, root) / BASE_TAR
     for path, owner in ((query_tar, setting.query_set), (base_tar, setting.library_id)):

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from leaderboard.rules.embeddings.architectures import MobileNetV2, ResNet18
 from leaderboard.rules.embeddings.base import check_images, file_sha256
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -102,8 +103,6 @@ def load_state_dict_into(module: torch.nn.Module, path: Path, name: str) -> torc
 
 def mobilenet_v2(path: Path) -> TorchEncoder:
     """ImageNet MobileNetV2 from a torchvision-layout state dict (1280-d features)."""
-    from leaderboard.rules.embeddings.architectures import MobileNetV2
-
     model = load_state_dict_into(MobileNetV2(), path, "mobilenet_v2")
     return TorchEncoder("mobilenet_v2", file_sha256(path), model.embed, IMAGENET)
 
@@ -123,8 +122,6 @@ def efficientnet_lite0(path: Path) -> TorchEncoder:
 
 def resnet18(path: Path) -> TorchEncoder:
     """ImageNet ResNet-18 from a user-supplied torchvision-layout state dict (512-d)."""
-    from leaderboard.rules.embeddings.architectures import ResNet18
-
     model = load_state_dict_into(ResNet18(), path, "resnet18")
     return TorchEncoder("resnet18", file_sha256(path), model.embed, IMAGENET)
 
