@@ -23,7 +23,6 @@ import numpy as np
 
 from benchmark_data.library import read_experiences, replay_paths
 from benchmark_data.query_sets import read_scenes
-from runner.replay import retarget
 from runner.scenes import CUBE_A_HALF, CUBE_B_HALF, TABLE_TOP_Z, StackLayout
 
 NO_OBSTACLE_CLEARANCE = 1.0
@@ -143,6 +142,8 @@ def stack_retargeted_paths(sources: Sequence[tuple], query_layouts: Sequence) ->
     Uses the Replay executor's own `runner.replay.retarget`, so the path is
     the one Replay commands (before execution noise).
     """
+    from runner.replay import retarget  # deferred: loads numba (the sim extra); the web service does not
+
     return [[retarget(path, base, query)[:, :3] for query in query_layouts]
             for base, path in sources]
 
