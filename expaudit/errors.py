@@ -2,21 +2,23 @@
 
     ExpauditError                     raised on purpose by the project's code
     ├── UserError                     the caller's input or surroundings: the command prints one
-    │   │                             line and exits with status 2, nothing by name
+    │   │                             line and exits with status 2; nothing is caught by name
     │   ├── InvalidInput              a file, field or value that breaks a documented format
     │   ├── UnknownName               a setting, rule or other name that is not declared
     │   ├── DataNotFound              frozen data, a policy or a report not present here
-    │   └── Unreachable               a server, Redis or the object store that does not answer
-    └── InternalError                 the project's own machinery failed (a sandbox, a job, a
-                                      store): retried or reported, never charged to the user
+    │   └── Unreachable               a server or Redis the command was pointed at, not answering
+    ├── InternalError                 the project's own machinery failed (a sandbox, a job, the
+    │                                 object store): retried or reported, never charged to a user
+    ├── service.errors.ServiceError   an HTTP answer with its status code (the web process)
+    └── runner.sandbox.base.SandboxError
+                                      a sandbox run; each subclass is also a UserError kind or
+                                      an InternalError (a bad run spec, a failing cgroup)
 
 Each package subclasses these where the error is raised (`leaderboard.errors.InputError`
 is an `InvalidInput`; `benchmark_data.registry.UnknownSettingError` an `UnknownName`), and
 may also subclass the built-in error callers already catch (`KeyError`, `FileNotFoundError`).
-The HTTP errors of the service (`service.errors.ServiceError`) carry their status code and
-are a branch of their own under `ExpauditError`.
+`tests/test_error_tree.py` finds every exception class of the project and checks it is here.
 """
-
 from __future__ import annotations
 
 __all__ = ["DataNotFound", "ExpauditError", "InternalError", "InvalidInput", "UnknownName",
