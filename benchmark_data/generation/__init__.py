@@ -1,8 +1,10 @@
 """Making the frozen data: rollouts of a setting, policy training, verification, exports, images.
 
-Every module here runs or reads rollouts, so it needs the `sim` extra
-(robosuite, MuJoCo) and, for policies, torch: import the module you need
-(`rollouts`, `policies`, `verify`, `export`, `images`, `dataset_card`); this
-package imports none of them. Above the frozen-data readers and the
-simulator; nothing below imports it.
+The modules that run rollouts or render (`rollouts`, `policies`, `verify`,
+`images`, `library_stream`, `query_set_build`) import the simulator at the
+top, so they need the `sim` extra (robosuite, MuJoCo), and torch to train or
+run policies; `export` and `dataset_card` only read the frozen data and run
+on the core install. Import the module you need; this package imports none
+of them. Above the frozen-data readers and the simulator; nothing below
+imports it.
 """

@@ -1,8 +1,8 @@
-"""The handlers of `expaudit data ...`: generate, train, evaluate, verify, export and render the
-frozen data.
+"""The handlers of the `expaudit data` actions that run the simulator: generate, train and
+evaluate policies, verify, render images and build the Door data.
 
-They run the simulator (robosuite, MuJoCo) and, for policies, torch, so the
-command's parser (`data`) loads this module only when one of them runs.
+They need the `sim` extra (robosuite, MuJoCo) and, for policies, torch, so
+the command's parser (`data`) loads this module only when one of them runs.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import os
 import sys
 import time
 
-from benchmark_data.generation.export import export_setting, write_manifest
 from benchmark_data.generation.images import write_base_images, write_query_images
 from benchmark_data.generation.library_stream import build_door_library
 from benchmark_data.generation.policies import evaluate_policy, train_policy
@@ -21,11 +20,9 @@ from benchmark_data.generation.query_set_build import door_scene_rows
 from benchmark_data.generation.rollouts import (ensure_stack_inputs, plan_all, plan_policy_setting,
                                                 plan_setting, run_cells)
 from benchmark_data.generation.verify import verify_policy_sample, verify_sample
-from benchmark_data.paths import root_or_default
 from benchmark_data.policy_files import PolicyNotFoundError, is_trained, policy_experiences
-from benchmark_data.query_sets import QuerySetNotFoundError, write_scenes
-from benchmark_data.registry import (LIBRARY_IDS, N_SEEDS, QUERY_SETS, SETTINGS, Mechanism,
-                                     UnknownSettingError, get_setting)
+from benchmark_data.query_sets import write_scenes
+from benchmark_data.registry import LIBRARY_IDS, N_SEEDS, QUERY_SETS, SETTINGS, Mechanism, get_setting
 from expaudit.numerics import blas_kernel, torch_cpu_capability
 from runner.appearance import SceneRenderer
 from runner.door_sim import DoorSim
@@ -149,26 +146,6 @@ def verify(args: argparse.Namespace) -> int:
     return 0 if all(report.ok for report, _ in reports) else 1
 
 
-def export(args: argparse.Namespace) -> int:
-    try:
-        result = export_setting(args.setting, args.directory, root=args.root)
-    except (UnknownSettingError, QuerySetNotFoundError) as exc:
-        print(f"expaudit data export: {exc.args[0] if exc.args else exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {result.directory}/experiences.csv, scenes.csv, outcomes.csv "
-          f"({result.n_outcomes} outcomes, {result.n_missing} cells missing)")
-    return 0
-
-
-def manifest(args: argparse.Namespace) -> int:
-    if not root_or_default(args.root).is_dir():
-        print(f"expaudit data manifest: --root '{args.root}' is not a directory", file=sys.stderr)
-        return 2
-    path = write_manifest(args.root)
-    print(f"wrote {path}")
-    return 0
-
-
 def images(args: argparse.Namespace) -> int:
     unknown = [q for q in args.query_sets if q not in QUERY_SETS]
     if unknown:
@@ -201,9 +178,7 @@ HANDLERS = {
     "train-policies": train_policies,
     "evaluate-policy": evaluate,
     "verify": verify,
-    "export": export,
-    "manifest": manifest,
     "images": images,
     "door": door,
 }
-"""The handler of each `expaudit data` action."""
+"""The handler of each `expaudit data` action that runs the simulator."""
