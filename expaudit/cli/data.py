@@ -1,48 +1,22 @@
 """`expaudit data ...`: generate, verify, export and hash the frozen benchmark data.
 
-`export` and `manifest` only read the frozen data and run here, on the core
-install. The other actions run the simulator: their handlers
-(`data_handlers`) are loaded when one of them runs, so building the parser
-needs no `sim` extra.
+This module builds the parser only; the handlers (`data_handlers`) load the
+data generation, and most of them the simulator, so they are loaded when an
+action runs and `expaudit --help` stays light.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 
-from benchmark_data.generation.export import export_setting, write_manifest
-from benchmark_data.paths import root_or_default
-from benchmark_data.query_sets import QuerySetNotFoundError
-from benchmark_data.registry import UnknownSettingError
 from expaudit.cli.args import non_negative_int, positive_int
 
 
-def _simulate(args: argparse.Namespace) -> int:
-    """Run a `data` action that needs the simulator."""
-    from expaudit.cli import data_handlers  # deferred: the handlers load the simulator
+def _run(args: argparse.Namespace) -> int:
+    """Run the chosen `data` action."""
+    from expaudit.cli import data_handlers  # deferred: the handlers load the data generation
 
-    return data_handlers.HANDLERS[args.data_command](args)
-
-
-def _export(args: argparse.Namespace) -> int:
-    try:
-        result = export_setting(args.setting, args.directory, root=args.root)
-    except (UnknownSettingError, QuerySetNotFoundError) as exc:
-        print(f"expaudit data export: {exc.args[0] if exc.args else exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {result.directory}/experiences.csv, scenes.csv, outcomes.csv "
-          f"({result.n_outcomes} outcomes, {result.n_missing} cells missing)")
-    return 0
-
-
-def _manifest(args: argparse.Namespace) -> int:
-    if not root_or_default(args.root).is_dir():
-        print(f"expaudit data manifest: --root '{args.root}' is not a directory", file=sys.stderr)
-        return 2
-    path = write_manifest(args.root)
-    print(f"wrote {path}")
-    return 0
+    return data_handlers.run(args)
 
 
 def register(subparsers) -> None:
@@ -60,7 +34,7 @@ def register(subparsers) -> None:
     gen.add_argument("--seeds", type=int, nargs="+", default=None,
                      help="policy settings: the seeds to run, in order (default all 5)")
     gen.add_argument("--root", default=None, help="frozen data root (default: the package's)")
-    gen.set_defaults(handler=_simulate)
+    gen.set_defaults(handler=_run)
 
     tp = sub.add_parser("train-policies",
                         help="record demonstrations and train the frozen BC-RNN policies (resumable)")
@@ -70,7 +44,7 @@ def register(subparsers) -> None:
     tp.add_argument("--workers", type=int, default=2, help="policies trained at once (default 2)")
     tp.add_argument("--force", action="store_true", help="retrain policies that exist")
     tp.add_argument("--root", default=None, help="frozen data root (default: the package's)")
-    tp.set_defaults(handler=_simulate)
+    tp.set_defaults(handler=_run)
 
     ev = sub.add_parser("evaluate-policy",
                         help="closed-loop success of one frozen policy on its demonstration layouts or a query set")
@@ -82,7 +56,7 @@ def register(subparsers) -> None:
     ev.add_argument("--seed", type=non_negative_int, default=0, help="execution-noise seed (default 0)")
     ev.add_argument("--limit", type=positive_int, default=None, help="at most this many episodes")
     ev.add_argument("--root", default=None, help="frozen data root (default: the package's)")
-    ev.set_defaults(handler=_simulate)
+    ev.set_defaults(handler=_run)
 
     ver = sub.add_parser("verify", help="re-execute random stored cells across renders and from scratch")
     ver.add_argument("--sample", type=non_negative_int, default=200, help="cells to re-execute (default 200)")
@@ -91,24 +65,24 @@ def register(subparsers) -> None:
     ver.add_argument("--policy-sample", type=non_negative_int, default=0,
                      help="policy cells to re-execute from scratch on the CPU (default 0: none)")
     ver.add_argument("--root", default=None, help="frozen data root (default: the package's)")
-    ver.set_defaults(handler=_simulate)
+    ver.set_defaults(handler=_run)
 
     exp = sub.add_parser("export", help="write a setting as experiences.csv, scenes.csv, outcomes.csv")
     exp.add_argument("setting", help="setting id")
     exp.add_argument("directory", help="output directory (created if needed)")
     exp.add_argument("--root", default=None, help="frozen data root (default: the package's)")
-    exp.set_defaults(handler=_export)
+    exp.set_defaults(handler=_run)
 
     man = sub.add_parser("manifest", help="rebuild manifest.json (content hashes, completeness)")
     man.add_argument("--root", default=None, help="frozen data root (default: the package's)")
-    man.set_defaults(handler=_manifest)
+    man.set_defaults(handler=_run)
 
     img = sub.add_parser("images", help="render the query-set and base-scene PNGs (needs OpenGL)")
     img.add_argument("query_sets", nargs="*",
                      default=["stack-orig", "stack-fresh", "stack-hidden", "door-orig", "door-fresh"])
     img.add_argument("--root", default=None, help="frozen data root (default: the package's)")
-    img.set_defaults(handler=_simulate)
+    img.set_defaults(handler=_run)
 
     door = sub.add_parser("door", help="write the Door query sets' scene tables and the Door library")
     door.add_argument("--root", default=None, help="frozen data root (default: the package's)")
-    door.set_defaults(handler=_simulate)
+    door.set_defaults(handler=_run)

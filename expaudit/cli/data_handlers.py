@@ -1,184 +1,50 @@
-"""The handlers of the `expaudit data` actions that run the simulator: generate, train and
-evaluate policies, verify, render images and build the Door data.
+"""The handlers of `expaudit data ...`.
 
-They need the `sim` extra (robosuite, MuJoCo) and, for policies, torch, so
-the command's parser (`data`) loads this module only when one of them runs.
+`export` and `manifest` only read the frozen data, so they run on the core
+install. The other actions run the simulator: their handlers
+(`data_sim_handlers`) are loaded when one of them runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
-import os
 import sys
-import time
 
-from benchmark_data.generation.images import write_base_images, write_query_images
-from benchmark_data.generation.library_stream import build_door_library
-from benchmark_data.generation.policies import evaluate_policy, train_policy
-from benchmark_data.generation.query_set_build import door_scene_rows
-from benchmark_data.generation.rollouts import (ensure_stack_inputs, plan_all, plan_policy_setting,
-                                                plan_setting, run_cells)
-from benchmark_data.generation.verify import verify_policy_sample, verify_sample
-from benchmark_data.policy_files import PolicyNotFoundError, is_trained, policy_experiences
-from benchmark_data.query_sets import write_scenes
-from benchmark_data.registry import LIBRARY_IDS, N_SEEDS, QUERY_SETS, SETTINGS, Mechanism, get_setting
-from expaudit.numerics import blas_kernel, torch_cpu_capability
-from runner.appearance import SceneRenderer
-from runner.door_sim import DoorSim
-from runner.stack_sim import StackSim
+from benchmark_data.generation.export import export_setting, write_manifest
+from benchmark_data.paths import root_or_default
+from benchmark_data.query_sets import QuerySetNotFoundError
+from benchmark_data.registry import UnknownSettingError
 
 
-def _log(message: str) -> None:
-    stamp = time.strftime("%H:%M:%S", time.gmtime())
-    print(f"[{stamp}] {message}", flush=True)
+def run(args: argparse.Namespace) -> int:
+    """Run the `data` action `args.data_command`."""
+    handler = FROZEN_DATA_HANDLERS.get(args.data_command)
+    if handler is not None:
+        return handler(args)
+    from expaudit.cli import data_sim_handlers  # deferred: loads mujoco
+
+    return data_sim_handlers.HANDLERS[args.data_command](args)
 
 
-def generate(args: argparse.Namespace) -> int:
-    seeds = args.seeds if args.seeds is not None else list(range(N_SEEDS))
-    bad = [s for s in seeds if not 0 <= s < N_SEEDS]
-    if bad:
-        print(f"expaudit data generate: --seeds: {bad[0]} is not in 0-{N_SEEDS - 1}", file=sys.stderr)
-        return 2
-    if args.policies:
-        ids = [s.id for s in SETTINGS.values() if s.task == args.policies
-               and s.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR)]
-        cells = [c for seed in seeds for sid in ids
-                 for c in plan_policy_setting(sid, [seed], root=args.root)]
-    elif args.all:
-        cells = plan_all()
-    elif args.setting:
-        setting = get_setting(args.setting)
-        if setting.mechanism is Mechanism.REPLAY:
-            cells = plan_setting(args.setting)
-        else:
-            cells = plan_policy_setting(args.setting, seeds, root=args.root)
-    else:
-        print("expaudit data generate: give a SETTING, --all or --policies TASK", file=sys.stderr)
-        return 2
-    query_sets = sorted({c.query_set for c in cells} - {"stack-base"})
-    ensure_stack_inputs(query_sets, root=args.root, log=_log)
-    if args.limit is not None:
-        cells = cells[: args.limit]
-    ran = run_cells(cells, workers=args.workers, root=args.root, log=_log)
-    _log(f"done: {ran} cells executed")
-    return 0
-
-
-def train_policies(args: argparse.Namespace) -> int:
-    todo = [(t, m, e) for t, m, e in policy_experiences()
-            if (args.task is None or t == args.task) and (args.mechanism is None or m == args.mechanism)
-            and (not args.experience or e in args.experience)]
-    if not todo:
-        print("expaudit data train-policies: no policy matches the filters", file=sys.stderr)
-        return 2
-    pending = [k for k in todo if args.force or not is_trained(k[1], k[2], args.root)]
-    _log(f"{len(todo)} policies selected, {len(todo) - len(pending)} already trained, "
-         f"{len(pending)} to train on {args.workers} process(es)")
-    if not pending:
-        return 0
-    jobs = [(t, m, e, args.root) for t, m, e in pending]
-    if args.workers <= 1:
-        for job in jobs:
-            train_one(job)
-    else:
-        with mp.get_context("spawn").Pool(args.workers, maxtasksperchild=1) as pool:
-            for _ in pool.imap_unordered(train_one, jobs):
-                pass
-    return 0
-
-
-def train_one(job) -> None:
-    """Train one policy (a worker of `train_policies`; torch loads in the training, after this
-    process's OpenMP threads are set to one)."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    task, mechanism, eid, root = job
-    path = train_policy(task, mechanism, eid, root, log=_log)
-    _log(f"wrote {path}")
-
-
-def evaluate(args: argparse.Namespace) -> int:
-    import torch  # deferred: heavy optional dependency
-
-    torch.set_num_threads(1)
+def export(args: argparse.Namespace) -> int:
     try:
-        counts = evaluate_policy(args.mechanism, args.experience, args.on, draw=args.draw, seed=args.seed,
-                                 limit=args.limit, root=args.root)
-    except (PolicyNotFoundError, KeyError, ValueError) as exc:
-        print(f"expaudit data evaluate-policy: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        result = export_setting(args.setting, args.directory, root=args.root)
+    except (UnknownSettingError, QuerySetNotFoundError) as exc:
+        print(f"expaudit data export: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
-    done = sum(s for s, _ in counts.values())
-    total = sum(n for _, n in counts.values())
-    for group, (s, n) in sorted(counts.items()):
-        print(f"{group}: {s}/{n}")
-    print(f"{args.mechanism} {args.experience} on {args.on}: {done}/{total} episodes succeeded")
+    print(f"wrote {result.directory}/experiences.csv, scenes.csv, outcomes.csv "
+          f"({result.n_outcomes} outcomes, {result.n_missing} cells missing)")
     return 0
 
 
-def verify(args: argparse.Namespace) -> int:
-    reports = []
-    if args.sample == 0 and args.policy_sample == 0:
-        print("expaudit data verify: --sample and --policy-sample are both 0: nothing to verify",
-              file=sys.stderr)
+def manifest(args: argparse.Namespace) -> int:
+    if not root_or_default(args.root).is_dir():
+        print(f"expaudit data manifest: --root '{args.root}' is not a directory", file=sys.stderr)
         return 2
-    try:
-        if args.sample > 0:
-            reports.append((verify_sample(args.sample, seed=args.seed, workers=args.workers, root=args.root),
-                            "cells across renders and from scratch"))
-        if args.policy_sample > 0:
-            reports.append((verify_policy_sample(args.policy_sample, seed=args.seed, root=args.root),
-                            "policy cells from scratch"))
-    except ValueError as exc:  # nothing stored to sample from
-        print(f"expaudit data verify: {exc}", file=sys.stderr)
-        return 2
-    for report, what in reports:
-        for m in report.mismatches:
-            print(f"MISMATCH {'/'.join(map(str, m.key))} draw {m.draw}: {m.field} stored "
-                  f"{m.stored!r}, re-run {m.rerun!r}")
-        print(f"verified {report.n_checked} {what}: {len(report.mismatches)} difference(s) in "
-              f"{report.cells_differing()} cell(s), success differs in {report.cells_differing('success')}")
-    if not all(report.ok for report, _ in reports):
-        kernels = f"numpy's OpenBLAS kernel {blas_kernel()}"
-        if args.policy_sample > 0:
-            kernels += f" and torch's {torch_cpu_capability()} kernels"
-        print(f"(re-executed with {kernels}; each cell's packages record names the kernels it "
-              f"ran with, docs/data.md says what reproduces where)")
-    return 0 if all(report.ok for report, _ in reports) else 1
-
-
-def images(args: argparse.Namespace) -> int:
-    unknown = [q for q in args.query_sets if q not in QUERY_SETS]
-    if unknown:
-        print(f"expaudit data images: unknown query set(s) {unknown}; known: {sorted(QUERY_SETS)}",
-              file=sys.stderr)
-        return 2
-    for task in ("stack", "door"):
-        sets = [q for q in args.query_sets if QUERY_SETS.get(q) == task]
-        if not sets:
-            continue
-        sim = StackSim() if task == "stack" else DoorSim()
-        renderer = SceneRenderer(sim, task=task)
-        for query_set in sets:
-            _log(f"wrote {write_query_images(query_set, sim, renderer, args.root)}")
-        _log(f"wrote {write_base_images(LIBRARY_IDS[task], sim, renderer, args.root)}")
-        renderer.close()
+    path = write_manifest(args.root)
+    print(f"wrote {path}")
     return 0
 
 
-def door(args: argparse.Namespace) -> int:
-    sim = DoorSim()
-    for query_set in ("door-orig", "door-fresh"):
-        _log(f"wrote {write_scenes(query_set, door_scene_rows(query_set, sim), args.root)}")
-    _log(f"wrote {build_door_library(sim, args.root)}")
-    return 0
-
-
-HANDLERS = {
-    "generate": generate,
-    "train-policies": train_policies,
-    "evaluate-policy": evaluate,
-    "verify": verify,
-    "images": images,
-    "door": door,
-}
-"""The handler of each `expaudit data` action that runs the simulator."""
+FROZEN_DATA_HANDLERS = {"export": export, "manifest": manifest}
+"""The handlers of the `data` actions that only read the frozen data."""
