@@ -2,20 +2,33 @@
 
 Bad input files raise the audit's `InputError`, which the command reports in
 one line (exit status 2).
+
+This module builds the parser only; the handler (`audit_handlers`) loads the
+audit engine and pandas, so it is loaded when an audit runs and
+`expaudit --help` stays light. The defaults shown in the help are the
+audit's own (its metrics' `defaults` module), repeated here for that reason;
+a test checks that they agree.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
 from expaudit.cli.args import non_negative_int, positive_int
-from leaderboard.audit import run_audit
-from leaderboard.io import read_inputs
-from leaderboard.metrics import defaults
-from leaderboard.site.html_report import render_report_html
-from leaderboard.site.report_text import render_summary
+
+N_SHUFFLES = 2000
+"""Default number of frequency-matched shuffles (the audit's `N_SHUFFLES`)."""
+N_BOOTSTRAP = 2000
+"""Default number of cluster-bootstrap resamples (the audit's `N_BOOTSTRAP`)."""
+SEED = 0
+"""Default seed of every random draw (the audit's `SEED`)."""
+
+
+def run_audit_command(args: argparse.Namespace) -> int:
+    """Read, audit, write (the handler)."""
+    from expaudit.cli import audit_handlers  # deferred: the handler loads the engine and pandas
+
+    return audit_handlers.run_audit_command(args)
 
 
 def register(subparsers) -> None:
@@ -55,49 +68,21 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--shuffles",
         type=positive_int,
-        default=defaults.N_SHUFFLES,
-        help=f"frequency-matched shuffles (default {defaults.N_SHUFFLES})",
+        default=N_SHUFFLES,
+        help=f"frequency-matched shuffles (default {N_SHUFFLES})",
     )
     parser.add_argument(
         "--bootstrap",
         type=positive_int,
-        default=defaults.N_BOOTSTRAP,
-        help=f"cluster-bootstrap resamples over states (default {defaults.N_BOOTSTRAP})",
+        default=N_BOOTSTRAP,
+        help=f"cluster-bootstrap resamples over states (default {N_BOOTSTRAP})",
     )
     parser.add_argument(
         "--seed",
         type=non_negative_int,
-        default=defaults.SEED,
-        help=f"seed of every random draw (default {defaults.SEED})",
+        default=SEED,
+        help=f"seed of every random draw (default {SEED})",
     )
     parser.add_argument("--json", metavar="PATH", help="write the JSON report here")
     parser.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
     parser.set_defaults(handler=run_audit_command)
-
-
-def run_audit_command(args: argparse.Namespace) -> int:
-    """Read, audit, write. Bad input (an `InputError`): one line on stderr and exit code 2."""
-    data, submitted = read_inputs(args.experiences, args.outcomes, args.scenes, args.scores)
-    report = run_audit(
-        data,
-        submitted.scores,
-        selection_only=submitted.selection_only,
-        n_shuffles=args.shuffles,
-        n_bootstrap=args.bootstrap,
-        seed=args.seed,
-    ).to_dict()
-    outputs = []
-    if args.json:
-        outputs.append((args.json, json.dumps(report, sort_keys=True, indent=2) + "\n"))
-    if args.html:
-        outputs.append((args.html, render_report_html(report)))
-    for path, text in outputs:
-        try:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
-        except OSError as exc:
-            sys.stderr.write(f"expaudit audit: error: {path}: cannot be written: {exc.strerror}\n")
-            return 2
-    if not args.json:
-        sys.stdout.write(render_summary(report))
-    return 0

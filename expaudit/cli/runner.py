@@ -15,23 +15,27 @@ Image-policy cells run their forward passes on `--policy-device` (default
 $EXPAUDIT_POLICY_DEVICE, else `cpu`; `cuda` or `cuda:N` for a GPU) with
 `--policy-envs` environments stepped in lockstep (default
 $EXPAUDIT_POLICY_ENVS, else 1; one on a CPU keeps every cell bit-reproducible).
+
+This module builds the parser and checks the policy options; the handler
+(`runner_handlers`) loads the service's runner, Redis and the sandbox, so it
+is loaded when the command runs and `expaudit --help` stays light.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import replace
 
-from benchmark_data.paths import root_or_default
 from expaudit import cli
-from service.rollout_runner import run_runner
-from service.settings import from_env
-from service.worker import build_context, redis_answers
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Serve the runner's queues."""
+    from expaudit.cli import runner_handlers  # deferred: the handler loads the service and Redis
+
+    return runner_handlers.run_runner_command(args)
 
 
 def register(subparsers) -> None:
@@ -39,7 +43,7 @@ def register(subparsers) -> None:
     runner = subparsers.add_parser("runner", help="run rollout jobs (missing matrix cells) and "
                                                   "container submissions' selectors")
     _flags(runner)
-    runner.set_defaults(handler=_runner)
+    runner.set_defaults(handler=_run)
 
 
 def _flags(parser: argparse.ArgumentParser) -> None:
@@ -81,33 +85,6 @@ def policy_options(device: str | None, envs: str | None,
     if count < 1:
         raise ValueError(f"{envs_name} must be a whole number of at least 1, got {envs!r}")
     return device, count
-
-
-def _runner(args: argparse.Namespace) -> int:
-    settings = from_env()  # the same reading of the environment as web and worker
-    redis_url = args.redis_url or settings.redis_url
-    if not redis_url:
-        print("expaudit runner: no Redis: pass --redis-url or set EXPAUDIT_REDIS_URL",
-              file=sys.stderr)
-        return 2
-    root = root_or_default(args.frozen_root or settings.frozen_root)
-    if not root.is_dir():
-        print(f"expaudit runner: --frozen-root '{root}' is not a directory", file=sys.stderr)
-        return 2
-    try:
-        device, envs = policy_options(args.policy_device, args.policy_envs, os.environ)
-    except ValueError as exc:
-        print(f"expaudit runner: {exc}", file=sys.stderr)
-        return 2
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    with redis_answers(redis_url):
-        context = build_context(replace(settings, redis_url=redis_url, frozen_root=str(root)),
-                                sandbox=True)
-        print(f"runner: serving the selectors and rollouts queues (sandbox {settings.sandbox}), "
-              f"cells go to {root}, policies run on {device} with {envs} env(s)", flush=True)
-        run_runner(context.redis, root, context, burst=args.burst, policy_device=device,
-                   policy_envs=envs)
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,21 +6,33 @@
 `run` runs the selector directory DIR exactly as the service's local
 sandbox does (same limits, same checks of scores.csv) and prints the run's
 result as JSON.
+
+This module builds the parser only; the handlers (`sandbox_handlers`) load
+the sandbox, so they are loaded when an action runs and `expaudit --help`
+stays light. The default limits shown in the help are the sandbox's own
+(its `defaults` module), repeated here for that reason; a test checks that
+they agree.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from pathlib import Path
 
-from runner.sandbox import defaults
-from runner.sandbox.base import Limits, RunSpec, SandboxConfigError
-from runner.sandbox.demo import demo_input
-from runner.sandbox.execute import run_selector
-from runner.sandbox.local import LocalSandbox
-from runner.sandbox.protocol import ProtocolError
+WALL_SECONDS = 600.0
+"""Default wall-clock limit of a run, in seconds (the sandbox's `WALL_SECONDS`)."""
+MEMORY_MB = 4096
+"""Default memory limit of a run, in MiB (the sandbox's `MEMORY_BYTES`)."""
+PIDS = 64
+"""Default number of processes and threads (the sandbox's `PIDS`)."""
+CPUS = 2.0
+"""Default CPU share (the sandbox's `CPUS`)."""
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the chosen `selector` action."""
+    from expaudit.cli import sandbox_handlers  # deferred: the handlers load the sandbox
+
+    return sandbox_handlers.HANDLERS[args.selector_command](args)
 
 
 def _positive(kind):
@@ -49,54 +61,17 @@ def register(subparsers) -> None:
     run.add_argument("--input", required=True, metavar="IN", help="the /input tree")
     run.add_argument("--output", required=True, metavar="OUT",
                      help="empty folder that receives /output")
-    run.add_argument("--wall-seconds", type=_positive(float), default=defaults.WALL_SECONDS,
-                     help=f"wall-clock limit (default {defaults.WALL_SECONDS:g})")
-    memory_mb = defaults.MEMORY_BYTES // defaults.MIB
-    run.add_argument("--memory-mb", type=_positive(int), default=memory_mb,
-                     help=f"memory limit in MiB (default {memory_mb})")
-    run.add_argument("--pids", type=_positive(int), default=defaults.PIDS,
-                     help=f"processes and threads (default {defaults.PIDS})")
-    run.add_argument("--cpus", type=_positive(float), default=defaults.CPUS,
-                     help=f"CPUs (default {defaults.CPUS:g})")
-    run.set_defaults(handler=run_command)
+    run.add_argument("--wall-seconds", type=_positive(float), default=WALL_SECONDS,
+                     help=f"wall-clock limit (default {WALL_SECONDS:g})")
+    run.add_argument("--memory-mb", type=_positive(int), default=MEMORY_MB,
+                     help=f"memory limit in MiB (default {MEMORY_MB})")
+    run.add_argument("--pids", type=_positive(int), default=PIDS,
+                     help=f"processes and threads (default {PIDS})")
+    run.add_argument("--cpus", type=_positive(float), default=CPUS,
+                     help=f"CPUs (default {CPUS:g})")
+    run.set_defaults(handler=_run)
     demo = commands.add_parser("demo-input", help="write a small synthetic /input tree")
     demo.add_argument("directory", metavar="IN", help="folder to create (must be empty)")
     demo.add_argument("--experiences", type=_positive(int), default=3)
     demo.add_argument("--scenes", type=_positive(int), default=6)
-    demo.set_defaults(handler=demo_command)
-
-
-def run_command(args: argparse.Namespace) -> int:
-    """Run, validate, print the result; exit 0 only when the scores are valid."""
-    setting_file = Path(args.input) / "setting.json"
-    try:
-        setting = json.loads(setting_file.read_text())
-        ids = (list(setting["experience_ids"]), list(setting["scene_ids"]))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        sys.stderr.write(f"expaudit selector run: error: {setting_file}: not a readable "
-                         f"setting.json ({exc})\n")
-        return 2
-    try:
-        limits = Limits(wall_seconds=args.wall_seconds, memory_bytes=args.memory_mb * defaults.MIB,
-                        pids=args.pids, cpus=args.cpus)
-        spec = RunSpec(image=args.selector_dir, input_dir=Path(args.input),
-                       output_dir=Path(args.output), limits=limits)
-        outcome = run_selector(LocalSandbox(), spec, *ids)
-    except SandboxConfigError as exc:
-        sys.stderr.write(f"expaudit selector run: error: {exc}\n")
-        return 2
-    sys.stdout.write(json.dumps(outcome.result.to_dict(), indent=2) + "\n")
-    return 0 if outcome.scores is not None else 1
-
-
-def demo_command(args: argparse.Namespace) -> int:
-    """Write the demo /input tree."""
-    try:
-        setting = demo_input(args.directory, n_experiences=args.experiences,
-                             n_scenes=args.scenes)
-    except (OSError, ProtocolError) as exc:
-        sys.stderr.write(f"expaudit selector demo-input: error: {exc}\n")
-        return 2
-    sys.stdout.write(f"wrote {args.directory}: {len(setting.experience_ids)} experiences, "
-                     f"{len(setting.scene_ids)} scenes\n")
-    return 0
+    demo.set_defaults(handler=_run)

@@ -1,0 +1,48 @@
+"""The handler of `expaudit runner`: serve the `selectors` and `rollouts` queues.
+
+It loads the service's rollout runner, Redis and the sandbox, so the
+command's parser (`runner`) loads this module only when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from dataclasses import replace
+
+from benchmark_data.paths import root_or_default
+from expaudit.cli.runner import policy_options
+from service.rollout_runner import run_runner
+from service.settings import from_env
+from service.worker import build_context, redis_answers
+
+
+def run_runner_command(args: argparse.Namespace) -> int:
+    """Check the flags, then serve the selectors and rollouts queues until stopped (or, with
+    `--burst`, until they are empty)."""
+    settings = from_env()  # the same reading of the environment as web and worker
+    redis_url = args.redis_url or settings.redis_url
+    if not redis_url:
+        print("expaudit runner: no Redis: pass --redis-url or set EXPAUDIT_REDIS_URL",
+              file=sys.stderr)
+        return 2
+    root = root_or_default(args.frozen_root or settings.frozen_root)
+    if not root.is_dir():
+        print(f"expaudit runner: --frozen-root '{root}' is not a directory", file=sys.stderr)
+        return 2
+    try:
+        device, envs = policy_options(args.policy_device, args.policy_envs, os.environ)
+    except ValueError as exc:
+        print(f"expaudit runner: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    with redis_answers(redis_url):
+        context = build_context(replace(settings, redis_url=redis_url, frozen_root=str(root)),
+                                sandbox=True)
+        print(f"runner: serving the selectors and rollouts queues (sandbox {settings.sandbox}), "
+              f"cells go to {root}, policies run on {device} with {envs} env(s)", flush=True)
+        run_runner(context.redis, root, context, burst=args.burst, policy_device=device,
+                   policy_envs=envs)
+    return 0

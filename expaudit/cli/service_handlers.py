@@ -1,0 +1,258 @@
+"""The handlers of `expaudit serve | worker | reconcile` and of the client commands (`submit`,
+`status`, `report`, `token create`, `selector input` ...).
+
+They load the embedded web app, Redis, the worker and the HTTP client, so
+the command's parser (`service`) loads this module only when one of them
+runs. The defaults the parser leaves unset (port, web processes, server URL
+and token) are read here from the service settings.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from service import defaults
+from service.client import ApiError, Client
+from service.embedded import serve as serve_embedded
+from service.jobs import reconcile as reconcile_store
+from service.settings import client_defaults, from_env, parse_queues
+from service.worker import build_context, redis_answers, run_worker
+
+
+def _settings(args):
+    overrides = {key: getattr(args, attr) for key, attr in
+                 (("store", "store"), ("redis_url", "redis_url"), ("catalog", "catalog"),
+                  ("frozen_root", "frozen_root"))
+                 if getattr(args, attr, None)}
+    if getattr(args, "queues", None):
+        overrides["worker_queues"] = parse_queues(args.queues)
+    return from_env().with_overrides(overrides)
+
+
+def _configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def _or_default(value, default):
+    return default if value is None else value
+
+
+def _serve(args) -> int:
+    def ready(url: str, token_note: str) -> None:
+        print(f"expaudit is serving at {url}/  (API docs: {url}/api/v1/docs; {token_note})",
+              flush=True)
+
+    def runner(note: str) -> None:
+        print(note, flush=True)
+
+    _configure_logging()
+    settings = _settings(args)
+    with redis_answers(settings.redis_url):
+        return serve_embedded(settings, host=args.host,
+                              port=_or_default(args.port, defaults.DEFAULT_PORT),
+                              web_workers=_or_default(args.workers, defaults.GUNICORN_WORKERS),
+                              on_ready=ready, on_runner=runner)
+
+
+def _worker(args) -> int:
+    _configure_logging()
+    settings = _settings(args)
+    with redis_answers(settings.redis_url):
+        run_worker(settings, burst=args.burst)
+    return 0
+
+
+def _reconcile(args) -> int:
+    settings = _settings(args)
+    with redis_answers(settings.redis_url):
+        context = build_context(settings)
+        result = reconcile_store(context.store, context.redis)
+    print(f"open submissions: {result.open}; re-enqueued: {len(result.enqueued)}"
+          + (f" ({', '.join(result.enqueued)})" if result.enqueued else "")
+          + ("; leaderboard rebuild enqueued" if result.rebuild_enqueued else ""))
+    return 0
+
+
+def _client(args):
+    server, token = client_defaults()  # $EXPAUDIT_SERVER and $EXPAUDIT_TOKEN
+    return Client(_or_default(args.server, server), _or_default(args.token, token))
+
+
+def _api_call(function) -> int:
+    try:
+        return function()
+    except ApiError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        for key in ("source", "line", "value"):
+            if exc.details.get(key) is not None:
+                print(f"  {key}: {exc.details[key]}", file=sys.stderr)
+        return 1
+
+
+def _show(status: dict) -> None:
+    line = f"{status['id']}  {status['state']:<9}  {100 * status['progress']:5.1f}%"
+    rollouts = status.get("rollouts")
+    if rollouts:
+        line += f"  rollouts {rollouts['done']}/{rollouts['total']}"
+        if rollouts.get("runners") == 0 and rollouts["done"] < rollouts["total"]:
+            line += " (no runner connected)"
+    if status.get("reason"):
+        line += f"  {status['reason']}"
+    if status.get("fault"):
+        line += f"  (fault: {status['fault']})"
+    print(line, flush=True)
+
+
+def _submit(args) -> int:
+    def run() -> int:
+        client = _client(args)
+        status = client.submit(args.file, args.setting, name=args.name, public=args.public)
+        return _follow(client, status, args.wait)
+    return _api_call(run)
+
+
+def _submit_selector(args) -> int:
+    def run() -> int:
+        client = _client(args)
+        status = client.submit_selector(args.selector, args.setting, name=args.name,
+                                        public=args.public)
+        return _follow(client, status, args.wait)
+    return _api_call(run)
+
+
+def _follow(client, status: dict, wait: bool) -> int:
+    """Show the accepted submission; with `wait`, follow it and print each report's verdict
+    and URL once published."""
+    _show(status)
+    print(f"status: {client.server}{status['status_url']}")
+    if not wait:
+        return 0
+    final = client.wait(status["id"], on_update=_show, seen=status)
+    if final["state"] != "published":
+        return 1
+    _print_reports(client, final)
+    return 0
+
+
+def _report_url(client, status: dict, setting: str) -> str:
+    if status.get("public"):
+        return client.public_report_url(status["id"], setting)
+    return f"{client.server}{status['report_urls'][setting]['html']}"
+
+
+def _print_reports(client, status: dict, only: str | None = None) -> None:
+    """One line per setting: the verdict label and sentence, A, and where the report is."""
+    for setting in status.get("report_urls", {}):
+        if only is not None and setting != only:
+            continue
+        report = client.report(status["id"], setting)
+        verdict = report.get("verdict") or {}
+        advantage = (report.get("reference") or {}).get("advantage")
+        a_text = "n/a" if advantage is None else f"{advantage:.3f}"
+        print(f"{setting}: {verdict.get('label', 'no verdict')} (A = {a_text}): "
+              f"{verdict.get('text', '')}")
+        print(f"  report: {_report_url(client, status, setting)}")
+    if not status.get("public"):
+        print(f"  private: the report needs your token; `expaudit publish {status['id']}` "
+              "puts it on the public leaderboard")
+
+
+def _submissions(args) -> int:
+    def run() -> int:
+        listed = _client(args).submissions(args.limit)
+        for status in listed:
+            line = (f"{status['id']}  {status['state']:<9}  "
+                    f"{'public ' if status.get('public') else 'private'}  "
+                    f"{status.get('kind', 'scores'):<9}  {','.join(status['settings'])}  "
+                    f"{status.get('name', '')}")
+            print(line)
+        if not listed:
+            print("no submissions yet")
+        return 0
+    return _api_call(run)
+
+
+def _publish(args) -> int:
+    def run() -> int:
+        client = _client(args)
+        status = client.publish(args.submission_id)
+        _show(status)
+        for setting in status["settings"]:
+            print(f"  public report ({setting}): "
+                  f"{client.public_report_url(status['id'], setting)}"
+                  + ("" if status["state"] == "published" else " (once published)"))
+        return 0
+    return _api_call(run)
+
+
+def _report(args) -> int:
+    def run() -> int:
+        client = _client(args)
+        status = client.status(args.submission_id)
+        if args.setting and args.setting not in status["settings"]:
+            print(f"error: submission {status['id']} covers {status['settings']}, not "
+                  f"'{args.setting}'", file=sys.stderr)
+            return 2
+        if not status.get("report_urls"):
+            _show(status)
+            print("no report yet")
+            return 1
+        _print_reports(client, status, args.setting)
+        return 0
+    return _api_call(run)
+
+
+def _selector_input(args) -> int:
+    def run() -> int:
+        client = _client(args)
+        target = client.selector_input(args.setting, args.directory)
+        files = sum(1 for p in target.rglob("*") if p.is_file())
+        print(f"{target}: the /input tree of {args.setting} ({files} files)")
+        return 0
+    return _api_call(run)
+
+
+def _status(args) -> int:
+    def run() -> int:
+        client = _client(args)
+        status = client.status(args.submission_id)
+        _show(status)
+        for setting in status.get("report_urls", {}):
+            print(f"  report {setting}: {_report_url(client, status, setting)}")
+        return 0
+    return _api_call(run)
+
+
+def _download(args) -> int:
+    def run() -> int:
+        path = _client(args).download(args.setting, args.what, args.format, args.out)
+        print(path)
+        return 0
+    return _api_call(run)
+
+
+def _token_create(args) -> int:
+    def run() -> int:
+        info = _client(args).create_token(args.name, admin=args.admin)
+        print(f"token id: {info['token_id']}  name: {info['name']}", file=sys.stderr)
+        print(info["token"])
+        return 0
+    return _api_call(run)
+
+
+HANDLERS = {
+    "serve": _serve,
+    "worker": _worker,
+    "reconcile": _reconcile,
+    "submit": _submit,
+    "submit-selector": _submit_selector,
+    "submissions": _submissions,
+    "publish": _publish,
+    "report": _report,
+    "status": _status,
+    "download": _download,
+    "token create": _token_create,
+    "selector input": _selector_input,
+}
+"""The handler of each service command, by the `service_command` its parser sets."""
