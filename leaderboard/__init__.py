@@ -4,16 +4,31 @@ Pure and self-contained: it imports nothing else of the project but its
 metrics (`leaderboard.metrics`) and the leaf modules. The reference rules,
 the published site and the paper's findings are the subpackages `rules`,
 `site` and `findings`, layered above the engine (docs/architecture.md).
+
+The public names below load on first use, so importing a light module of the
+package (`leaderboard.metrics.defaults`, `leaderboard.errors`) does not load
+pandas and the whole engine.
 """
 
-from leaderboard.audit import AuditReport, run_audit
-from leaderboard.errors import InputError
-from leaderboard.io import ScoresInput, parse_scores_table, read_inputs
-from leaderboard.matrix import MISSING, SceneTable, TransferData
-from leaderboard.report_dict import report_to_dict
-from leaderboard.verdict import Verdict, verdict
+from __future__ import annotations
 
-__all__ = [
-    "MISSING", "AuditReport", "InputError", "SceneTable", "ScoresInput", "TransferData",
-    "Verdict", "parse_scores_table", "read_inputs", "report_to_dict", "run_audit", "verdict",
-]
+import importlib
+
+_SURFACE = {
+    "AuditReport": "leaderboard.audit", "run_audit": "leaderboard.audit",
+    "InputError": "leaderboard.errors",
+    "ScoresInput": "leaderboard.io", "parse_scores_table": "leaderboard.io",
+    "read_inputs": "leaderboard.io",
+    "MISSING": "leaderboard.matrix", "SceneTable": "leaderboard.matrix",
+    "TransferData": "leaderboard.matrix",
+    "report_to_dict": "leaderboard.report_dict",
+    "Verdict": "leaderboard.verdict", "verdict": "leaderboard.verdict",
+}
+
+__all__ = sorted(_SURFACE)
+
+
+def __getattr__(name: str):
+    if name not in _SURFACE:
+        raise AttributeError(f"module 'leaderboard' has no attribute {name!r}")
+    return getattr(importlib.import_module(_SURFACE[name]), name)

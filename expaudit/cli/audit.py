@@ -5,9 +5,8 @@ one line (exit status 2).
 
 This module builds the parser only; the handler (`audit_handlers`) loads the
 audit engine and pandas, so it is loaded when an audit runs and
-`expaudit --help` stays light. The defaults shown in the help are the
-audit's own (its metrics' `defaults` module), repeated here for that reason;
-a test checks that they agree.
+`expaudit --help` stays light. The defaults shown in the help are read from
+the metrics' constants module, which loads nothing else.
 """
 
 from __future__ import annotations
@@ -15,13 +14,7 @@ from __future__ import annotations
 import argparse
 
 from expaudit.cli.args import non_negative_int, positive_int
-
-N_SHUFFLES = 2000
-"""Default number of frequency-matched shuffles (the audit's `N_SHUFFLES`)."""
-N_BOOTSTRAP = 2000
-"""Default number of cluster-bootstrap resamples (the audit's `N_BOOTSTRAP`)."""
-SEED = 0
-"""Default seed of every random draw (the audit's `SEED`)."""
+from leaderboard.metrics.defaults import N_BOOTSTRAP, N_SHUFFLES, SEED
 
 
 def run_audit_command(args: argparse.Namespace) -> int:

@@ -9,23 +9,18 @@ result as JSON.
 
 This module builds the parser only; the handlers (`sandbox_handlers`) load
 the sandbox, so they are loaded when an action runs and `expaudit --help`
-stays light. The default limits shown in the help are the sandbox's own
-(its `defaults` module), repeated here for that reason; a test checks that
-they agree.
+stays light. The default limits shown in the help are read from the
+sandbox's `defaults` module, which loads nothing else.
 """
 
 from __future__ import annotations
 
 import argparse
 
-WALL_SECONDS = 600.0
-"""Default wall-clock limit of a run, in seconds (the sandbox's `WALL_SECONDS`)."""
-MEMORY_MB = 4096
-"""Default memory limit of a run, in MiB (the sandbox's `MEMORY_BYTES`)."""
-PIDS = 64
-"""Default number of processes and threads (the sandbox's `PIDS`)."""
-CPUS = 2.0
-"""Default CPU share (the sandbox's `CPUS`)."""
+from runner.sandbox.defaults import CPUS, MEMORY_BYTES, MIB, PIDS, WALL_SECONDS
+
+MEMORY_MB = MEMORY_BYTES // MIB
+"""Default memory limit of a run, in MiB."""
 
 
 def _run(args: argparse.Namespace) -> int:
