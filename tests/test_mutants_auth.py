@@ -1,10 +1,11 @@
 """Tokens, invalid-token blocks and the concurrency cap, down to what each answer says.
 
 What mutation testing of the auth module showed untested: the order of the
-token list, a revocation's cache entry and its marker, the fields and
-`retry_after` of refusals, the warnings logged while Redis is down, and the
-reservation slots of the concurrency cap (taken, committed, given back,
-lapsed).
+token list, a revocation's cache entry and its marker, when missed
+revocations are looked for, the fields and `retry_after` of refusals, the
+warnings logged while Redis is down, the batching of rate-limit counts, the
+client address behind proxies, and the reservation slots of the concurrency
+cap (taken, committed, given back, lapsed).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 import pytest
 import redis
 
+from service import auth as auth_module
 from service import defaults
 from service.auth import (EVICTIONS_PREFIX, ActiveSubmissions, FailedAuthLimiter, RateLimiter,
                           TokenInfo, TokenRegistry, client_address, hash_token)
@@ -36,10 +38,8 @@ def redis_down(tmp_path):
 
 @pytest.fixture
 def clock(monkeypatch) -> ManualClock:
-    import service.auth
-
     fake = ManualClock()
-    monkeypatch.setattr(service.auth, "time", fake)
+    monkeypatch.setattr(auth_module, "time", fake)
     return fake
 
 
