@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmark_data.frozen import load_transfer
+from benchmark_data.image_archive import query_images_path
 from benchmark_data.paths import cells_journal, cells_table, library_dir, query_set_dir
 from benchmark_data.policy_files import is_trained
 from benchmark_data.query_sets import read_scenes
@@ -242,7 +243,7 @@ class BenchmarkCatalog(Catalog):
         self.get_setting(setting_id)
         setting = get_setting(setting_id)
         if kind == "images":
-            path = query_set_dir(setting.query_set, self.root) / "images.tar"
+            path = query_images_path(setting.query_set, self.root)
         elif kind == "library":
             path = library_dir(setting.library_id, self.root) / "demos.hdf5"
         else:

@@ -2,8 +2,8 @@
 
 The one owner of that tree's contents: ids, order, layouts and trajectories
 come from the frozen tables (a query set's scenes, a library's experiences),
-images from the frozen image archives (`query_sets/<id>/images.tar`,
-`libraries/<id>/base_images.tar`, each read once per run) or from any other
+images from the frozen image archives (the query set's scene images and the
+library's base images, each read once per run) or from any other
 callable passed in (a renderer), and `runner.sandbox.protocol.prepare_input`
 writes the tree. Outcomes are never read here.
 
@@ -15,14 +15,13 @@ cube's half side; the obstacle's z is the table top plus its half height.
 from __future__ import annotations
 
 import json
-import tarfile
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
+from benchmark_data.image_archive import ImageArchive, base_images_path, query_images_path
 from benchmark_data.library import read_experiences
-from benchmark_data.paths import library_dir, query_set_dir
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import get_setting
 from runner.sandbox.protocol import (LibraryItem, ProtocolError, QueryScene, SettingInfo,
@@ -85,31 +84,10 @@ def prepare_frozen_input(directory: Path, setting_id: str, *, scene_png: ImageSo
     return info
 
 
-class ImageArchive:
-    """PNG members of one image archive, by id (`<id>.png`), read in one pass."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        if not self.path.is_file():
-            raise FileNotFoundError(f"image archive {self.path} does not exist "
-                                    "(render it with `expaudit data images`)")
-        self._images: dict[str, bytes] = {}
-        with tarfile.open(self.path) as tar:
-            for member in tar:
-                if member.isfile() and member.name.endswith(".png"):
-                    self._images[Path(member.name).stem] = tar.extractfile(member).read()
-
-    def __call__(self, item_id: str) -> bytes:
-        try:
-            return self._images[item_id]
-        except KeyError:
-            raise KeyError(f"{self.path.name} has no image '{item_id}.png'") from None
-
-
 def prepare_setting_input(directory: Path, setting_id: str, root=None) -> SettingInfo:
     """Write the /input tree of frozen setting `setting_id` (data under `root`) into `directory`."""
     setting = get_setting(setting_id)
-    scenes = ImageArchive(query_set_dir(setting.query_set, root) / "images.tar")
-    bases = ImageArchive(library_dir(setting.library_id, root) / "base_images.tar")
+    scenes = ImageArchive(query_images_path(setting.query_set, root))
+    bases = ImageArchive(base_images_path(setting.library_id, root))
     return prepare_frozen_input(Path(directory), setting_id, scene_png=scenes, base_png=bases,
                                 root=root)

@@ -7,22 +7,17 @@ as long as its size and modification time stay the same.
 
 from __future__ import annotations
 
-import tarfile
 from functools import lru_cache
 from pathlib import Path
 
+from benchmark_data.image_archive import first_png
 from service.catalog import Catalog
 
 
 @lru_cache(maxsize=32)
 def _first_png(path: str, size: int, mtime_ns: int) -> bytes | None:
-    """The first PNG member of a tar archive (its published order), or None."""
-    with tarfile.open(path) as tar:
-        for member in tar:
-            if member.isfile() and member.name.endswith(".png"):
-                handle = tar.extractfile(member)
-                return None if handle is None else handle.read()
-    return None
+    """The archive's first PNG, cached while its size and modification time stay the same."""
+    return first_png(path)
 
 
 def first_scene_png(archive: Path) -> bytes | None:

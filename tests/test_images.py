@@ -9,6 +9,7 @@ import tarfile
 import numpy as np
 import pytest
 
+from benchmark_data.image_archive import base_images_path, member_name, read_png
 from benchmark_data.paths import library_dir
 
 pytestmark = pytest.mark.sim
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.sim
 def test_base_images_are_one_render_per_experience_in_library_order(tmp_path):
     from PIL import Image
 
-    from benchmark_data.generation.images import read_image, write_base_images
+    from benchmark_data.generation.images import write_base_images
     from benchmark_data.library import read_experiences
     from runner.appearance import SceneRenderer
     from runner.door_sim import DoorSim
@@ -34,9 +35,9 @@ def test_base_images_are_one_render_per_experience_in_library_order(tmp_path):
         renderer.close()
     ids = list(read_experiences("door-stream", tmp_path).experience_id)
     with tarfile.open(path) as tar:
-        assert tar.getnames() == [f"{e}.png" for e in ids]
-    first = np.asarray(Image.open(io.BytesIO(read_image(path, f"{ids[0]}.png"))))
-    published = np.asarray(Image.open(io.BytesIO(read_image(source / "base_images.tar", f"{ids[0]}.png"))))
+        assert tar.getnames() == [member_name(e) for e in ids]
+    first = np.asarray(Image.open(io.BytesIO(read_png(path, ids[0]))))
+    published = np.asarray(Image.open(io.BytesIO(read_png(base_images_path("door-stream"), ids[0]))))
     assert first.shape == published.shape == (128, 128, 3)
     # the software renderer may round a few pixels differently on another CPU (docs/data.md)
     assert np.abs(first.astype(int) - published.astype(int)).max() <= 2

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 from flask import Blueprint, Response, current_app, redirect
 
+from benchmark_data.image_archive import member_name
 from service.context import services
 from service.errors import NotFound
 
@@ -86,11 +87,12 @@ def input_archive(tree: Path) -> bytes:
 
 
 def base_images_archive(tree: Path) -> bytes:
-    """`<experience_id>.png` for every experience of the tree's library, in library order."""
+    """The base image of every experience of the tree's library, in library order, named as in
+    the frozen library's archive (`<experience_id>.png`)."""
     setting = json.loads((tree / "setting.json").read_text())
     members = []
     for experience_id in setting["experience_ids"]:
-        members.append((tree / "library" / experience_id / "base.png", f"{experience_id}.png"))
+        members.append((tree / "library" / experience_id / "base.png", member_name(experience_id)))
     return _tar(tree, members, compress=False)
 
 
