@@ -26,6 +26,11 @@ class Mechanism(str, Enum):
     POLICY_DR = "policy_dr"
     """The same policy trained with randomized lighting and texture."""
 
+    def __str__(self) -> str:  # the id, as in file names, tables and the API ("replay")
+        return self.value
+
+    __format__ = str.__format__
+
     @property
     def camera_blind(self) -> bool:
         """True when the outcome cannot depend on the render (executed once per state)."""
@@ -46,30 +51,53 @@ def experience_id(task: str, index: int) -> str:
 
 @dataclass(frozen=True)
 class Setting:
-    """One benchmark setting.
+    """One benchmark setting: the one record of a setting, wherever it is listed.
+
+    The service lists it (`public_dict`), the published site and the findings
+    hold it beside what only they know (cells done, publication order).
 
     Attributes
     ----------
     id : the public setting id.
     task : "stack" or "door".
-    mechanism : the reuse mechanism.
+    mechanism : the reuse mechanism (a setting held outside the registry, such as
+        a lab's own matrices, may name one of its own).
     k : library size.
     query_set : id of the query set (40 states x 5 appearance draws).
-    library_id : the recording stream the experiences come from.
-    experience_ids : the library, in recording order (index 0 is the oldest).
     sealed : outcomes are never published (filled on demand by the runners).
     description : one line for humans.
+    library_id : the recording stream the experiences come from ("" outside the registry).
+    experience_ids : the library, in recording order (index 0 is the oldest; empty
+        outside the registry).
     """
 
     id: str
     task: str
-    mechanism: Mechanism
+    mechanism: Mechanism | str
     k: int
     query_set: str
-    library_id: str
-    experience_ids: tuple[str, ...]
-    sealed: bool
-    description: str
+    sealed: bool = False
+    description: str = ""
+    library_id: str = ""
+    experience_ids: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mechanism, Mechanism) and self.mechanism in _MECHANISM_IDS:
+            object.__setattr__(self, "mechanism", Mechanism(self.mechanism))
+
+    @property
+    def mechanism_id(self) -> str:
+        """The mechanism as a plain string ("replay", "policy", "policy_dr" or a lab's own)."""
+        return str(self.mechanism)
+
+    def public_dict(self) -> dict:
+        """What the service lists about the setting (`GET /settings`), in this key order."""
+        return {"id": self.id, "task": self.task, "mechanism": self.mechanism_id, "k": self.k,
+                "query_set": self.query_set, "sealed": self.sealed,
+                "description": self.description}
+
+
+_MECHANISM_IDS = frozenset(m.value for m in Mechanism)
 
 
 def _setting(sid: str, task: str, mechanism: Mechanism, query_set: str,

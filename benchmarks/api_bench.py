@@ -155,7 +155,8 @@ def started(stack: ExitStack, process: Process, port: int | None = None) -> Proc
 def synthetic_setting(catalog: Path, k: int = 50, seed: int = 0):
     """Write a K x 200 x 5 setting (40 states x 5 draws) in the catalog layout; returns its data."""
     from leaderboard.matrix import SceneTable, TransferData
-    from service.catalog import SettingSummary, export_setting
+    from benchmark_data.registry import Setting as SettingSummary
+    from service.catalog import export_setting
 
     rng = np.random.default_rng(seed)
     n_states, n_draws = 40, 5

@@ -12,7 +12,7 @@ import abc
 import hashlib
 import json
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -23,7 +23,7 @@ from benchmark_data.image_archive import query_images_path
 from benchmark_data.paths import cells_journal, cells_table, library_dir, query_set_dir
 from benchmark_data.policy_files import is_trained
 from benchmark_data.query_sets import read_scenes
-from benchmark_data.registry import N_SEEDS, SETTINGS, Mechanism, UnknownSettingError, get_setting
+from benchmark_data.registry import N_SEEDS, SETTINGS, Mechanism, Setting, UnknownSettingError, get_setting
 from expaudit.errors import DataNotFound, UserError
 from leaderboard.io import parse_experiences, parse_outcomes, parse_scenes, read_table
 from leaderboard.matrix import MISSING, TransferData
@@ -62,22 +62,6 @@ class UnknownSetting(UnknownSettingError):
 
     def __str__(self) -> str:
         return f"unknown setting '{self.setting_id}'"
-
-
-@dataclass(frozen=True)
-class SettingSummary:
-    """What the API lists about a setting."""
-
-    id: str
-    task: str
-    mechanism: str
-    k: int
-    query_set: str
-    sealed: bool
-    description: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -121,14 +105,14 @@ class Catalog(abc.ABC):
     """The settings the service serves."""
 
     @abc.abstractmethod
-    def list_settings(self) -> list[SettingSummary]:
+    def list_settings(self) -> list[Setting]:
         """Every setting, in publication order."""
 
-    def get_setting(self, setting_id: str, field: str = "setting_id") -> SettingSummary:
-        """The setting's summary; `UnknownSetting` names `field`, the request field that gave the id."""
-        for summary in self.list_settings():
-            if summary.id == setting_id:
-                return summary
+    def get_setting(self, setting_id: str, field: str = "setting_id") -> Setting:
+        """The setting; `UnknownSetting` names `field`, the request field that gave the id."""
+        for setting in self.list_settings():
+            if setting.id == setting_id:
+                return setting
         raise UnknownSetting(setting_id, field)
 
     @abc.abstractmethod
@@ -164,16 +148,16 @@ class Catalog(abc.ABC):
 
 
 class StaticCatalog(Catalog):
-    """Settings held in memory: `{summary: transfer data}`."""
+    """Settings held in memory: `{setting: transfer data}`."""
 
-    def __init__(self, settings: dict[SettingSummary, TransferData],
+    def __init__(self, settings: dict[Setting, TransferData],
                  archives: dict[tuple[str, str], Path] | None = None) -> None:
-        self._summaries = list(settings)
+        self._settings = list(settings)
         self._data = {s.id: d for s, d in settings.items()}
         self._archives = dict(archives or {})
 
-    def list_settings(self) -> list[SettingSummary]:
-        return list(self._summaries)
+    def list_settings(self) -> list[Setting]:
+        return list(self._settings)
 
     def load_transfer(self, setting_id: str) -> TransferData:
         try:
@@ -203,11 +187,8 @@ class BenchmarkCatalog(Catalog):
     def __init__(self, root: str | Path | None = None) -> None:
         self.root = None if root is None else Path(root)
 
-    def list_settings(self) -> list[SettingSummary]:
-        return [SettingSummary(id=s.id, task=s.task, mechanism=getattr(s.mechanism, "value", s.mechanism),
-                               k=s.k, query_set=s.query_set, sealed=s.sealed,
-                               description=s.description)
-                for s in SETTINGS.values()]
+    def list_settings(self) -> list[Setting]:
+        return list(SETTINGS.values())
 
     def load_transfer(self, setting_id: str) -> TransferData:
         self.get_setting(setting_id)
@@ -233,11 +214,11 @@ class BenchmarkCatalog(Catalog):
         return tuple(setting.experience_ids), tuple(scenes["scene_id"])
 
     def completeness(self, setting_id: str) -> Completeness:
-        summary = self.get_setting(setting_id)
+        setting = self.get_setting(setting_id)
         try:
             return completeness_of(self.load_transfer(setting_id))
         except DataUnavailable:
-            return Completeness(0, summary.k * self.N_SCENES * N_SEEDS)
+            return Completeness(0, setting.k * self.N_SCENES * N_SEEDS)
 
     def archive_path(self, setting_id: str, kind: str) -> Path | None:
         self.get_setting(setting_id)
@@ -281,7 +262,7 @@ def _cells_signature(setting_id: str, root: Path | None) -> tuple:
     while none of its files changed.
     """
     setting = get_setting(setting_id)
-    mechanism = getattr(setting.mechanism, "value", setting.mechanism)
+    mechanism = setting.mechanism_id
     paths = (cells_table(mechanism, setting.query_set, root),
              cells_journal(mechanism, setting.query_set, root),
              query_set_dir(setting.query_set, root) / "scenes.parquet",
@@ -320,15 +301,14 @@ class DirectoryCatalog(Catalog):
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
 
-    def list_settings(self) -> list[SettingSummary]:
+    def list_settings(self) -> list[Setting]:
         out = []
         for directory in sorted(p for p in self.root.iterdir() if (p / "setting.json").is_file()):
             meta = json.loads((directory / "setting.json").read_text())
             k = len((directory / "experiences.csv").read_text().strip().splitlines()) - 1
-            out.append(SettingSummary(id=directory.name, task=meta["task"],
-                                      mechanism=meta["mechanism"], k=k,
-                                      query_set=meta["query_set"], sealed=bool(meta.get("sealed", False)),
-                                      description=meta.get("description", "")))
+            out.append(Setting(id=directory.name, task=meta["task"], mechanism=meta["mechanism"], k=k,
+                               query_set=meta["query_set"], sealed=bool(meta.get("sealed", False)),
+                               description=meta.get("description", "")))
         return out
 
     def load_transfer(self, setting_id: str) -> TransferData:
@@ -355,12 +335,12 @@ def _load_directory(directory: str) -> TransferData:
     return TransferData(experience_ids, scenes, outcomes)
 
 
-def export_setting(root: str | Path, summary: SettingSummary, data: TransferData) -> Path:
+def export_setting(root: str | Path, setting: Setting, data: TransferData) -> Path:
     """Write one setting in the `DirectoryCatalog` layout; returns its directory."""
-    directory = Path(root) / summary.id
+    directory = Path(root) / setting.id
     directory.mkdir(parents=True, exist_ok=True)
-    meta = {"task": summary.task, "mechanism": summary.mechanism, "query_set": summary.query_set,
-            "sealed": summary.sealed, "description": summary.description}
+    meta = {"task": setting.task, "mechanism": setting.mechanism_id, "query_set": setting.query_set,
+            "sealed": setting.sealed, "description": setting.description}
     (directory / "setting.json").write_text(json.dumps(meta, indent=1))
     experiences_frame(data).to_csv(directory / "experiences.csv", index=False)
     scenes_frame(data).to_csv(directory / "scenes.csv", index=False)

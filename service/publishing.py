@@ -149,17 +149,17 @@ def baseline_entries(store: ObjectStore, catalog: Catalog, options: AuditOptions
     """Rows of the reference rules on every complete public setting (reports cached in the
     store); none on a sealed setting, whose outcomes they would publish."""
     entries = []
-    for summary in catalog.list_settings():
-        if summary.sealed or not catalog.completeness(summary.id).complete:
+    for setting in catalog.list_settings():
+        if setting.sealed or not catalog.completeness(setting.id).complete:
             continue  # a sealed setting's reference rows would publish its outcomes
         started = time.perf_counter()
-        reports = baseline_reports(store, catalog, summary.id, options)
-        log.info("baselines of %s: %d rules in %.1f s", summary.id, len(reports),
+        reports = baseline_reports(store, catalog, setting.id, options)
+        log.info("baselines of %s: %d rules in %.1f s", setting.id, len(reports),
                  time.perf_counter() - started)
         for rule, report in reports.items():
             missing = isinstance(report, NotComputedRule)
             entries.append(LeaderboardEntry(
-                submission_id=baseline_submission_id(summary.id, rule), setting_id=summary.id,
+                submission_id=baseline_submission_id(setting.id, rule), setting_id=setting.id,
                 display_name=DISPLAY_NAMES[rule], kind="baseline", submitted_at="",
                 report={} if missing else report,
                 not_computed=report.reason if missing else None))
@@ -211,7 +211,7 @@ def setting_infos(catalog: Catalog) -> list:
     infos = []
     for s in catalog.list_settings():
         done = catalog.completeness(s.id)
-        infos.append(SettingInfo(setting_id=s.id, task=s.task, mechanism=s.mechanism, k=s.k,
+        infos.append(SettingInfo(setting_id=s.id, task=s.task, mechanism=s.mechanism_id, k=s.k,
                                  query_set=s.query_set, sealed=s.sealed,
                                  description=s.description,
                                  cells_done=done.cells_done, cells_total=done.cells_total))

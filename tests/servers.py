@@ -315,7 +315,7 @@ def synthetic_setting(setting_id: str = "toy-k4", k: int = 4, n_states: int = 8,
     import numpy as np
 
     from leaderboard.matrix import SceneTable, TransferData
-    from service.catalog import SettingSummary
+    from benchmark_data.registry import Setting as SettingSummary
 
     rng = np.random.default_rng(seed)
     scene_ids, states, levels, draw_ids = [], [], [], []

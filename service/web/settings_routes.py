@@ -14,9 +14,9 @@ api = Blueprint("settings", __name__)
 
 def _detail(setting_id: str) -> dict:
     svc = services()
-    summary = svc.catalog.get_setting(setting_id)
-    return {**summary.to_dict(), "completeness": svc.catalog.completeness(setting_id).to_dict(),
-            "downloads": _download_links(setting_id, summary.sealed)}
+    setting = svc.catalog.get_setting(setting_id)
+    return {**setting.public_dict(), "completeness": svc.catalog.completeness(setting_id).to_dict(),
+            "downloads": _download_links(setting_id, setting.sealed)}
 
 
 def _download_links(setting_id: str, sealed: bool) -> dict:
@@ -62,9 +62,9 @@ def _serve(setting_id: str, what: str, fmt: str) -> Response:
 
 @api.get("/settings/<setting_id>/outcomes")
 def download_outcomes(setting_id: str):
-    summary = services().catalog.get_setting(setting_id)
+    setting = services().catalog.get_setting(setting_id)
     fmt = _format(downloads.OUTCOME_FORMATS, "parquet")
-    if summary.sealed:
+    if setting.sealed:
         raise Forbidden(f"setting '{setting_id}' is sealed: its outcomes are never published",
                         field="setting_id", code="sealed")
     return _serve(setting_id, "outcomes", fmt)
