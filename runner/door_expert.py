@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from runner.door_scenes import sample_door_layout
+from runner.recording import DELTA_POS_SCALE, DELTA_ROT_SCALE, _rot_to_quat, _rotvec
 from runner.stack_expert import HOME_EE
 
 SETTLE_STEPS = 6
@@ -136,7 +138,6 @@ DOOR_STREAM_SEED = 8_000
 
 def door_stream_draw(stream_index: int):
     """Base layout (levels 0-2) and style of one draw of the Door recording stream."""
-    from runner.door_scenes import sample_door_layout
 
     rng = np.random.default_rng(np.random.SeedSequence([DOOR_STREAM_SEED, stream_index]))
     return sample_door_layout(int(rng.integers(0, 3)), rng), sample_door_style(rng)
@@ -159,7 +160,6 @@ def record_door(sim, stream_index: int) -> dict:
     """
     import mujoco
 
-    from runner.recording import DELTA_POS_SCALE, DELTA_ROT_SCALE, _rot_to_quat, _rotvec
 
     layout, style = door_stream_draw(stream_index)
     sim.restore(layout)

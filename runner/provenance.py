@@ -8,6 +8,8 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
+from expaudit.numerics import blas_kernel, torch_cpu_capability
+
 OUTCOME_SOURCES = ("osc.py", "stack_sim.py", "scenes.py", "stack_expert.py", "replay.py",
                    "recording.py", "executor.py")
 """The runner modules whose code determines an outcome; their hash is the code version."""
@@ -86,8 +88,6 @@ TORCH_KERNEL_KEY = "torch_cpu_capability"
 
 
 def _versions(names: tuple[str, ...]) -> str:
-    from expaudit.numerics import blas_kernel
-
     versions = {name: metadata.version(name) for name in names}
     versions[BLAS_KERNEL_KEY] = blas_kernel()
     return json.dumps(versions, sort_keys=True)
@@ -103,8 +103,6 @@ def package_versions() -> str:
 def policy_package_versions(device: str = "cpu") -> str:
     """JSON object of the versions of `POLICY_PACKAGES`, numpy's and torch's CPU kernels and the
     inference device."""
-    from expaudit.numerics import torch_cpu_capability
-
     versions = json.loads(_versions(POLICY_PACKAGES))
     versions[TORCH_KERNEL_KEY] = torch_cpu_capability()
     versions["device"] = device

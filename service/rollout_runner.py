@@ -23,9 +23,9 @@ chunks are resumable. The executor follows the chunk's mechanism:
 The worker does not fork per job (`SimpleWorker`): simulators take seconds
 to build and are kept, with the loaded policies, for the life of the process.
 Nothing connects at import; `run_runner` gets its Redis connection, frozen
-root, job context and policy device passed in. The simulator (MuJoCo) loads
-with the first chunk, so the `expaudit` command imports this module without
-the `sim` extra.
+root, job context and policy device passed in. This module imports the
+simulator (MuJoCo), so the `expaudit runner` command loads it only when it
+runs.
 """
 
 from __future__ import annotations
@@ -33,31 +33,32 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis as redis_lib
 from rq import Queue, SimpleWorker
 
 from benchmark_data.cells import load_cells
+from benchmark_data.generation.library_stream import replay_sources
+from benchmark_data.generation.rollouts import NotGeneratedHereError, build_policy_world
 from benchmark_data.journal import append_record
 from benchmark_data.library import read_experiences
 from benchmark_data.paths import cells_journal
-from benchmark_data.policy_files import POLICY_MECHANISMS, policy_dir
+from benchmark_data.policy_files import policy_dir
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS, Mechanism
 from expaudit.errors import InternalError
 from runner.executor import Cell, ReplayWorld, run_cell
+from runner.policy_executor import POLICY_MECHANISMS, PolicyRunner, PolicyWorld
 from runner.scenes import StackLayout
+from runner.stack_sim import StackSim
 from service.defaults import RUNNER_QUEUES
 from service.jobs import install_context
 from service.rollout_jobs import Chunk, camera_blind
 from service.worker_loop import StopsCleanly, work_until_stopped
 
 log = logging.getLogger(__name__)
-
-POLICY_MECHANISM_NAMES = tuple(m.value for m in POLICY_MECHANISMS)
-"""The image-policy mechanisms, as chunks name them."""
 
 
 class ChunkError(InternalError, ValueError):
@@ -87,8 +88,6 @@ class RunnerContext:
 
     def sim(self):
         if self._sim is None:
-            from runner.stack_sim import StackSim  # deferred: loads mujoco
-
             self._sim = StackSim()
         return self._sim
 
@@ -101,8 +100,6 @@ class RunnerContext:
         runner = self._policy_runners.get(world.task)
         if runner is None:
             import torch  # deferred: heavy optional dependency
-
-            from runner.policy_executor import PolicyRunner  # deferred: loads mujoco
 
             torch.set_num_threads(1)  # as the generation pipeline's workers: same bits per cell
             runner = PolicyRunner(world, device=self.policy_device, envs=self.policy_envs)
@@ -158,8 +155,6 @@ def _check_experience(task: str, chunk: Chunk, root: Path) -> None:
 
 def chunk_world(root: Path, chunk: Chunk):
     """The `ReplayWorld` of one chunk: its experience's recorded path and its states' layouts."""
-    from benchmark_data.generation.library_stream import replay_sources  # deferred: loads mujoco
-
     if chunk.mechanism != "replay" or QUERY_SETS.get(chunk.query_set) != "stack":
         raise ChunkError(f"rollout chunk: mechanism {chunk.mechanism!r} on query set "
                          f"{chunk.query_set!r} is not a Stack Replay cell this runner executes")
@@ -186,13 +181,10 @@ def chunk_policy_world(root: Path, chunk: Chunk):
     Names the field of an unknown experience or scene, and a policy that is
     not trained under `root`.
     """
-    # deferred: loads mujoco
-    from benchmark_data.generation.rollouts import NotGeneratedHereError, build_policy_world
-
     task = _check_mechanism(chunk)
-    if chunk.mechanism not in POLICY_MECHANISM_NAMES:
+    if chunk.mechanism not in POLICY_MECHANISMS:
         raise ChunkError(f"rollout chunk: mechanism {chunk.mechanism!r} is not an image policy "
-                         f"{POLICY_MECHANISM_NAMES}")
+                         f"{POLICY_MECHANISMS}")
     _check_experience(task, chunk, root)
     try:
         world = build_policy_world(chunk_cells(chunk), root)
@@ -205,8 +197,9 @@ def chunk_policy_world(root: Path, chunk: Chunk):
         raise ChunkError(f"rollout chunk: scene_id {absent[0]!r} is not in query set "
                          f"{chunk.query_set!r} under {root}")
     key = (chunk.mechanism, chunk.experience_id)
-    return replace(world, scenes={s: world.scenes[s] for s in chunk.state_ids},
-                   policy_dirs={key: world.policy_dirs[key]})
+    return PolicyWorld(task=world.task,
+                       scenes={s: world.scenes[s] for s in chunk.state_ids},
+                       policy_dirs={key: world.policy_dirs[key]})
 
 
 def stored_keys(root: Path, mechanism: str, query_set: str) -> set[tuple]:
@@ -220,7 +213,7 @@ def chunk_executor(context: RunnerContext, chunk: Chunk):
     """(execute, batch): a function from a batch of the chunk's cells to their results, and
     how many cells it takes at once (the policy runner steps `policy_envs` in lockstep)."""
     _check_mechanism(chunk)
-    if chunk.mechanism in POLICY_MECHANISM_NAMES:
+    if chunk.mechanism in POLICY_MECHANISMS:
         runner = context.policy_runner(chunk_policy_world(context.root, chunk))
         return runner.run, context.policy_envs
     world = chunk_world(context.root, chunk)

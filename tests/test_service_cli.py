@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import re
 import subprocess
 import sys
 import time
@@ -292,7 +293,9 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
                                    timeout=400, cwd=tmp_path)
         assert submitted.returncode == 0, submitted.stdout + submitted.stderr
         lines = submitted.stdout.splitlines()
-        assert any(line.endswith("rollouts 0/50") for line in lines), lines
+        # Progress before the end (how far the runner got by the first poll is a race).
+        done = [int(m.group(1)) for m in map(re.compile(r"rollouts (\d+)/50$").search, lines) if m]
+        assert done and min(done) < 50, lines
         states = [line for line in lines if line.startswith("sub-")]
         assert states[-1].split()[1:] == ["published", "100.0%", "rollouts", "50/50"], lines
         assert any(line.startswith(f"{HIDDEN}: sealed") for line in lines), lines  # the verdict
