@@ -9,7 +9,11 @@ steps are cheap on a CPU:
    positions relative to the hand (what a hand camera sees), then frozen;
 2. each frame's features computed once (`encode`);
 3. BC-RNN trained on the cached features beside the end-effector and finger
-   positions, all standardised with their demonstrations' mean and std.
+   positions, all standardised with their demonstrations' mean and std;
+4. optionally (lever 4, `crop_size`), robomimic's random crop of the agent
+   view: the agent-view encoder pretrains on random crops, each frame's
+   features are cached for `crops_per_frame` random crops and cloning draws
+   one of them per frame; episodes read the centre crop.
 
 A policy is `RecipePolicy`: both encoders, the BC-RNN and the statistics;
 `save` / `load` keep it as a state dict (read back with `weights_only=True`)
@@ -53,6 +57,10 @@ class RecipeSpec:
     train_steps: int = 20000
     batch_size: int = 64
     seed: int = 0
+    crop_size: int = 0
+    """Side of the agent view's random crops in pixels (robomimic's CropRandomizer); 0: no crop."""
+    crops_per_frame: int = 1
+    """Random crops whose features are cached per agent-view frame (with `crop_size`)."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -63,7 +71,28 @@ class RecipeSpec:
 
 
 # ---- encoders ----------------------------------------------------------------------------
-def build_encoder(spec: RecipeSpec):
+def input_size(spec: RecipeSpec, camera: str) -> int:
+    """Side of the images a camera's encoder reads: the crop for a cropped agent view."""
+    return spec.crop_size if camera == "agentview" and spec.crop_size else spec.image_size
+
+
+def random_crops(images: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """One random `size` x `size` crop of each frame of `images` (N, H, W, 3)."""
+    n, h, w = images.shape[:3]
+    top = rng.integers(h - size + 1, size=n)
+    left = rng.integers(w - size + 1, size=n)
+    rows = top[:, None] + np.arange(size)[None, :]
+    cols = left[:, None] + np.arange(size)[None, :]
+    return images[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
+
+
+def centre_crop(images: np.ndarray, size: int) -> np.ndarray:
+    """The centre `size` x `size` crop of each frame (what an episode reads)."""
+    top, left = (images.shape[1] - size) // 2, (images.shape[2] - size) // 2
+    return images[:, top:top + size, left:left + size]
+
+
+def build_encoder(spec: RecipeSpec, camera: str):
     """A fresh robomimic VisualCore with expaudit's LeanConv backbone (seeded by the caller)."""
     from runner.robomimic_compat import import_robomimic
 
@@ -72,7 +101,7 @@ def build_encoder(spec: RecipeSpec):
     import robomimic.models.obs_core as obs_core
 
     return obs_core.VisualCore(
-        input_shape=[3, spec.image_size, spec.image_size], backbone_class=BACKBONE,
+        input_shape=[3, input_size(spec, camera), input_size(spec, camera)], backbone_class=BACKBONE,
         backbone_kwargs={"output_channel": 32, "feature_stride": spec.feature_stride},
         pool_class="SpatialSoftmax",
         pool_kwargs={"num_kp": spec.keypoints, "learnable_temperature": False, "temperature": 1.0,
@@ -98,9 +127,10 @@ def _as_input(images: np.ndarray):
 
 
 def pretrain(core, images: np.ndarray, targets: np.ndarray, spec: RecipeSpec, seed: int,
-             log=lambda step, loss: None) -> list[tuple[int, float]]:
+             log=lambda step, loss: None, crop: int = 0) -> list[tuple[int, float]]:
     """Regress the standardised `targets` (N, k) from single frames `images` (N, H, W, 3) through a
-    linear head on the encoder's features; returns the curve [(step, mean loss)]."""
+    linear head on the encoder's features (each frame a random `crop` when given); returns the
+    curve [(step, mean loss)]."""
     import torch
 
     targets = np.asarray(targets, dtype=np.float64)
@@ -115,7 +145,8 @@ def pretrain(core, images: np.ndarray, targets: np.ndarray, spec: RecipeSpec, se
     core.train()
     for step in range(1, spec.pretrain_steps + 1):
         idx = rng.integers(len(images), size=spec.pretrain_batch)
-        loss = torch.nn.functional.mse_loss(head(core(_as_input(images[idx]))), torch.from_numpy(targets[idx]))
+        batch = random_crops(images[idx], crop, rng) if crop else images[idx]
+        loss = torch.nn.functional.mse_loss(head(core(_as_input(batch))), torch.from_numpy(targets[idx]))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -191,17 +222,28 @@ def standardise(obs: dict, stats: dict) -> dict:
 
 
 def obs_stats(obs: dict) -> dict:
-    """Mean and std (floored) of each observation key over every frame."""
-    return {k: (v.mean(axis=0).astype(np.float32), np.maximum(v.std(axis=0), 1e-6).astype(np.float32))
-            for k, v in obs.items()}
+    """Mean and std (floored) of each observation key over every frame (and every cached crop)."""
+    def axes(v):
+        return tuple(range(v.ndim - 1))
+
+    return {k: (v.mean(axis=axes(v)).astype(np.float32),
+                np.maximum(v.std(axis=axes(v)), 1e-6).astype(np.float32)) for k, v in obs.items()}
 
 
 def sample_sequences(data: FeatureDemos, rng: np.random.Generator, batch_size: int) -> dict:
-    """A batch of (B, T, n) sequences, padded by repeating a demonstration's last frame."""
+    """A batch of (B, T, n) sequences, padded by repeating a demonstration's last frame; a key
+    cached for several crops (N, C, n) gives one crop drawn per frame."""
     demo = rng.integers(len(data.starts), size=batch_size)
     start = data.starts[demo] + (rng.random(batch_size) * (data.ends[demo] - data.starts[demo])).astype(int)
     idx = np.minimum(start[:, None] + np.arange(SEQUENCE_LENGTH)[None, :], data.ends[demo][:, None] - 1)
-    return {"obs": {k: v[idx] for k, v in data.obs.items()}, "actions": data.actions[idx], "goal_obs": None}
+    obs = {}
+    for key, values in data.obs.items():
+        picked = values[idx]
+        if values.ndim == 3:
+            crop = rng.integers(values.shape[1], size=idx.shape)
+            picked = np.take_along_axis(picked, crop[:, :, None, None], axis=2)[:, :, 0]
+        obs[key] = picked
+    return {"obs": obs, "actions": data.actions[idx], "goal_obs": None}
 
 
 def clone(algo, data: FeatureDemos, spec: RecipeSpec, log=lambda step, loss: None,
@@ -264,7 +306,7 @@ class RecipePolicy:
         algo.set_eval()
         encoders = {}
         for cam in CAMERAS:
-            core = build_encoder(spec)
+            core = build_encoder(spec, cam)
             prefix = f"encoder.{cam}."
             core.load_state_dict({k[len(prefix):]: v for k, v in weights.items() if k.startswith(prefix)})
             core.eval()
@@ -287,6 +329,8 @@ class RecipeActor:
         import torch
 
         views = dict(zip(CAMERAS, split(images)))
+        if self.policy.spec.crop_size:
+            views["agentview"] = centre_crop(views["agentview"], self.policy.spec.crop_size)
         obs = {"robot0_eef_pos": eef_pos, "robot0_gripper_qpos": gripper_qpos}
         obs.update({FEATURE_KEYS[c]: encode(self.policy.encoders[c], views[c]) for c in CAMERAS})
         obs = {k: torch.from_numpy(v) for k, v in standardise(obs, self.policy.stats).items()}
@@ -295,15 +339,22 @@ class RecipeActor:
         return action.detach().cpu().numpy().astype(np.float64)
 
 
-def feature_demos(demos, encoders: dict) -> FeatureDemos:
-    """Encode every frame of `demos` (side-by-side images) once; observations not yet standardised."""
+def feature_demos(demos, encoders: dict, spec: RecipeSpec | None = None) -> FeatureDemos:
+    """Encode every frame of `demos` (side-by-side images) once (the agent view once per cached
+    random crop when `spec.crop_size`); observations not yet standardised."""
     lengths = np.array([len(d) for d in demos])
     ends = np.cumsum(lengths)
     images = np.concatenate([d.images for d in demos])
     views = dict(zip(CAMERAS, split(images)))
     obs = {"robot0_eef_pos": np.concatenate([d.eef_pos for d in demos]).astype(np.float32),
            "robot0_gripper_qpos": np.concatenate([d.gripper_qpos for d in demos]).astype(np.float32)}
-    obs.update({FEATURE_KEYS[c]: encode(encoders[c], views[c]) for c in CAMERAS})
+    obs.update({FEATURE_KEYS[c]: encode(encoders[c], views[c]) for c in CAMERAS
+                if not (c == "agentview" and spec is not None and spec.crop_size)})
+    if spec is not None and spec.crop_size:
+        rng = np.random.default_rng(spec.seed + 20)
+        crops = [encode(encoders["agentview"], random_crops(views["agentview"], spec.crop_size, rng))
+                 for _ in range(spec.crops_per_frame)]
+        obs[FEATURE_KEYS["agentview"]] = np.stack(crops, axis=1)  # (N, C, feature_dim)
     return FeatureDemos(obs, np.concatenate([d.actions for d in demos]).astype(np.float32), ends - lengths, ends)
 
 
@@ -319,13 +370,14 @@ def train_recipe(task: str, demos, spec: RecipeSpec, log=lambda line: None) -> t
     curves, encoders = {}, {}
     for i, cam in enumerate(CAMERAS):
         torch.manual_seed(spec.seed + 10 + i)
-        core = build_encoder(spec)
+        core = build_encoder(spec, cam)
         curves[cam] = pretrain(core, views[cam], pretrain_targets(task, cam, state, eef), spec,
                                spec.seed + 1 + i,
-                               log=lambda s, l, c=cam: s % 500 == 0 and log(f"encoder {c} step {s} loss {l:.4f}"))
+                               log=lambda s, l, c=cam: s % 500 == 0 and log(f"encoder {c} step {s} loss {l:.4f}"),
+                               crop=spec.crop_size if cam == "agentview" else 0)
         encoders[cam] = core
     del images, views
-    data = feature_demos(demos, encoders)
+    data = feature_demos(demos, encoders, spec)
     stats = obs_stats(data.obs)
     data.obs = standardise(data.obs, stats)
     algo = build_bc_rnn(spec)

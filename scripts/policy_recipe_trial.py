@@ -222,6 +222,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="execution-noise seed of the episodes")
     parser.add_argument("--states", type=int, default=40, help="validation states per draw (40: all; fewer: smoke run)")
     parser.add_argument("--frozen", action="store_true", help="run the episodes with the published policy")
+    parser.add_argument("--crop", type=int, default=0,
+                        help="lever 4: side of the agent view's random crops in px (robomimic's default is "
+                             "90%% of the image: 58 for 64); 0: no crop")
+    parser.add_argument("--crops", type=int, default=4, help="random crops cached per agent-view frame")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     task = args.experience_id.split("-")[0]
@@ -240,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     demos, kept, tries = record_demos(task, args.experience_id, args.mechanism, args.demos, workdir)
     meta.update({"demos": len(demos), "demo_tries": tries, "frames": int(sum(len(d) for d in demos))})
     policy_path = workdir / "policy"
-    spec = RecipeSpec(train_steps=args.steps, pretrain_steps=args.pretrain_steps)
+    spec = RecipeSpec(train_steps=args.steps, pretrain_steps=args.pretrain_steps, crop_size=args.crop,
+                      crops_per_frame=args.crops if args.crop else 1)
     if not (policy_path / "weights.pt").exists():
         log(workdir, f"training: {len(demos)} demos ({tries} tries, {meta['frames']} frames), {spec.to_json()}")
         began = time.time()

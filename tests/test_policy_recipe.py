@@ -15,8 +15,8 @@ from benchmark_data.generation.query_set_build import (  # noqa: E402
 from runner.appearance import sample_draw  # noqa: E402
 from runner.policy_model import ACTION_DIM, SEQUENCE_LENGTH, Demo  # noqa: E402
 from runner.policy_recipe import (  # noqa: E402
-    CAMERAS, FeatureDemos, RecipeActor, RecipePolicy, RecipeSpec, pretrain_targets, sample_sequences,
-    train_recipe,
+    CAMERAS, FEATURE_KEYS, FeatureDemos, RecipeActor, RecipePolicy, RecipeSpec, centre_crop, feature_demos,
+    pretrain_targets, random_crops, sample_sequences, train_recipe,
 )
 from runner.recipe_demos import recipe_plans  # noqa: E402
 from runner.scenes import query_states  # noqa: E402
@@ -192,3 +192,49 @@ def test_trials_of_one_mechanism_are_summarised_as_one_validation_setting(tmp_pa
     c = _trial_dir(tmp_path / "c", "stack-e000", "policy_dr", [1, 1, 1, 1])
     with pytest.raises(SystemExit, match=r"one mechanism; these trials have \['policy', 'policy_dr'\]"):
         module.validation_setting([a, c])
+
+
+def test_random_crops_are_windows_of_their_frame_and_the_centre_crop_is_the_middle():
+    frames = np.arange(2 * 8 * 8 * 3, dtype=np.int64).reshape(2, 8, 8, 3)
+    crops = random_crops(frames, 5, np.random.default_rng(3))
+    assert crops.shape == (2, 5, 5, 3)
+    for frame, crop in zip(frames, crops):
+        top, left = np.argwhere(frame[..., 0] == crop[0, 0, 0])[0]
+        assert np.array_equal(frame[top:top + 5, left:left + 5], crop)
+    assert np.array_equal(centre_crop(frames, 4), frames[:, 2:6, 2:6])
+    offsets = {tuple(np.argwhere(frames[0, ..., 0] == c[0, 0, 0])[0])
+               for c in random_crops(np.repeat(frames[:1], 200, axis=0), 5, np.random.default_rng(4))}
+    assert offsets == {(r, c) for r in range(4) for c in range(4)}  # every window can be drawn
+
+
+def test_cached_crops_give_one_crop_per_frame_of_a_sequence():
+    n, crops = 12, 3
+    values = np.arange(n * crops, dtype=np.float32).reshape(n, crops, 1)  # value = 3 * frame + crop
+    data = FeatureDemos(obs={"x": values}, actions=np.zeros((n, 7), np.float32), starts=np.array([0]),
+                        ends=np.array([n]))
+    x = sample_sequences(data, np.random.default_rng(0), 300)["obs"]["x"][..., 0]
+    assert x.shape == (300, SEQUENCE_LENGTH)
+    frame, crop = np.divmod(x.astype(int), crops)
+    assert np.all(np.diff(frame, axis=1) >= 0)  # still consecutive frames of one demonstration
+    assert set(np.unique(crop)) == {0, 1, 2}  # each frame's crop drawn independently
+
+
+def test_a_cropped_recipe_caches_several_agent_view_crops_and_acts_on_the_centre():
+    import torch
+
+    spec = replace(TINY, crop_size=28, crops_per_frame=2)
+    threads = torch.get_num_threads()
+    try:
+        demos = _demos()
+        policy, _ = train_recipe("stack", demos, spec)
+    finally:
+        torch.set_num_threads(threads)
+    data = feature_demos(demos, policy.encoders, spec)
+    assert data.obs[FEATURE_KEYS["agentview"]].shape == (23, 2, spec.feature_dim)
+    assert data.obs[FEATURE_KEYS["eye_in_hand"]].shape == (23, spec.feature_dim)
+    assert not np.array_equal(data.obs[FEATURE_KEYS["agentview"]][:, 0], data.obs[FEATURE_KEYS["agentview"]][:, 1])
+    actor = RecipeActor(policy)
+    actor.reset()
+    frames = demos[0]
+    action = actor.act(frames.images[:1], frames.eef_pos[:1], frames.gripper_qpos[:1])
+    assert action.shape == (1, ACTION_DIM) and np.isfinite(action).all()
