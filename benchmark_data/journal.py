@@ -1,8 +1,8 @@
 """The journal of a run in progress: one JSON line (sorted keys) per executed cell.
 
 The data side's one owner of the format: its columns, reading (a torn last line from a
-killed run is ignored), appending one record under a lock, and repairing a torn line
-before a run resumes. The Replay executor writes and reads the same lines with its own
+killed run is ignored) and appending one record under a lock (a torn line is cut first).
+A run resumes after folding its journal into the cells table. The Replay executor writes and reads the same lines with its own
 copy, which it keeps until a change of the Replay mechanism version (its bytes are part of
 every stored cell's code version); the policy executor writes them with its own writer.
 """
@@ -62,17 +62,3 @@ def append_record(journal: Path, record: dict) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def repair_torn_line(path: Path) -> bool:
-    """Cut a torn last line (a run killed mid-write) so that appends start on a fresh line.
-
-    Returns whether anything was cut.
-    """
-    if not path.exists() or path.stat().st_size == 0:
-        return False
-    data = path.read_bytes()
-    if data.endswith(b"\n"):
-        return False
-    path.write_bytes(data[: data.rfind(b"\n") + 1])
-    return True

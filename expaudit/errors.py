@@ -46,7 +46,8 @@ class DataNotFound(UserError):
 
 
 class Unreachable(UserError):
-    """A server, Redis or the object store that does not answer."""
+    """A server or Redis the command was pointed at that does not answer (the service's own
+    object store failing is an `InternalError`: never the user's to fix)."""
 
 
 class InternalError(ExpauditError):

@@ -138,7 +138,6 @@ DOOR_STREAM_SEED = 8_000
 
 def door_stream_draw(stream_index: int):
     """Base layout (levels 0-2) and style of one draw of the Door recording stream."""
-
     rng = np.random.default_rng(np.random.SeedSequence([DOOR_STREAM_SEED, stream_index]))
     return sample_door_layout(int(rng.integers(0, 3)), rng), sample_door_style(rng)
 
@@ -159,7 +158,6 @@ def record_door(sim, stream_index: int) -> dict:
     pos, quat (end-effector), grip (finger qpos), door (hinge, latch, handle xyz).
     """
     import mujoco
-
 
     layout, style = door_stream_draw(stream_index)
     sim.restore(layout)

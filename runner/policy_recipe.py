@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from runner.policy_model import ACTION_DIM, BACKBONE, SEQUENCE_LENGTH, _register_backbone
+from runner.robomimic_compat import import_robomimic, quiet
 from runner.wrist_camera import split
 
 CAMERAS = ("agentview", "eye_in_hand")
@@ -94,8 +95,6 @@ def centre_crop(images: np.ndarray, size: int) -> np.ndarray:
 
 def build_encoder(spec: RecipeSpec, camera: str):
     """A fresh robomimic VisualCore with expaudit's LeanConv backbone (seeded by the caller)."""
-    from runner.robomimic_compat import import_robomimic
-
     rm = import_robomimic()
     _register_backbone(rm)
     import robomimic.models.obs_core as obs_core
@@ -181,8 +180,6 @@ def _obs_sizes(spec: RecipeSpec) -> dict[str, int]:
 def build_bc_rnn(spec: RecipeSpec):
     """robomimic's BC-RNN over the low-dim observations and the cached image features."""
     import torch
-
-    from runner.robomimic_compat import import_robomimic, quiet
 
     rm = import_robomimic()
     config = rm.config_factory("bc")

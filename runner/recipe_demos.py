@@ -13,6 +13,10 @@ Policy, draws cycling 0-4 of `train:<experience>:<n>` for Policy+DR.
 from __future__ import annotations
 
 from runner.demo_recording import N_APPEARANCE_DRAWS, DemoPlan, seeded
+from runner.door_policy_demos import DOOR_DEMOS
+from runner.door_scenes import sample_door_layout
+from runner.scenes import sample_layout
+from runner.stack_policy_demos import STACK_DEMOS
 
 LEVELS = (0, 1, 2)
 """Layout levels the demonstrations cycle through (no obstacles: the expert records without them)."""
@@ -21,9 +25,9 @@ LEVELS = (0, 1, 2)
 def recipe_plans(task: str, experience_id: str, n: int, randomized: bool) -> list[DemoPlan]:
     """The first `n` demonstration plans of an experience (a pure function of its arguments)."""
     if task == "stack":
-        from runner.scenes import sample_layout as sample
+        sample = sample_layout
     elif task == "door":
-        from runner.door_scenes import sample_door_layout as sample
+        sample = sample_door_layout
     else:
         raise ValueError(f"task must be 'stack' or 'door', got {task!r}")
     plans = []
@@ -36,10 +40,4 @@ def recipe_plans(task: str, experience_id: str, n: int, randomized: bool) -> lis
 
 def demo_task(task: str):
     """The task's part of the shared recorder (`runner.demo_recording.DemoTask`)."""
-    if task == "stack":
-        from runner.stack_policy_demos import STACK_DEMOS
-
-        return STACK_DEMOS
-    from runner.door_policy_demos import DOOR_DEMOS
-
-    return DOOR_DEMOS
+    return STACK_DEMOS if task == "stack" else DOOR_DEMOS

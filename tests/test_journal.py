@@ -1,4 +1,4 @@
-"""The journal of a run in progress: the data side reads, appends and repairs the lines the
+"""The journal of a run in progress: the data side reads and appends the lines the
 executors write, and a torn last line (a run killed mid-write) is never read as a cell."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from benchmark_data.journal import (
     append_record,
     read_journal,
     read_journal_frame,
-    repair_torn_line,
 )
 from runner.executor import Cell, CellResult
 from runner.executor import read_journal as executor_read_journal
@@ -47,20 +46,15 @@ def test_a_missing_journal_reads_as_no_records(tmp_path):
     path = tmp_path / "absent.journal.jsonl"
     assert read_journal(path) == []
     assert len(read_journal_frame(path)) == 0
-    assert repair_torn_line(path) is False
 
 
-def test_a_torn_last_line_is_ignored_then_cut_before_appending(tmp_path):
+def test_a_torn_last_line_is_ignored_by_both_readers(tmp_path):
     path = tmp_path / "j.jsonl"
     first, second = _result(0).to_record(), _result(1).to_record()
     append_record(path, first)
     with path.open("a") as fh:
         fh.write(json.dumps(second)[:20])  # killed mid-write
     assert read_journal(path) == [first] == executor_read_journal(path)
-    assert repair_torn_line(path) is True
-    assert repair_torn_line(path) is False
-    append_record(path, second)
-    assert read_journal(path) == [first, second]
 
 
 def test_appending_cuts_a_torn_line_first(tmp_path):

@@ -17,7 +17,7 @@ from leaderboard.site.report_text import render_summary
 
 
 def run_audit_command(args: argparse.Namespace) -> int:
-    """Read, audit, write. Bad input (an `InputError`): one line on stderr and exit code 2."""
+    """Read, audit, write; bad input raises `InputError`, which the command reports in one line."""
     data, submitted = read_inputs(args.experiences, args.outcomes, args.scenes, args.scores)
     report = run_audit(
         data,

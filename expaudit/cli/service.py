@@ -109,7 +109,7 @@ def register(subparsers) -> None:
 
 
 def extend(subparsers) -> None:
-    """Add `selector input` to the `selector` command (registered by the runner's sandbox)."""
+    """Add `selector input` to the `selector` command (registered by `expaudit.cli.sandbox`)."""
     selector = subparsers.choices.get("selector")
     commands = getattr(selector, "subcommands", None)
     if commands is None:

@@ -183,7 +183,7 @@ def _result3(f: Findings) -> list[str]:
     replay_split = [larger_on_appearance(x) for x in g.significant if x.setting.mechanism == "replay"]
     paper_replay = PAPER["replay_significant"]
     replay_n = replay["above"] + replay["below"]
-    policy_below, policy_n = PAPER["policy_significant_negative"]
+    _, policy_n = PAPER["policy_significant_negative"]
     larger, larger_n = PAPER["appearance_larger"]
     inside, inside_n = PAPER["inside_envelope"]
     out += [f"- Paper: {paper_replay['above']} positive and {paper_replay['below']} negative significant "
