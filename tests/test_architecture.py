@@ -68,7 +68,7 @@ def test_every_module_has_exactly_one_layer():
 
 def test_unplaced_packages_import_only_their_own_modules_and_the_bottom_layer():
     """A package's `__init__` has no layer of its own; it may re-export its own modules and
-    use the bottom layer (the engine and leaf utilities), so no import escapes the layers."""
+    use the bottom layer (the leaf modules), so no import escapes the layers."""
     config = _config()
     layers = _layer_items(config)
     items = [item for layer in layers for item in layer]
@@ -80,7 +80,7 @@ def test_unplaced_packages_import_only_their_own_modules_and_the_bottom_layer():
         for imported in graph.find_modules_directly_imported_by(package):
             if not (_covers(package, imported) or any(_covers(i, imported) for i in layers[-1])):
                 escaping.append(f"{package} -> {imported}")
-    assert not escaping, f"package __init__ imports outside its package and the engine: {escaping}"
+    assert not escaping, f"package __init__ imports outside its package and the leaf modules: {escaping}"
 
 
 def _package_of(graph: grimp.ImportGraph, module: str) -> str:
