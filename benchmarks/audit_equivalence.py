@@ -44,7 +44,7 @@ def cases():
     """(name, data, scores, selection_only) of every case, in a fixed order."""
     from benchmark_data.frozen import load_transfer
     from benchmark_data.registry import SETTINGS
-    from leaderboard.rules.simple import REFERENCE_RULES
+    from leaderboard.rules.simple import SCORED_RULES
 
     for setting in SETTINGS.values():
         if setting.sealed:
@@ -55,7 +55,7 @@ def cases():
         k, q = data.outcomes.shape[:2]
         rng = np.random.default_rng(len(setting.id))
         for name in ("oracle", "best_fixed", "recency", "track_record"):
-            rule = REFERENCE_RULES[name]
+            rule = SCORED_RULES[name]
             yield f"{setting.id}/{name}", data, rule.scores(data), rule.selection_only
         if setting.task == "stack":
             from leaderboard.rules.structural import structural_rule_scores

@@ -22,7 +22,7 @@ from leaderboard.metrics.diagnostics import random_sublibraries
 from leaderboard.metrics.gap import discrimination_gap
 from leaderboard.metrics.ranking import scene_aurocs
 from leaderboard.metrics.rerank import mutual_proximity
-from leaderboard.rules.simple import REFERENCE_RULES
+from leaderboard.rules.simple import SCORED_RULES
 
 PUBLIC_SETTINGS = [s.id for s in SETTINGS.values() if not s.sealed]
 
@@ -91,7 +91,7 @@ def test_rank_auroc_equals_tensor_auroc_on_the_benchmark_settings(setting_id):
     data = load_transfer(setting_id)
     y = data.success_matrix()
     rng = np.random.default_rng(len(setting_id))
-    score_sets = [REFERENCE_RULES[name].scores(data) for name in ("oracle", "track_record")]
+    score_sets = [SCORED_RULES[name].scores(data) for name in ("oracle", "track_record")]
     score_sets += [rng.normal(size=y.shape), rng.integers(0, 3, y.shape).astype(float)]
     for scores in score_sets:
         expected, _ = tensor_scene_aurocs(y, scores)

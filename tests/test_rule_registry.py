@@ -72,8 +72,8 @@ def test_the_baselines_and_findings_read_their_names_from_the_registry():
     assert baselines.BASELINE_RULES == PUBLISHED
     assert baselines.DISPLAY_NAMES == {rule.name: rule.display_name for rule in RULES}
     assert baselines.baseline_submission_id is baseline_submission_id
-    assert set(simple.REFERENCE_RULES) == {"oracle", "best_fixed", "recency", "track_record"}
-    assert all(simple.REFERENCE_RULES[name] is get_rule(name) for name in simple.REFERENCE_RULES)
+    assert set(simple.SCORED_RULES) == {"oracle", "best_fixed", "recency", "track_record"}
+    assert all(simple.SCORED_RULES[name] is get_rule(name) for name in simple.SCORED_RULES)
     assert measure.VISUAL_RULES == rule_names(Family.EMBEDDING)
     assert measure.AUDITED_RULES == rule_names(Family.EMBEDDING) + rule_names(Family.STRUCTURAL)
     assert measure.OUTCOME_RULES == rule_names(Family.OUTCOME)
@@ -81,7 +81,7 @@ def test_the_baselines_and_findings_read_their_names_from_the_registry():
 
 def test_the_sites_reference_lines_are_the_registrys_hindsight_rules():
     """The site may not import the rules (its own layer), so its copy is held to the registry here."""
-    assert standings.REFERENCE_RULES == hindsight_rules() == ("random", "oracle", "best_fixed")
+    assert standings.REFERENCE_LINES == hindsight_rules() == ("random", "oracle", "best_fixed")
     assert set(standings.REFERENCE_LABELS) == set(hindsight_rules())
     for rule in rule_names():
         entry = LeaderboardEntry(submission_id=baseline_submission_id("stack-replay-k10-a", rule),

@@ -11,11 +11,11 @@ the simulator only for scene geometry.
 
 from leaderboard.rules.registry import (RULES, Family, Rule, UnknownRuleError, baseline_submission_id,
                                         display_name, get_rule, hindsight_rules, rule_names)
-from leaderboard.rules.simple import (REFERENCE_RULES, RandomRow, best_fixed_scores, oracle_scores,
+from leaderboard.rules.simple import (SCORED_RULES, RandomRow, best_fixed_scores, oracle_scores,
                                       random_row, recency_scores, track_record_scores)
 
 __all__ = [
-    "REFERENCE_RULES", "RULES", "Family", "RandomRow", "Rule", "UnknownRuleError", "baseline_submission_id",
+    "SCORED_RULES", "RULES", "Family", "RandomRow", "Rule", "UnknownRuleError", "baseline_submission_id",
     "best_fixed_scores", "display_name", "get_rule", "hindsight_rules", "oracle_scores", "random_row",
     "recency_scores", "rule_names", "track_record_scores",
 ]

@@ -19,7 +19,7 @@ from leaderboard.rules.outcome_scores import (best_fixed_scores, oracle_scores, 
                                               track_record_scores)
 from leaderboard.rules.registry import RULES, Rule
 
-__all__ = ["REFERENCE_RULES", "RandomRow", "best_fixed_scores", "oracle_scores", "random_row",
+__all__ = ["SCORED_RULES", "RandomRow", "best_fixed_scores", "oracle_scores", "random_row",
            "recency_scores", "track_record_scores"]
 
 
@@ -69,5 +69,5 @@ def random_row(data: TransferData) -> RandomRow:
     )
 
 
-REFERENCE_RULES: dict[str, Rule] = {rule.name: rule for rule in RULES if rule.scores is not None}
+SCORED_RULES: dict[str, Rule] = {rule.name: rule for rule in RULES if rule.scores is not None}
 """The registry's rules with a score matrix, by name; `random` is separate (`random_row`), as it has none."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from leaderboard.metrics import defaults
 
-REFERENCE_RULES = ("random", "oracle", "best_fixed")
+REFERENCE_LINES = ("random", "oracle", "best_fixed")
 """Hindsight rows drawn as reference lines: the floor, the ceiling, one good experience."""
 
 RANK_BY_ADVANTAGE = "advantage"

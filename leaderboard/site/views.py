@@ -34,7 +34,7 @@ def reference_rule(entry: LeaderboardEntry) -> str | None:
     """The hindsight rule (random, oracle, best_fixed) a reference row computes, else None."""
     if entry.kind != "baseline":
         return None
-    for rule in standings.REFERENCE_RULES:
+    for rule in standings.REFERENCE_LINES:
         if entry.submission_id == f"baseline-{rule.replace('_', '-')}-{entry.setting_id}":
             return rule
     return None
@@ -165,7 +165,7 @@ def setting_view(info: SettingInfo, rows: Sequence[LeaderboardEntry],
     ranked = standings.rank_rows([standings.standing(e.submission_id, e.report)
                                   for e in competing], metric)
     return SettingView(info, found, metric, references,
-                       [hindsight[r] for r in standings.REFERENCE_RULES if r in hindsight],
+                       [hindsight[r] for r in standings.REFERENCE_LINES if r in hindsight],
                        [(by_id[s.row_id], s) for s in ranked], thumbnail)
 
 
