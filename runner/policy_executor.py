@@ -33,7 +33,7 @@ from runner.policy_rollout import noise_for, run_batch
 from runner.provenance import policy_code_version, policy_package_versions
 from runner.stack_sim import StackSim
 
-POLICY_MECHANISMS = ("policy", "policy_dr")
+POLICY_MECHANISM_NAMES = ("policy", "policy_dr")
 CHUNK_CELLS = 20
 """Cells per unit of work handed to a worker process (all of one experience)."""
 
@@ -116,8 +116,8 @@ class PolicyRunner:
         if len(groups) != 1:
             raise ValueError(f"PolicyRunner.run takes cells of one (mechanism, experience), got {sorted(groups)}")
         mechanism, eid = next(iter(groups))
-        if mechanism not in POLICY_MECHANISMS:
-            raise ValueError(f"cell mechanism {mechanism!r} is not a policy mechanism {POLICY_MECHANISMS}")
+        if mechanism not in POLICY_MECHANISM_NAMES:
+            raise ValueError(f"cell mechanism {mechanism!r} is not a policy mechanism {POLICY_MECHANISM_NAMES}")
         actor, version = self._loaded(mechanism, eid)
         packages = policy_package_versions(self.device)
         horizon = policy_rollout.HORIZON[self.world.task]  # read per call (tests shorten it)

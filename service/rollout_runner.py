@@ -50,7 +50,7 @@ from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS, Mechanism
 from expaudit.errors import InternalError
 from runner.executor import Cell, ReplayWorld, run_cell
-from runner.policy_executor import POLICY_MECHANISMS, PolicyRunner, PolicyWorld
+from runner.policy_executor import POLICY_MECHANISM_NAMES, PolicyRunner, PolicyWorld
 from runner.scenes import StackLayout
 from runner.stack_sim import StackSim
 from service.defaults import RUNNER_QUEUES
@@ -182,9 +182,9 @@ def chunk_policy_world(root: Path, chunk: Chunk):
     not trained under `root`.
     """
     task = _check_mechanism(chunk)
-    if chunk.mechanism not in POLICY_MECHANISMS:
+    if chunk.mechanism not in POLICY_MECHANISM_NAMES:
         raise ChunkError(f"rollout chunk: mechanism {chunk.mechanism!r} is not an image policy "
-                         f"{POLICY_MECHANISMS}")
+                         f"{POLICY_MECHANISM_NAMES}")
     _check_experience(task, chunk, root)
     try:
         world = build_policy_world(chunk_cells(chunk), root)
@@ -213,7 +213,7 @@ def chunk_executor(context: RunnerContext, chunk: Chunk):
     """(execute, batch): a function from a batch of the chunk's cells to their results, and
     how many cells it takes at once (the policy runner steps `policy_envs` in lockstep)."""
     _check_mechanism(chunk)
-    if chunk.mechanism in POLICY_MECHANISMS:
+    if chunk.mechanism in POLICY_MECHANISM_NAMES:
         runner = context.policy_runner(chunk_policy_world(context.root, chunk))
         return runner.run, context.policy_envs
     world = chunk_world(context.root, chunk)
