@@ -37,8 +37,7 @@ from leaderboard.rules.structural import structural_rule_scores  # noqa: E402
 
 
 def _info(setting) -> SettingInfo:
-    return SettingInfo(setting.id, setting.task, setting.mechanism.value, setting.k, setting.query_set,
-                       order=list(SETTINGS).index(setting.id))
+    return SettingInfo(setting, order=list(SETTINGS).index(setting.id))
 
 
 def _status(setting, root) -> tuple[object | None, str | None]:

@@ -133,7 +133,7 @@ class Catalog(abc.ABC):
         return False
 
     def selector_input(self, setting_id: str, directory: Path):
-        """Write the setting's selector /input tree into `directory`; returns its `SettingInfo`."""
+        """Write the setting's selector /input tree into `directory`; returns the sandbox protocol's `SettingInfo`."""
         raise SelectorsUnsupported(setting_id)
 
     def fillable(self, setting_id: str) -> bool:

@@ -211,10 +211,7 @@ def setting_infos(catalog: Catalog) -> list:
     infos = []
     for s in catalog.list_settings():
         done = catalog.completeness(s.id)
-        infos.append(SettingInfo(setting_id=s.id, task=s.task, mechanism=s.mechanism_id, k=s.k,
-                                 query_set=s.query_set, sealed=s.sealed,
-                                 description=s.description,
-                                 cells_done=done.cells_done, cells_total=done.cells_total))
+        infos.append(SettingInfo(s, cells_done=done.cells_done, cells_total=done.cells_total))
     return infos
 
 

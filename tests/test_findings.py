@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmark_data.registry import Setting, get_setting
 from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.findings.measure import compute_findings
 from leaderboard.findings.page import compare_range, render_findings, spearman
@@ -21,8 +22,8 @@ from leaderboard.matrix import SceneTable, TransferData
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = {"n_shuffles": 200, "n_bootstrap": 100, "seed": 0}
-SETTING = SettingInfo("stack-replay-k10-a", "stack", "replay", 10, "stack-orig")
-POLICY = SettingInfo("stack-policy-k3-orig", "stack", "policy", 3, "stack-orig")
+SETTING = SettingInfo(get_setting("stack-replay-k10-a"))
+POLICY = SettingInfo(get_setting("stack-policy-k3-orig"))
 
 
 def _replay_data(k: int = 10, seed: int = 1) -> TransferData:
@@ -178,7 +179,7 @@ def test_the_image_policy_result_is_tested_only_on_audited_policy_settings(store
 
     with_policy = tmp_path / "with-policy"
     compute_rule_reports(with_policy, SETTING, data, _rules(data), **FAST)
-    policy = SettingInfo("stack-policy-k10-x", "stack", "policy", 10, "stack-orig")
+    policy = SettingInfo(Setting("stack-policy-k10-x", "stack", "policy", 10, "stack-orig"))
     compute_rule_reports(with_policy, policy, data, _rules(data), **FAST)
     findings = compute_findings(load_store(with_policy))
     significant = [x for x in findings.gaps.significant if x.setting.mechanism == "policy"]
@@ -188,3 +189,24 @@ def test_the_image_policy_result_is_tested_only_on_audited_policy_settings(store
     assert (f"Image-policy settings audited here: stack-policy-k10-x. Below the envelope among their "
             f"{len(significant)} significant cases: {below} of {len(significant)}") in page
     assert below >= 1  # the bad assignment lies below its envelope
+
+
+def test_stored_setting_keeps_its_keys_and_old_stores_load(tmp_path):
+    """The "setting" object of a report file keeps its keys, so directories written before load."""
+    path = write_rule_report(tmp_path, SettingInfo(get_setting("stack-replay-k10-a"), order=2), "random",
+                             None, "not run")
+    assert json.loads(path.read_text())["setting"] == {
+        "setting_id": "stack-replay-k10-a", "task": "stack", "mechanism": "replay", "k": 10,
+        "query_set": "stack-orig", "order": 2}
+    old = {"setting": {"setting_id": "door-policy-k3-x", "task": "door", "mechanism": "policy_dr",
+                       "k": 3, "query_set": "door-orig", "order": 7},
+           "rule": "oracle", "status": "not_computed", "reason": "old", "report": None}
+    (tmp_path / "door-policy-k3-x__oracle.json").write_text(json.dumps(old))
+    loaded = load_store(tmp_path).get("door-policy-k3-x", "oracle")
+    assert loaded.setting.setting.id == "door-policy-k3-x" and loaded.setting.order == 7
+    assert (loaded.setting.mechanism, loaded.setting.k, loaded.setting.query_set) == ("policy_dr", 3, "door-orig")
+    assert loaded.setting.to_json() == old["setting"]
+    old["setting"]["colour"] = "red"
+    (tmp_path / "door-policy-k3-x__oracle.json").write_text(json.dumps(old))
+    with pytest.raises(BadReportFile, match="field 'setting' is missing or malformed"):
+        load_store(tmp_path)

@@ -13,6 +13,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
+from benchmark_data.registry import Setting
 from leaderboard.audit import SELECTION_ONLY_REASON, run_audit
 from leaderboard.rules.baselines import (
     BASELINE_RULES,
@@ -104,8 +105,8 @@ def make_entries(data: TransferData, setting_id: str = SETTING) -> list[Leaderbo
 
 def make_settings() -> list[SettingInfo]:
     return [
-        SettingInfo(SETTING, "stack", "replay", 10, "stack-orig", False, 50000, 50000),
-        SettingInfo(EMPTY_SETTING, "door", "policy", 3, "door-orig", False, 1200, 15000),
+        SettingInfo(Setting(SETTING, "stack", "replay", 10, "stack-orig"), 50000, 50000),
+        SettingInfo(Setting(EMPTY_SETTING, "door", "policy", 3, "door-orig"), 1200, 15000),
     ]
 
 
@@ -396,8 +397,8 @@ def flat_data(base: TransferData) -> TransferData:
 
 
 def test_a_setting_that_cannot_discriminate_says_why_and_is_left_out(data):
-    settings = [SettingInfo(SETTING, "stack", "replay", 10, "stack-orig", False, 50000, 50000),
-                SettingInfo("stack-replay-k3-orig", "stack", "replay", 3, "stack-orig", False,
+    settings = [SettingInfo(Setting(SETTING, "stack", "replay", 10, "stack-orig"), 50000, 50000),
+                SettingInfo(Setting("stack-replay-k3-orig", "stack", "replay", 3, "stack-orig"),
                             3000, 3000)]
     flat = flat_data(data)
     rows = make_entries(data) + [
@@ -563,7 +564,7 @@ def test_entry_fields_are_validated(field, value, message):
 def test_setting_cells_are_validated():
     with pytest.raises(ValueError, match=r"field 'cells_done' must be between 0 and "
                                          r"cells_total=10, got 11"):
-        SettingInfo("x", "stack", "replay", 3, "stack-orig", False, 11, 10)
+        SettingInfo(Setting("x", "stack", "replay", 3, "stack-orig"), 11, 10)
 
 
 # ------------------------------------------------------ rules not computed --

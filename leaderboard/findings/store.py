@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
+from benchmark_data.registry import SETTINGS, Setting
 from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.audit import run_audit
 from leaderboard.rules.baselines import audit_baselines
@@ -42,15 +43,60 @@ class ReportsNotFound(DataNotFound, ValueError):
 
 @dataclass(frozen=True)
 class SettingInfo:
-    """What the findings need to know about a setting."""
+    """A setting as the findings hold it: the registry's record and its place in publication order.
 
-    setting_id: str
-    task: str
-    mechanism: str
-    k: int
-    query_set: str
+    Stored as {"setting_id", "task", "mechanism", "k", "query_set", "order"}
+    (`to_json`, `from_json`), so report directories written before stay readable.
+    """
+
+    setting: Setting
     order: int = 0
     """Position in the benchmark's publication order (tables follow it)."""
+
+    @property
+    def setting_id(self) -> str:
+        return self.setting.id
+
+    @property
+    def task(self) -> str:
+        return self.setting.task
+
+    @property
+    def mechanism(self) -> str:
+        return self.setting.mechanism_id
+
+    @property
+    def k(self) -> int:
+        return self.setting.k
+
+    @property
+    def query_set(self) -> str:
+        return self.setting.query_set
+
+    def to_json(self) -> dict:
+        return {"setting_id": self.setting_id, "task": self.task, "mechanism": self.mechanism,
+                "k": self.k, "query_set": self.query_set, "order": self.order}
+
+    @classmethod
+    def from_json(cls, payload: dict) -> SettingInfo:
+        """The record of a stored "setting" object (KeyError, TypeError or ValueError when malformed)."""
+        unknown = set(payload) - set(_STORED_KEYS)
+        if unknown:
+            raise TypeError(f"unexpected keys {sorted(unknown)}")
+        setting = Setting(id=payload["setting_id"], task=payload["task"],
+                          mechanism=payload["mechanism"], k=int(payload["k"]),
+                          query_set=payload["query_set"])
+        registered = SETTINGS.get(setting.id)
+        if registered is not None and _stored_fields(registered) == _stored_fields(setting):
+            setting = registered  # the registry's record (with its library and description)
+        return cls(setting, int(payload.get("order", 0)))
+
+
+def _stored_fields(setting: Setting) -> tuple:
+    return setting.id, setting.task, setting.mechanism_id, setting.k, setting.query_set
+
+
+_STORED_KEYS = ("setting_id", "task", "mechanism", "k", "query_set", "order")
 
 
 @dataclass(frozen=True)
@@ -102,7 +148,7 @@ def write_rule_report(directory: str | Path, setting: SettingInfo, rule: str,
     if (report is None) == (reason is None):
         raise ValueError(f"{setting.setting_id}/{rule}: give exactly one of report and reason")
     path = Path(directory) / f"{setting.setting_id}__{rule}{REPORT_SUFFIX}"
-    _write_json(path, {"setting": asdict(setting), "rule": rule,
+    _write_json(path, {"setting": setting.to_json(), "rule": rule,
                        "status": "computed" if report is not None else "not_computed",
                        "reason": reason, "report": report})
     return path
@@ -111,7 +157,7 @@ def write_rule_report(directory: str | Path, setting: SettingInfo, rule: str,
 def write_missing(directory: str | Path, missing: list[tuple[SettingInfo, str]]) -> None:
     """Store the settings that have no complete matrix, each with the reason."""
     _write_json(Path(directory) / MISSING_FILE,
-                [{"setting": asdict(s), "reason": reason} for s, reason in missing])
+                [{"setting": s.to_json(), "reason": reason} for s, reason in missing])
 
 
 def write_own_base(directory: str | Path, own_base: dict) -> None:
@@ -128,8 +174,8 @@ def _read(path: Path):
 
 def _setting(payload: dict, path: Path) -> SettingInfo:
     try:
-        return SettingInfo(**payload["setting"])
-    except (KeyError, TypeError) as exc:
+        return SettingInfo.from_json(payload["setting"])
+    except (KeyError, TypeError, ValueError) as exc:
         raise BadReportFile(f"{path}: field 'setting' is missing or malformed: {exc}") from exc
 
 

@@ -33,12 +33,13 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import jinja2
 
+from benchmark_data.registry import Setting
 from leaderboard.site import figures as site_figures, standings
 from leaderboard.site.html_report import ReportContext, render_report_html
 from leaderboard.site.row_cells import COLUMNS
@@ -112,33 +113,62 @@ class LeaderboardEntry:
 
 @dataclass(frozen=True)
 class SettingInfo:
-    """What the leaderboard says about a setting besides its rows.
+    """What the leaderboard says about a setting besides its rows: the registry's record and
+    how much of its outcome tensor is executed.
 
     Attributes
     ----------
-    setting_id, task, mechanism, k, query_set : as in the settings registry.
-    sealed : outcomes are never published; the matrix is filled on demand.
+    setting : the setting (its id, task, mechanism, K, query set, sealed and description
+        are read from it; `setting_id`, `task`, ... name them for the pages).
     cells_done, cells_total : executed cells of the outcome tensor and its size.
-    description : one line for visitors (the registry's description).
     """
 
-    setting_id: str
-    task: str
-    mechanism: str
-    k: int
-    query_set: str
-    sealed: bool
+    setting: Setting
     cells_done: int
     cells_total: int
-    description: str = ""
 
     def __post_init__(self) -> None:
-        _check_id("setting_id", self.setting_id)
+        _check_id("setting_id", self.setting.id)
         if not 0 <= self.cells_done <= self.cells_total:
             raise ValueError(
                 f"setting {self.setting_id!r}: field 'cells_done' must be between 0 and "
                 f"cells_total={self.cells_total}, got {self.cells_done}"
             )
+
+    @property
+    def setting_id(self) -> str:
+        return self.setting.id
+
+    @property
+    def task(self) -> str:
+        return self.setting.task
+
+    @property
+    def mechanism(self) -> str:
+        return self.setting.mechanism_id
+
+    @property
+    def k(self) -> int:
+        return self.setting.k
+
+    @property
+    def query_set(self) -> str:
+        return self.setting.query_set
+
+    @property
+    def sealed(self) -> bool:
+        return self.setting.sealed
+
+    @property
+    def description(self) -> str:
+        return self.setting.description
+
+    def to_json(self) -> dict:
+        """The "setting" object of the published JSON."""
+        return {"setting_id": self.setting_id, "task": self.task, "mechanism": self.mechanism,
+                "k": self.k, "query_set": self.query_set, "sealed": self.sealed,
+                "cells_done": self.cells_done, "cells_total": self.cells_total,
+                "description": self.description}
 
 
 def _check_id(field: str, value: object) -> None:
@@ -280,7 +310,7 @@ def _setting_files(view: SettingView, notice: str | None) -> dict[str, bytes]:
     base = f"settings/{info.setting_id}"
     ranked_rows = [row_json(e, s) for e, s in view.ranked]
     reference_rows = [row_json(e, None) for e in view.reference_entries]
-    document = {"schema_version": LEADERBOARD_SCHEMA_VERSION, "setting": asdict(info),
+    document = {"schema_version": LEADERBOARD_SCHEMA_VERSION, "setting": info.to_json(),
                 "discrimination": view.discrimination.to_json(), "ranked_by": view.metric,
                 "reference_lines": [line.to_json() for line in view.references],
                 "columns": [{"key": c.key, "header": c.header, "explanation": c.explanation}

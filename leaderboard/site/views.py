@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from leaderboard.site import standings
@@ -188,7 +188,7 @@ def _reference_json(view: SettingView, rule: str) -> dict | None:
 
 def setting_summary(view: SettingView) -> dict:
     info = view.info
-    return {**asdict(info),
+    return {**info.to_json(),
             "page": f"settings/{info.setting_id}.html",
             "json": f"settings/{info.setting_id}.json",
             "thumbnail": view.thumbnail,
