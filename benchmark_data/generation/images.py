@@ -1,7 +1,7 @@
 """Agent-view PNGs of query scenes and base scenes, packed one tar per query set / library.
 
-Packing keeps the repository's file count small; `read_image` reads one PNG
-back without unpacking the rest.
+Packing keeps the repository's file count small; the archives' names and members are
+those of the frozen image archives' reader (`benchmark_data.image_archive`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 import tarfile
 from pathlib import Path
 
+from benchmark_data.image_archive import base_images_path, member_name, query_images_path
 from benchmark_data.library import read_experiences
-from benchmark_data.paths import library_dir, query_set_dir
 from benchmark_data.query_sets import read_scenes
 from runner.appearance import encode_png, sample_draw
 from runner.door_scenes import DoorLayout
@@ -20,8 +20,6 @@ from runner.scenes import StackLayout
 
 IMAGE_SIZE = 128
 """Side of every published image (pixels)."""
-QUERY_TAR = "images.tar"
-BASE_TAR = "base_images.tar"
 
 
 def _add_png(tar: tarfile.TarFile, name: str, png: bytes) -> None:
@@ -34,17 +32,17 @@ def _add_png(tar: tarfile.TarFile, name: str, png: bytes) -> None:
 def write_query_images(query_set: str, sim, renderer, root=None) -> Path:
     """Render every scene (state x draw) of a query set into `images.tar` (sim of the set's task)."""
     scenes = read_scenes(query_set, root)
-    renders = ((f"{row.scene_id}.png", _layout(row.task, row.layout),
+    renders = ((member_name(row.scene_id), _layout(row.task, row.layout),
                 sample_draw(row.state_id, int(row.appearance_draw))) for row in scenes.itertuples())
-    return _write_renders(query_set_dir(query_set, root) / QUERY_TAR, renders, sim, renderer)
+    return _write_renders(query_images_path(query_set, root), renders, sim, renderer)
 
 
 def write_base_images(library_id: str, sim, renderer, root=None) -> Path:
     """Render each experience's base scene (nominal appearance) into `base_images.tar`."""
     frame = read_experiences(library_id, root)
-    renders = ((f"{row.experience_id}.png", _layout(row.task, row.base_layout),
+    renders = ((member_name(row.experience_id), _layout(row.task, row.base_layout),
                 sample_draw(f"base-{row.experience_id}", 0)) for row in frame.itertuples())
-    return _write_renders(library_dir(library_id, root) / BASE_TAR, renders, sim, renderer)
+    return _write_renders(base_images_path(library_id, root), renders, sim, renderer)
 
 
 def _layout(task: str, layout_json: str):
@@ -59,12 +57,3 @@ def _write_renders(path: Path, renders, sim, renderer) -> Path:
             _add_png(tar, name, encode_png(renderer.render(draw)))
     return path
 
-
-def read_image(tar_path: Path, name: str) -> bytes:
-    """The PNG bytes of one member (`<scene_id>.png` or `<experience_id>.png`)."""
-    with tarfile.open(tar_path) as tar:
-        try:
-            member = tar.getmember(name)
-        except KeyError:
-            raise KeyError(f"{tar_path.name} has no image {name!r}") from None
-        return tar.extractfile(member).read()

@@ -1,8 +1,8 @@
 """Embedding rule scores of one benchmark setting, from its stored agent-view images.
 
 Query images are `query_sets/<id>/images.tar` (`<scene_id>.png`), base-scene
-images `libraries/<id>/base_images.tar` (`<experience_id>.png`), as written
-by `benchmark_data.generation.images`. Each rule gives a (K, Q) score matrix, or the
+images `libraries/<id>/base_images.tar` (`<experience_id>.png`), read through
+the frozen image archives' reader. Each rule gives a (K, Q) score matrix, or the
 reason it is not computed (weights missing, images missing).
 """
 
@@ -15,11 +15,10 @@ from typing import Sequence
 
 import numpy as np
 
-from benchmark_data.paths import library_dir, query_set_dir
+from benchmark_data.image_archive import BASE_TAR, QUERY_TAR, base_images_path, query_images_path, read_pngs
 from leaderboard.rules.embeddings import ENCODER_NAMES, EmbeddingCache, NotComputed, embedding_scores, load_encoder
 
-QUERY_TAR = "images.tar"
-BASE_TAR = "base_images.tar"
+__all__ = ["BASE_TAR", "QUERY_TAR", "image_rule_scores", "read_tar_images", "setting_images"]
 
 
 def read_tar_images(tar_path: Path, ids: Sequence[str]) -> list[np.ndarray]:
@@ -27,21 +26,16 @@ def read_tar_images(tar_path: Path, ids: Sequence[str]) -> list[np.ndarray]:
     from PIL import Image
 
     out = []
-    with tarfile.open(tar_path) as tar:
-        for item in ids:
-            try:
-                member = tar.getmember(f"{item}.png")
-            except KeyError:
-                raise KeyError(f"{tar_path.parent.name}/{tar_path.name} has no image '{item}.png'") from None
-            with Image.open(io.BytesIO(tar.extractfile(member).read())) as image:
-                out.append(np.asarray(image.convert("RGB")))
+    for png in read_pngs(tar_path, ids):
+        with Image.open(io.BytesIO(png)) as image:
+            out.append(np.asarray(image.convert("RGB")))
     return out
 
 
 def setting_images(setting, data, root=None) -> tuple[list, list] | str:
     """(query images in scene order, base images in library order), or why they are missing."""
-    query_tar = query_set_dir(setting.query_set, root) / QUERY_TAR
-    base_tar = library_dir(setting.library_id, root) / BASE_TAR
+    query_tar = query_images_path(setting.query_set, root)
+    base_tar = base_images_path(setting.library_id, root)
     for path, owner in ((query_tar, setting.query_set), (base_tar, setting.library_id)):
         if not path.is_file():
             return f"images missing: {owner}/{path.name} is not in the frozen data"
