@@ -155,7 +155,7 @@ def started(stack: ExitStack, process: Process, port: int | None = None) -> Proc
 def synthetic_setting(catalog: Path, k: int = 50, seed: int = 0):
     """Write a K x 200 x 5 setting (40 states x 5 draws) in the catalog layout; returns its data."""
     from leaderboard.matrix import SceneTable, TransferData
-    from benchmark_data.registry import Setting as SettingSummary
+    from benchmark_data.registry import Setting
     from service.catalog import export_setting
 
     rng = np.random.default_rng(seed)
@@ -167,9 +167,9 @@ def synthetic_setting(catalog: Path, k: int = 50, seed: int = 0):
     scenes = SceneTable(tuple(f"q{s:02d}-d{d}" for s, d in zip(state, draw)),
                         np.array([f"q{s:02d}" for s in state]), state % 4, draw)
     data = TransferData(tuple(f"stack-e{i:03d}" for i in range(k)), scenes, outcomes)
-    summary = SettingSummary(id=SETTING_ID, task="stack", mechanism="replay", k=k,
-                             query_set="bench-q", sealed=False,
-                             description="synthetic K=50 setting of the API benchmark")
+    summary = Setting(id=SETTING_ID, task="stack", mechanism="replay", k=k,
+                      query_set="bench-q", sealed=False,
+                      description="synthetic K=50 setting of the API benchmark")
     export_setting(catalog, summary, data)
     return data
 

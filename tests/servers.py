@@ -309,13 +309,13 @@ def synthetic_setting(setting_id: str = "toy-k4", k: int = 4, n_states: int = 8,
                       seeds: int = 3, seed: int = 0, sealed: bool = False):
     """A small complete setting with structure (experience quality and scene difficulty).
 
-    Returns (SettingSummary, TransferData). Layout levels cycle 0..3 over the
+    Returns (Setting, TransferData). Layout levels cycle 0..3 over the
     states so the appearance and layout subsets of the audit are non-empty.
     """
     import numpy as np
 
     from leaderboard.matrix import SceneTable, TransferData
-    from benchmark_data.registry import Setting as SettingSummary
+    from benchmark_data.registry import Setting
 
     rng = np.random.default_rng(seed)
     scene_ids, states, levels, draw_ids = [], [], [], []
@@ -334,9 +334,9 @@ def synthetic_setting(setting_id: str = "toy-k4", k: int = 4, n_states: int = 8,
                           layout_level=np.array(levels, dtype=np.int64),
                           appearance_draw=np.array(draw_ids, dtype=np.int64)),
         outcomes=outcomes.astype(np.int8))
-    summary = SettingSummary(id=setting_id, task="stack", mechanism="replay", k=k,
-                             query_set=f"{setting_id}-queries", sealed=sealed,
-                             description=f"synthetic setting {setting_id}")
+    summary = Setting(id=setting_id, task="stack", mechanism="replay", k=k,
+                      query_set=f"{setting_id}-queries", sealed=sealed,
+                      description=f"synthetic setting {setting_id}")
     return summary, data
 
 
