@@ -37,7 +37,7 @@ from service import jobs, uploads  # noqa: E402
 from service.web.app import create_app  # noqa: E402
 from service.catalog import StaticCatalog  # noqa: E402
 from service.publishing import AuditOptions  # noqa: E402
-from service.settings import ServiceSettings  # noqa: E402
+from service.config import ServiceConfig  # noqa: E402
 from service.storage import LocalStore  # noqa: E402
 from service.upload_limits import catalog_limits  # noqa: E402
 from service.worker import queues  # noqa: E402
@@ -72,7 +72,7 @@ def main() -> None:
     limits = catalog_limits(catalog)
     print(f"setting: K={args.k} x {data.scenes.n_scenes} scenes x 5 seeds; scores file "
           f"{len(body) / 1e6:.1f} MB {args.format}, {args.k * data.scenes.n_scenes} rows; upload limits: "
-          f"body {limits.body_limit(ServiceSettings().max_upload_bytes) / 1e6:.1f} MB, "
+          f"body {limits.body_limit(ServiceConfig().max_upload_bytes) / 1e6:.1f} MB, "
           f"rows {limits.row_limit(uploads.MAX_PARQUET_ROWS)}, decoded Parquet "
           f"{limits.decoded_limit(uploads.MAX_PARQUET_UNPACKED_BYTES) / 1e6:.0f} MB")
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,7 +81,7 @@ def main() -> None:
             connection = redis.Redis.from_url(server.url)
             store = LocalStore(Path(tmp) / "store")
             app = create_app({"admin_token": ADMIN_TOKEN}, store=store, redis=connection, catalog=catalog,
-                             settings=ServiceSettings())
+                             settings=ServiceConfig())
             client = app.test_client()
             token = client.post("/api/v1/tokens", json={"name": "lab"}, headers=bearer(ADMIN_TOKEN)).json["token"]
             t0, c0 = time.perf_counter(), time.process_time()

@@ -248,7 +248,7 @@ class BenchmarkCatalog(Catalog):
 
 
 def open_catalog(settings) -> Catalog:
-    """The catalog named by `settings.catalog` (a `ServiceSettings`)."""
+    """The catalog named by `settings.catalog` (a `ServiceConfig`)."""
     if settings.catalog:
         return DirectoryCatalog(settings.catalog)
     return BenchmarkCatalog(getattr(settings, "frozen_root", None))

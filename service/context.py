@@ -14,7 +14,7 @@ from service.errors import Forbidden, Unauthorized
 from service.metrics import Metrics
 from service.publishing import AuditOptions
 from service.records import RecordCache, SubmissionRepo
-from service.settings import ServiceSettings
+from service.config import ServiceConfig
 from service.storage import ObjectStore
 
 
@@ -22,7 +22,7 @@ from service.storage import ObjectStore
 class Services:
     """Everything a request handler needs; built once by `create_app`."""
 
-    settings: ServiceSettings
+    settings: ServiceConfig
     store: ObjectStore
     redis: redis_lib.Redis
     catalog: Catalog

@@ -1,6 +1,6 @@
 """Every tunable constant of the service, each with the reason for its value.
 
-Settings from the environment (`service.settings`) override the ones marked
+Settings from the environment (`service.config`) override the ones marked
 "overridable"; the rest are fixed design choices kept here so that a reader
 finds every number of the service in one file.
 """

@@ -45,7 +45,7 @@ from benchmark_data.paths import root_or_default
 from service import defaults
 from service.catalog import open_catalog
 from service.first_start import publish_first
-from service.settings import ServiceSettings, to_env
+from service.config import ServiceConfig, to_env
 from service.storage import S3Store, open_store
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,7 @@ def admin_token_file(path: Path) -> str:
     return token
 
 
-def publish_initial(settings: ServiceSettings) -> int:
+def publish_initial(settings: ServiceConfig) -> int:
     """A site at once (no reference report computed here); the worker's rebuild completes it."""
     store = open_store(settings)
     if isinstance(store, S3Store):
@@ -127,7 +127,7 @@ def publish_initial(settings: ServiceSettings) -> int:
         redis.close()
 
 
-def frozen_root(settings: ServiceSettings) -> Path:
+def frozen_root(settings: ServiceConfig) -> Path:
     """The frozen data directory web, worker and runner all use, as an absolute path.
 
     `EXPAUDIT_FROZEN_ROOT` (settings.frozen_root) when set, else the data shipped
@@ -163,7 +163,7 @@ def web_command(host: str, port: int, web_workers: int) -> list[str]:
             "service.web.app:create_app()"]
 
 
-def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
+def serve(settings: ServiceConfig, *, host: str, port: int, web_workers: int,
           on_ready: Callable[[str, str], None], var_dir: Path = Path("var"),
           on_runner: Callable[[str], None] | None = None) -> int:
     """Run Redis (if needed), gunicorn, one worker and (with the simulator) one runner
@@ -215,7 +215,7 @@ def serve(settings: ServiceSettings, *, host: str, port: int, web_workers: int,
             _stop([redis_child.proc])
 
 
-def start_runner(settings: ServiceSettings, env: dict[str, str],
+def start_runner(settings: ServiceConfig, env: dict[str, str],
                   children: list[subprocess.Popen]) -> str:
     """Start one rollout runner when it can do anything; returns what happened, as a sentence."""
     if settings.catalog is not None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import redis as redis_lib
 
-from leaderboard.site.publish import build_leaderboard
+from leaderboard.site.build import build_leaderboard
 from service.catalog import Catalog
 from service.jobs import enqueue_publish
 from service.publishing import (PUBLISHED_MANIFEST_KEY, sealed_setting_ids, setting_infos,

@@ -1,7 +1,7 @@
 """Rebuild the static leaderboard from the reports in the object store.
 
 The rebuild reads every public submission's reports and the reference rules'
-reports, renders the site with `leaderboard.site.publish.build_leaderboard` (a pure
+reports, renders the site with `leaderboard.site.build.build_leaderboard` (a pure
 function) and writes the files under ``leaderboard/`` in the store, from where
 they are served as they are.
 
@@ -33,7 +33,7 @@ from benchmark_data.registry import get_setting
 from leaderboard.rules.baselines import (BASELINE_RULES, DISPLAY_NAMES, OUTCOME_RULES, SCENE_RULES,
                                          NotComputedRule, audit_outcome_rules, audit_scene_rules,
                                          baseline_submission_id, scene_rule_scores)
-from leaderboard.site.publish import LeaderboardEntry, SettingInfo, build_leaderboard
+from leaderboard.site.build import LeaderboardEntry, SettingInfo, build_leaderboard
 from leaderboard.site.sealed_html import is_sealed_report
 from service.catalog import BenchmarkCatalog, Catalog, fingerprint
 from service.site_assets import setting_thumbnails

@@ -347,7 +347,7 @@ class S3Store(ObjectStore):
 
 
 def open_store(settings) -> ObjectStore:
-    """The store named by `settings.store` (a `ServiceSettings`)."""
+    """The store named by `settings.store` (a `ServiceConfig`)."""
     if settings.is_s3:
         bucket, prefix = parse_s3_url(settings.store)
         client = make_s3_client(settings.s3_endpoint, settings.s3_region,

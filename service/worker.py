@@ -24,7 +24,7 @@ from service.catalog import open_catalog
 from service.container_jobs import make_sandbox, selector_limits
 from service.jobs import JobContext, install_context, reconcile
 from service.publishing import AuditOptions
-from service.settings import ServiceSettings, SettingsError, redacted_url
+from service.config import ServiceConfig, ConfigError, redacted_url
 from service.storage import StoreError, open_store
 from service.worker_loop import StopsCleanly, work_until_stopped
 
@@ -40,7 +40,7 @@ class ServiceWorker(StopsCleanly, Worker):
     leave a half-read socket behind for the parent.
     """
 
-    settings: ServiceSettings | None = None
+    settings: ServiceConfig | None = None
 
     def main_work_horse(self, job, queue):
         if self.settings is not None:
@@ -67,11 +67,11 @@ def connect_redis(url: str) -> redis_lib.Redis:
     try:
         return redis_lib.Redis.from_url(url, socket_connect_timeout=3, health_check_interval=10)
     except ValueError as exc:  # not a redis:// URL
-        raise SettingsError(f"EXPAUDIT_REDIS_URL / --redis-url '{redacted_url(url)}': "
+        raise ConfigError(f"EXPAUDIT_REDIS_URL / --redis-url '{redacted_url(url)}': "
                             f"{exc}") from None
 
 
-def build_context(settings: ServiceSettings, *, sandbox: bool | None = None) -> JobContext:
+def build_context(settings: ServiceConfig, *, sandbox: bool | None = None) -> JobContext:
     """The connections of one process's jobs.
 
     `sandbox`: build the selector sandbox of `settings.sandbox` (the runner
@@ -82,7 +82,7 @@ def build_context(settings: ServiceSettings, *, sandbox: bool | None = None) -> 
     (`runner.sandbox.workdir`).
     """
     if not settings.redis_url:
-        raise SettingsError("no Redis: set EXPAUDIT_REDIS_URL or pass --redis-url")
+        raise ConfigError("no Redis: set EXPAUDIT_REDIS_URL or pass --redis-url")
     if sandbox is None:
         sandbox = defaults.SELECTOR_QUEUE in settings.worker_queues
     return JobContext(store=open_store(settings), redis=connect_redis(settings.redis_url),
@@ -101,7 +101,7 @@ def queues(redis: redis_lib.Redis,
             if name in names]
 
 
-def run_worker(settings: ServiceSettings, *, burst: bool = False,
+def run_worker(settings: ServiceConfig, *, burst: bool = False,
                idle_s: int = defaults.RECONCILE_INTERVAL_S) -> None:
     """Reconcile and work until a shutdown signal (or, with `burst`, until the queues are empty)."""
     context = build_context(settings)

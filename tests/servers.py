@@ -480,12 +480,12 @@ def toy_catalog():
 def make_app(store, redis_conn, catalog=None, **config):
     """The real app on a given store and Redis, with small resampling counts."""
     from service.web.app import create_app
-    from service.settings import ServiceSettings
+    from service.config import ServiceConfig
 
     base = {"admin_token": ADMIN_TOKEN, "n_shuffles": 100, "n_bootstrap": 100}
     base.update(config)
     return create_app(base, store=store, redis=redis_conn, catalog=catalog or toy_catalog(),
-                      settings=ServiceSettings())
+                      settings=ServiceConfig())
 
 
 def run_jobs(store, redis_conn, catalog) -> None:

@@ -165,9 +165,9 @@ def test_no_token_in_any_log_line(store, redis_conn, catalog, caplog):  # noqa: 
 
 
 def test_settings_repr_and_redacted_hide_secrets():
-    from service.settings import ServiceSettings
+    from service.config import ServiceConfig
 
-    settings = ServiceSettings(admin_token="adm-secret", s3_secret_key="s3-secret")
+    settings = ServiceConfig(admin_token="adm-secret", s3_secret_key="s3-secret")
     assert "adm-secret" not in repr(settings) and "s3-secret" not in repr(settings)
     assert settings.redacted()["admin_token"] == "***"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from leaderboard.site.publish import build_leaderboard
+from leaderboard.site.build import build_leaderboard
 from tests.servers import REPO_ROOT, ProcessServer, RedisServer, free_port, wait_for_port
 from tests.test_publish import HINDSIGHT, SETTING, make_data, make_entries, make_settings
 

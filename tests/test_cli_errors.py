@@ -86,7 +86,7 @@ def _user_errors():
     from leaderboard.errors import InputError
     from runner.sandbox.base import SandboxConfigError
     from service.client import ApiError, BadServerUrl, ServerUnreachable
-    from service.settings import SettingsError
+    from service.config import ConfigError
     from service.storage import InvalidKey
     from service.worker import RedisUnreachable
 
@@ -96,7 +96,7 @@ def _user_errors():
         errors.DataNotFound("no frozen data for 'stack-e000'"),
         errors.Unreachable("the server does not answer"),
         InputError("scores.csv", "is not a finite number", line=3, field="score", value="nan"),
-        SettingsError("EXPAUDIT_SANDBOX must be one of ['local']"),
+        ConfigError("EXPAUDIT_SANDBOX must be one of ['local']"),
         InvalidKey("invalid object key '../x'"),
         ApiError(422, "invalid", "format must be one of ['csv']", "format"),
         BadServerUrl("'x' is not a server URL"),

@@ -221,24 +221,24 @@ def test_the_configured_backend_decides_the_sandbox_object(monkeypatch):
     from runner.sandbox.docker_backend import DockerSandbox
     from runner.sandbox.local import LocalSandbox
     from service.container_jobs import make_sandbox, selector_limits
-    from service.settings import ServiceSettings, SettingsError
+    from service.config import ServiceConfig, ConfigError
 
-    assert make_sandbox(ServiceSettings(sandbox="none")) is None
+    assert make_sandbox(ServiceConfig(sandbox="none")) is None
     if Path("/var/run/docker.sock").exists():
-        assert isinstance(make_sandbox(ServiceSettings(sandbox="docker")), DockerSandbox)
+        assert isinstance(make_sandbox(ServiceConfig(sandbox="docker")), DockerSandbox)
     from tests.servers import free_port
 
     monkeypatch.setenv("DOCKER_HOST", f"tcp://127.0.0.1:{free_port()}")  # no engine listens
-    assert make_sandbox(ServiceSettings(sandbox="docker")) is None
+    assert make_sandbox(ServiceConfig(sandbox="docker")) is None
     if SANDBOX_OK:
-        assert isinstance(make_sandbox(ServiceSettings(sandbox="local")), LocalSandbox)
-    assert selector_limits(ServiceSettings(selector_wall_seconds=42)).wall_seconds == 42.0
-    with pytest.raises(SettingsError, match=r"EXPAUDIT_SANDBOX must be one of \['local', "
+        assert isinstance(make_sandbox(ServiceConfig(sandbox="local")), LocalSandbox)
+    assert selector_limits(ServiceConfig(selector_wall_seconds=42)).wall_seconds == 42.0
+    with pytest.raises(ConfigError, match=r"EXPAUDIT_SANDBOX must be one of \['local', "
                                             r"'docker', 'none'\], got 'podman'"):
-        ServiceSettings(sandbox="podman")
-    with pytest.raises(SettingsError, match=r"EXPAUDIT_SELECTOR_WALL_SECONDS must be between 1 "
+        ServiceConfig(sandbox="podman")
+    with pytest.raises(ConfigError, match=r"EXPAUDIT_SELECTOR_WALL_SECONDS must be between 1 "
                                             r"and 480, got 900"):
-        ServiceSettings(selector_wall_seconds=900)
+        ServiceConfig(selector_wall_seconds=900)
 
 
 @pytest.mark.skipif(not real_data_available(), reason="frozen data not built")

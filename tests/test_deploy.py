@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from service.settings import from_env, to_env
+from service.config import from_env, to_env
 from tests.servers import ProcessServer, RedisServer, free_port, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -542,8 +542,8 @@ def test_nginx_front_door_routes_leaderboard_and_api(tmp_path):
 
 # ------------------------------------------------------------ documentation --
 
-def _settings_variables() -> set[str]:
-    source = (ROOT / "service" / "settings.py").read_text()
+def _config_variables() -> set[str]:
+    source = (ROOT / "service" / "config.py").read_text()
     return set(re.findall(r'"((?:EXPAUDIT|AWS)_[A-Z_]+)"', source))
 
 
@@ -555,8 +555,8 @@ def _table_variables(doc: Path, heading: str) -> set[str]:
     return {name for row in rows for name in re.findall(r"`((?:EXPAUDIT|AWS)_[A-Z_]+)`", row)}
 
 
-def test_every_setting_is_documented_and_every_documented_one_exists():
-    read = _settings_variables()
+def test_every_config_variable_is_documented_and_every_documented_one_exists():
+    read = _config_variables()
     assert {"EXPAUDIT_FROZEN_ROOT", "EXPAUDIT_SANDBOX", "EXPAUDIT_SELECTOR_WALL_SECONDS",
             "EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY", "EXPAUDIT_STORE"} <= read
     assert _table_variables(ROOT / "docs" / "service.md", "## Configuration") == read

@@ -12,7 +12,7 @@ from rq import Queue
 from service import defaults
 from service.embedded import publish_initial
 from service.first_start import BUILDING_NOTICE, publish_first
-from service.settings import ServiceSettings
+from service.config import ServiceConfig
 from tests.servers import (catalog, redis_conn, redis_server, run_jobs,  # noqa: F401
                            store, synthetic_setting, write_catalog)
 
@@ -29,7 +29,7 @@ def test_serve_publishes_before_computing_any_reference_report(tmp_path, redis_s
     """The old start computed every reference report before the web process started (78 s on
     the benchmark's data); now nothing is computed before serving."""
     summary, data = synthetic_setting("first-k4", k=4)
-    settings = ServiceSettings(store=str(tmp_path / "store"), redis_url=redis_server.url,
+    settings = ServiceConfig(store=str(tmp_path / "store"), redis_url=redis_server.url,
                                catalog=str(write_catalog(tmp_path / "catalog", (summary, data))))
     publish_initial(settings)
     from service.storage import LocalStore

@@ -111,7 +111,7 @@ def test_a_script_name_that_reaches_the_app_does_not_move_its_routes_or_links(st
     name the client chose, taken off the path; the app serves the whole path and writes
     links without it."""
     from service.web.app import create_app
-    from service.settings import from_env
+    from service.config import from_env
 
     stack, (summary, _data) = stack
     client = create_app(settings=from_env(stack.env())).test_client()

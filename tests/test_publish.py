@@ -26,7 +26,7 @@ from leaderboard.rules.baselines import (
     embedding_rule_scores,
 )
 from leaderboard.matrix import SceneTable, TransferData
-from leaderboard.site.publish import COLUMNS, LeaderboardEntry, SettingInfo, build_leaderboard
+from leaderboard.site.build import COLUMNS, LeaderboardEntry, SettingInfo, build_leaderboard
 from leaderboard.rules.structural import object_proximity, path_clearance
 
 SETTING = "stack-replay-k10-a"

@@ -11,7 +11,7 @@ from leaderboard.rules.embeddings import ENCODER_NAMES
 from leaderboard.rules.registry import (RULES, Family, UnknownRuleError, baseline_submission_id, display_name,
                                         get_rule, hindsight_rules, rule_names)
 from leaderboard.site import standings, views
-from leaderboard.site.publish import LeaderboardEntry
+from leaderboard.site.build import LeaderboardEntry
 
 PUBLISHED = ("random", "oracle", "best_fixed", "recency", "track_record", "object_proximity",
              "path_clearance", "raw32", "mobilenet_v2", "efficientnet_lite0", "resnet18", "dinov2",

@@ -140,9 +140,9 @@ def _assert_no_worker_left_registered(redis_dir) -> None:
 
 
 def _runner_settings(redis_url: str, **overrides):
-    from service.settings import ServiceSettings
+    from service.config import ServiceConfig
 
-    return ServiceSettings(redis_url=redis_url, **overrides)
+    return ServiceConfig(redis_url=redis_url, **overrides)
 
 
 def _listeners(redis_url: str, queue: str, expected: int, timeout: float) -> int:
@@ -310,12 +310,12 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
 
 def test_worker_queue_settings_are_read_and_checked():
     from service.embedded import worker_command
-    from service.settings import SettingsError, from_env
+    from service.config import ConfigError, from_env
 
     assert from_env({}).worker_queues == ("publish", "audit")
     assert from_env({"EXPAUDIT_WORKER_QUEUES": "publish, audit,selectors"}).worker_queues == \
         ("publish", "audit", "selectors")
-    with pytest.raises(SettingsError, match=r"EXPAUDIT_WORKER_QUEUES .*got 'audit,rollouts'"):
+    with pytest.raises(ConfigError, match=r"EXPAUDIT_WORKER_QUEUES .*got 'audit,rollouts'"):
         from_env({"EXPAUDIT_WORKER_QUEUES": "audit,rollouts"})
     assert worker_command()[-3:] == ["worker", "--queues", "publish,audit,selectors"]
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 from benchmark_data.paths import root_or_default
 from expaudit.cli.runner import policy_options
 from service.rollout_runner import run_runner
-from service.settings import from_env
+from service.config import from_env
 from service.worker import build_context, redis_answers
 
 

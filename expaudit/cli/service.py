@@ -1,7 +1,7 @@
 """`expaudit serve | worker | reconcile | submit | submit-selector | status | submissions |
 publish | report | download | token`, and `expaudit selector input`.
 
-Server-side commands read the service settings (`service.settings`) with
+Server-side commands read the service settings (`service.config`) with
 flags overriding them; client-side commands talk to `--server` (default
 $EXPAUDIT_SERVER or http://127.0.0.1:8000) with `--token` (default
 $EXPAUDIT_TOKEN).

@@ -16,7 +16,7 @@ from service import defaults
 from service.client import ApiError, Client
 from service.embedded import serve as serve_embedded
 from service.jobs import reconcile as reconcile_store
-from service.settings import client_defaults, from_env, parse_queues
+from service.config import client_defaults, from_env, parse_queues
 from service.worker import build_context, redis_answers, run_worker
 
 

@@ -1,7 +1,7 @@
 """Where each published row stands on its setting: the audit's reading, not a race on success.
 
 Pure functions from report dicts to frozen results; no I/O. The published
-pages (`leaderboard.site.publish`) only format what is decided here:
+pages (`leaderboard.site.build`) only format what is decided here:
 
 - a setting **discriminates** when oracle minus random success is at least
   `defaults.ADVANTAGE_MIN_DENOMINATOR` (the threshold below which A is

@@ -19,7 +19,7 @@ from leaderboard.site.row_cells import (NOT_REPORTED, Cell, advantage_cell, auro
                                     report_interval, success_cell, top_pick_cell)
 
 if TYPE_CHECKING:
-    from leaderboard.site.publish import LeaderboardEntry, SettingInfo
+    from leaderboard.site.build import LeaderboardEntry, SettingInfo
 
 
 def _verdict(report: dict) -> dict:

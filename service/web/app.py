@@ -27,7 +27,7 @@ from service.context import Services
 from service.errors import ServiceError, Unauthorized
 from service.metrics import Metrics
 from service.request_body import BoundedBody, FixedScriptName
-from service.settings import ServiceSettings, from_env
+from service.config import ServiceConfig, from_env
 from service.storage import InvalidKey, ObjectNotFound, ObjectStore, StoreUnavailable, open_store
 from service.upload_limits import BodyLimit
 from service.web import admin, ops, selector_inputs, settings_routes, submissions
@@ -39,11 +39,11 @@ log = logging.getLogger(__name__)
 
 def create_app(config: dict | None = None, *, store: ObjectStore | None = None,
                redis: redis_lib.Redis | None = None, catalog: Catalog | None = None,
-               settings: ServiceSettings | None = None) -> Flask:
+               settings: ServiceConfig | None = None) -> Flask:
     """Build the service app.
 
     Args:
-        config: overrides of `ServiceSettings` fields (tests pass a dict).
+        config: overrides of `ServiceConfig` fields (tests pass a dict).
         store, redis, catalog: connections to use instead of building them
             from the settings.
         settings: a complete settings object instead of reading the environment.

@@ -6,7 +6,7 @@ import pytest
 
 from service.catalog import DirectoryCatalog, StaticCatalog, UnknownSetting, fingerprint
 from service.records import Fault, State, Status, SubmissionRepo
-from service.settings import ServiceSettings, SettingsError, client_defaults, from_env, to_env
+from service.config import ServiceConfig, ConfigError, client_defaults, from_env, to_env
 from service.storage import LocalStore
 from tests.servers import synthetic_setting, write_catalog
 
@@ -34,14 +34,14 @@ def test_environment_is_read_and_round_trips():
     ("EXPAUDIT_RATE_LIMIT_PER_MINUTE", "0", "EXPAUDIT_RATE_LIMIT_PER_MINUTE must be >= 1, got 0"),
 ])
 def test_bad_environment_values_are_named(name, value, message):
-    with pytest.raises(SettingsError, match=message):
+    with pytest.raises(ConfigError, match=message):
         from_env({name: value})
 
 
 def test_overrides_reject_unknown_keys():
-    with pytest.raises(SettingsError, match=r"unknown setting\(s\) \['stor'\]"):
-        ServiceSettings().with_overrides({"stor": "x"})
-    assert ServiceSettings().with_overrides({"store": "x"}).store == "x"
+    with pytest.raises(ConfigError, match=r"unknown configuration key\(s\) \['stor'\]"):
+        ServiceConfig().with_overrides({"stor": "x"})
+    assert ServiceConfig().with_overrides({"store": "x"}).store == "x"
 
 
 def test_client_defaults():
@@ -127,7 +127,7 @@ def test_app_and_worker_need_a_redis_url(tmp_path):
     from service.web.app import create_app
     from service.worker import build_context
 
-    settings = ServiceSettings(store=str(tmp_path))
+    settings = ServiceConfig(store=str(tmp_path))
     with pytest.raises(ValueError, match="no Redis: set EXPAUDIT_REDIS_URL or pass redis="):
         create_app(settings=settings, store=LocalStore(tmp_path))
     with pytest.raises(ValueError, match="no Redis: set EXPAUDIT_REDIS_URL"):

@@ -1,6 +1,6 @@
 """The one place that reads the service's environment variables.
 
-Everything else receives a `ServiceSettings` (or a plain config dict in
+Everything else receives a `ServiceConfig` (or a plain config dict in
 tests); no other module looks at `os.environ`.
 
 Variables
@@ -38,12 +38,12 @@ from expaudit.errors import InvalidInput
 from service import defaults
 
 
-class SettingsError(InvalidInput, ValueError):
+class ConfigError(InvalidInput, ValueError):
     """An environment variable holds a value the service cannot use."""
 
 
 @dataclass(frozen=True)
-class ServiceSettings:
+class ServiceConfig:
     """Resolved configuration of one service process.
 
     Attributes:
@@ -89,32 +89,32 @@ class ServiceSettings:
     def __post_init__(self) -> None:
         unknown = [q for q in self.worker_queues if q not in defaults.WORKER_QUEUE_CHOICES]
         if unknown or not self.worker_queues:
-            raise SettingsError(f"EXPAUDIT_WORKER_QUEUES (or --queues) must name one or more of "
+            raise ConfigError(f"EXPAUDIT_WORKER_QUEUES (or --queues) must name one or more of "
                                 f"{list(defaults.WORKER_QUEUE_CHOICES)}, got "
                                 f"{','.join(self.worker_queues)!r}")
         if self.sandbox not in defaults.SANDBOX_BACKENDS:
-            raise SettingsError(f"EXPAUDIT_SANDBOX must be one of {list(defaults.SANDBOX_BACKENDS)}, "
+            raise ConfigError(f"EXPAUDIT_SANDBOX must be one of {list(defaults.SANDBOX_BACKENDS)}, "
                                 f"got {self.sandbox!r}")
         if not 1 <= self.selector_wall_seconds <= defaults.SELECTOR_WALL_SECONDS_MAX:
-            raise SettingsError("EXPAUDIT_SELECTOR_WALL_SECONDS must be between 1 and "
+            raise ConfigError("EXPAUDIT_SELECTOR_WALL_SECONDS must be between 1 and "
                                 f"{defaults.SELECTOR_WALL_SECONDS_MAX}, got {self.selector_wall_seconds}")
 
     @property
     def is_s3(self) -> bool:
         return self.store.startswith("s3://")
 
-    def with_overrides(self, config: Mapping[str, object] | None) -> "ServiceSettings":
+    def with_overrides(self, config: Mapping[str, object] | None) -> "ServiceConfig":
         """A copy with the keys of `config` replaced (unknown keys are an error)."""
         if not config:
             return self
         known = set(asdict(self))
         unknown = sorted(set(config) - known)
         if unknown:
-            raise SettingsError(f"unknown setting(s) {unknown}; known: {sorted(known)}")
+            raise ConfigError(f"unknown configuration key(s) {unknown}; known: {sorted(known)}")
         return replace(self, **dict(config))
 
     def redacted(self) -> dict[str, object]:
-        """The settings as a dict with every secret replaced, safe to log."""
+        """The configuration as a dict with every secret replaced, safe to log."""
         out = asdict(self)
         for key in ("s3_access_key", "s3_secret_key", "admin_token"):
             if out[key] is not None:
@@ -151,9 +151,9 @@ def _int(environ: Mapping[str, str], name: str, default: int, minimum: int = 1) 
     try:
         value = int(raw)
     except ValueError:
-        raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
     if value < minimum:
-        raise SettingsError(f"{name} must be >= {minimum}, got {value}")
+        raise ConfigError(f"{name} must be >= {minimum}, got {value}")
     return value
 
 
@@ -162,10 +162,10 @@ def _opt(environ: Mapping[str, str], name: str) -> str | None:
     return value or None
 
 
-def from_env(environ: Mapping[str, str] | None = None) -> ServiceSettings:
-    """Read the service settings from `environ` (default: the process environment)."""
+def from_env(environ: Mapping[str, str] | None = None) -> ServiceConfig:
+    """Read the service configuration from `environ` (default: the process environment)."""
     env = os.environ if environ is None else environ
-    return ServiceSettings(
+    return ServiceConfig(
         store=env.get("EXPAUDIT_STORE") or defaults.LOCAL_STORE_DIR,
         s3_endpoint=_opt(env, "EXPAUDIT_S3_ENDPOINT"),
         s3_region=env.get("EXPAUDIT_S3_REGION") or "us-east-1",
@@ -200,29 +200,29 @@ def parse_queues(text: str | None) -> tuple[str, ...]:
     return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
-def to_env(settings: ServiceSettings) -> dict[str, str]:
-    """The environment variables that reproduce `settings` in a child process."""
+def to_env(config: ServiceConfig) -> dict[str, str]:
+    """The environment variables that reproduce `config` in a child process."""
     pairs = {
-        "EXPAUDIT_STORE": settings.store,
-        "EXPAUDIT_S3_ENDPOINT": settings.s3_endpoint,
-        "EXPAUDIT_S3_REGION": settings.s3_region,
-        "AWS_ACCESS_KEY_ID": settings.s3_access_key,
-        "AWS_SECRET_ACCESS_KEY": settings.s3_secret_key,
-        "EXPAUDIT_REDIS_URL": settings.redis_url,
-        "EXPAUDIT_ADMIN_TOKEN": settings.admin_token,
-        "EXPAUDIT_MAX_UPLOAD_BYTES": str(settings.max_upload_bytes),
-        "EXPAUDIT_RATE_LIMIT_PER_MINUTE": str(settings.rate_limit_per_minute),
-        "EXPAUDIT_MAX_ACTIVE_SUBMISSIONS": str(settings.max_active_submissions),
-        "EXPAUDIT_TRUSTED_PROXIES": str(settings.trusted_proxies),
-        "EXPAUDIT_PUBLIC_URL": settings.public_url,
-        "EXPAUDIT_N_SHUFFLES": None if settings.n_shuffles is None else str(settings.n_shuffles),
-        "EXPAUDIT_N_BOOTSTRAP": None if settings.n_bootstrap is None else str(settings.n_bootstrap),
-        "EXPAUDIT_CATALOG": settings.catalog,
-        "EXPAUDIT_FROZEN_ROOT": settings.frozen_root,
-        "EXPAUDIT_SANDBOX": settings.sandbox,
-        "EXPAUDIT_SELECTOR_WALL_SECONDS": str(settings.selector_wall_seconds),
-        "EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY": str(settings.sealed_submissions_per_day),
-        "EXPAUDIT_WORKER_QUEUES": ",".join(settings.worker_queues),
+        "EXPAUDIT_STORE": config.store,
+        "EXPAUDIT_S3_ENDPOINT": config.s3_endpoint,
+        "EXPAUDIT_S3_REGION": config.s3_region,
+        "AWS_ACCESS_KEY_ID": config.s3_access_key,
+        "AWS_SECRET_ACCESS_KEY": config.s3_secret_key,
+        "EXPAUDIT_REDIS_URL": config.redis_url,
+        "EXPAUDIT_ADMIN_TOKEN": config.admin_token,
+        "EXPAUDIT_MAX_UPLOAD_BYTES": str(config.max_upload_bytes),
+        "EXPAUDIT_RATE_LIMIT_PER_MINUTE": str(config.rate_limit_per_minute),
+        "EXPAUDIT_MAX_ACTIVE_SUBMISSIONS": str(config.max_active_submissions),
+        "EXPAUDIT_TRUSTED_PROXIES": str(config.trusted_proxies),
+        "EXPAUDIT_PUBLIC_URL": config.public_url,
+        "EXPAUDIT_N_SHUFFLES": None if config.n_shuffles is None else str(config.n_shuffles),
+        "EXPAUDIT_N_BOOTSTRAP": None if config.n_bootstrap is None else str(config.n_bootstrap),
+        "EXPAUDIT_CATALOG": config.catalog,
+        "EXPAUDIT_FROZEN_ROOT": config.frozen_root,
+        "EXPAUDIT_SANDBOX": config.sandbox,
+        "EXPAUDIT_SELECTOR_WALL_SECONDS": str(config.selector_wall_seconds),
+        "EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY": str(config.sealed_submissions_per_day),
+        "EXPAUDIT_WORKER_QUEUES": ",".join(config.worker_queues),
     }
     return {k: v for k, v in pairs.items() if v is not None}
 
