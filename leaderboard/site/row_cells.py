@@ -14,7 +14,7 @@ NOT_REPORTED = "not reported in the audit"
 
 
 @dataclass(frozen=True)
-class Cell:
+class TableCell:
     """One table cell: the text shown, the hover title and the number it sorts by."""
 
     text: str
@@ -64,19 +64,19 @@ def _reason(section: dict, key: str) -> str:
     return NOT_REPORTED
 
 
-def _value_cell(section: dict, key: str, interval: Interval | None) -> Cell:
+def _value_cell(section: dict, key: str, interval: Interval | None) -> TableCell:
     value = section.get(key)
     if value is None:
-        return Cell("n/a", f"n/a: {_reason(section, key)}", None)
-    return Cell(_fmt(value), "" if interval is None else interval.text(), float(value))
+        return TableCell("n/a", f"n/a: {_reason(section, key)}", None)
+    return TableCell(_fmt(value), "" if interval is None else interval.text(), float(value))
 
 
-def success_cell(report: dict) -> Cell:
+def success_cell(report: dict) -> TableCell:
     return _value_cell(report.get("reference") or {}, "success_rule",
                        report_interval(report, "success_rule"))
 
 
-def advantage_cell(report: dict) -> Cell:
+def advantage_cell(report: dict) -> TableCell:
     return _value_cell(report.get("reference") or {}, "advantage",
                        report_interval(report, "advantage"))
 
@@ -91,11 +91,11 @@ def _gap_mark(gap: dict) -> str:
     return " \u25b2"
 
 
-def gap_cell(report: dict) -> Cell:
+def gap_cell(report: dict) -> TableCell:
     gap = (report.get("gap") or {}).get("all") or {}
     value = gap.get("gap")
     if value is None:
-        return Cell("n/a", f"n/a: {_reason(gap, 'gap')}", None)
+        return TableCell("n/a", f"n/a: {_reason(gap, 'gap')}", None)
     envelope = gap.get("gap_envelope")
     parts = [report_interval(report, "gap").text()]
     if envelope and None not in envelope:
@@ -104,24 +104,24 @@ def gap_cell(report: dict) -> Cell:
         parts.append(f"significant ({gap.get('direction') or 'outside the envelope'})")
     else:
         parts.append("not significant")
-    return Cell(f"{value:+.3f}{_gap_mark(gap)}", "; ".join(parts), float(value))
+    return TableCell(f"{value:+.3f}{_gap_mark(gap)}", "; ".join(parts), float(value))
 
 
-def top_pick_cell(report: dict) -> Cell:
+def top_pick_cell(report: dict) -> TableCell:
     concentration = report.get("concentration") or {}
     share = concentration.get("top_pick_share")
     oracle = concentration.get("oracle_top_pick_share")
     if share is None:
-        return Cell("n/a", f"n/a: {_reason(concentration, 'top_pick_share')}", None)
+        return TableCell("n/a", f"n/a: {_reason(concentration, 'top_pick_share')}", None)
     ratio = concentration.get("concentration_ratio")
     text = f"{share:.2f} / {'n/a' if oracle is None else f'{oracle:.2f}'}"
     title = (f"top pick {concentration.get('top_pick')} chosen in {share:.1%} of scenes; "
              f"oracle's top share {'n/a' if oracle is None else f'{oracle:.1%}'}; "
              f"ratio {'n/a' if ratio is None else f'{ratio:.2f}'}")
-    return Cell(text, title, None if ratio is None else float(ratio))
+    return TableCell(text, title, None if ratio is None else float(ratio))
 
 
-def auroc_cell(report: dict) -> Cell:
+def auroc_cell(report: dict) -> TableCell:
     ranking = report.get("ranking") or {}
     cell = _value_cell(ranking, "within_query_auroc", report_interval(report, "within_query_auroc"))
     if cell.sort is None:
@@ -131,7 +131,7 @@ def auroc_cell(report: dict) -> Cell:
     extra = [f"pooled AUROC {_fmt(pooled)}"]
     if eligible is not None:
         extra.append(f"eligible scenes {eligible:.0%}")
-    return Cell(cell.text, "; ".join([cell.title, *extra]), cell.sort)
+    return TableCell(cell.text, "; ".join([cell.title, *extra]), cell.sort)
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ class Column:
     key: str
     header: str
     explanation: str
-    cell: Callable[[dict], Cell]
+    cell: Callable[[dict], TableCell]
 
 
 COLUMNS: tuple[Column, ...] = (

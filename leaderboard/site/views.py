@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from leaderboard.site import standings
-from leaderboard.site.row_cells import (NOT_REPORTED, Cell, advantage_cell, auroc_cell, gap_cell,
+from leaderboard.site.row_cells import (NOT_REPORTED, TableCell, advantage_cell, auroc_cell, gap_cell,
                                     report_interval, success_cell, top_pick_cell)
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def ranked_view(entry: LeaderboardEntry, standing: standings.Standing, metric: s
         best["text"] += f" ({distance:+.3f})"
     shuffle = _mark(standing.beats_shuffle, "gap above its shuffle envelope",
                     "gap not above its shuffle envelope")
-    return {"entry": entry, "standing": standing, "main": Cell(main_text, main.title, main.sort),
+    return {"entry": entry, "standing": standing, "main": TableCell(main_text, main.title, main.sort),
             "cells": {"success": s_cell, "advantage": a_cell, "gap": gap_cell(report),
                       "top_pick": top_pick_cell(report), "within_auroc": auroc_cell(report)},
             "best": best, "shuffle": shuffle, "verdict": _verdict(report)}
