@@ -27,7 +27,7 @@ from service.parquet_upload import (BATCH_ROWS, _check_footer, _check_pages, _ch
                                     _expanded_bytes, read_bounded_parquet)
 from service.request_body import BoundedBody
 from service.upload_limits import UploadLimits
-from service.uploads import _json_frame
+from service.uploads import JSON_KEYS, _json_frame, _shift_line
 
 ROWS = [{"setting_id": "toy-k4", "scene_id": "s0", "experience_id": "e1", "score": 0.5},
         {"setting_id": "toy-k4", "scene_id": "s1", "experience_id": "e2"}]
@@ -320,3 +320,43 @@ def test_long_cells_of_every_text_type_stored_whole_are_refused_at_their_line(ki
     error = _refusal(data, max_cell_chars=10)
     assert (error.line, error.field, error.message) == (
         3, "scene_id", "is a cell of 20 bytes; at most 10 are read")
+
+
+# --- JSON refusals and lines mapped back to the file -----------------------------------------
+
+@pytest.mark.parametrize("document", [[], {"rows": {}}, 3])
+def test_a_json_document_without_rows_is_refused_naming_rows(document):
+    with pytest.raises(InputError) as refused:
+        _json_frame(json.dumps(document).encode(), "scores.json")
+    assert (refused.value.source, refused.value.field, refused.value.message) == (
+        "scores.json", "rows", 'JSON must be a non-empty list of row objects or {"rows": [...]}')
+
+
+def test_a_long_row_that_is_not_an_object_is_shown_by_its_first_80_characters():
+    row = ["x" * 100]
+    with pytest.raises(InputError) as refused:
+        _json_frame(json.dumps([ROWS[0], row]).encode(), "scores.json")
+    assert refused.value.value == json.dumps(row)[:80]
+
+
+def test_an_unknown_key_is_named_by_line_and_its_first_80_characters_after_known_keys():
+    key = "k" * 100
+    rows = [ROWS[0], {"setting_id": "toy-k4", key: 1, "other": 2}]
+    with pytest.raises(InputError) as refused:
+        _json_frame(json.dumps(rows).encode(), "scores.json")
+    error = refused.value
+    assert (error.source, error.line, error.field, error.value, error.message) == (
+        "scores.json", 3, "header", key[:80],
+        f"has the key '{key[:80]}', not a known column (expected: {', '.join(JSON_KEYS)})")
+
+
+def test_a_line_of_a_settings_rows_is_mapped_back_to_its_line_in_the_file():
+    index = pd.Index([5, 9])  # the setting's rows are data rows 5 and 9 of the upload
+    shifted = _shift_line(InputError("t", "bad", line=2, field="score", value="x"), index, "up.csv")
+    assert (shifted.source, shifted.line, shifted.field, shifted.value, shifted.message) == (
+        "up.csv", 7, "score", "x", "bad")
+    assert _shift_line(InputError("t", "bad", line=3), index, "up.csv").line == 11
+    for outside in (1, 4):  # not a row of the table (the header; past its end): kept as it is
+        assert _shift_line(InputError("t", "bad", line=outside), index, "up.csv").line == outside
+    unlined = InputError("t", "bad")
+    assert _shift_line(unlined, index, "up.csv") is unlined
