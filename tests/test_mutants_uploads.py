@@ -2,7 +2,8 @@
 refusals name.
 
 A JSON upload's `{"rows": [...]}` form and the source, line, field and value
-of a row that is not an object or a document too deeply nested; in a Parquet
+of a document without rows, a row that is not an object, an unknown key or a
+document too deeply nested, and a setting's lines mapped back to the file's; in a Parquet
 upload, every limit of the footer, the page headers, the schema and the
 decoded size with a file exactly at it (read) and one byte or row past it
 (refused, naming the column and line), sizes summed over pages, columns,
