@@ -327,7 +327,9 @@ def test_ten_gigabyte_output_is_capped(sandbox, images, demo, tmp_path, containe
     assert run.scores is None
     copied = sum(p.stat().st_size for p in spec.output_dir.iterdir())
     assert copied <= LIMITS.output_bytes
-    assert free_before - shutil.disk_usage(tmp_path).free < 4 * LIMITS.output_bytes
+    # The host disk did not take the 10 GB: a bound far below it and far above the cap, so that
+    # other writers on a shared disk during the run do not make the check flaky.
+    assert free_before - shutil.disk_usage(tmp_path).free < 64 * LIMITS.output_bytes
 
 
 @pytest.mark.slow
