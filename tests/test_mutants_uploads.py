@@ -23,12 +23,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import service.uploads
 from leaderboard.errors import InputError
 from service.parquet_upload import (BATCH_ROWS, _check_footer, _check_pages, _check_schema,
                                     _expanded_bytes, read_bounded_parquet)
 from service.request_body import BoundedBody
-from service.upload_limits import UploadLimits
-from service.uploads import JSON_KEYS, _json_frame, _shift_line
+from service.upload_limits import UploadLimits, count_rows_upper_bound
+from service.uploads import JSON_KEYS, _json_frame, _shift_line, read_frame
 
 ROWS = [{"setting_id": "toy-k4", "scene_id": "s0", "experience_id": "e1", "score": 0.5},
         {"setting_id": "toy-k4", "scene_id": "s1", "experience_id": "e2"}]
@@ -361,3 +362,26 @@ def test_a_line_of_a_settings_rows_is_mapped_back_to_its_line_in_the_file():
         assert _shift_line(InputError("t", "bad", line=outside), index, "up.csv").line == outside
     unlined = InputError("t", "bad")
     assert _shift_line(unlined, index, "up.csv") is unlined
+
+
+# --- The CSV row pre-count ---------------------------------------------------------------
+
+@pytest.mark.parametrize("body", [
+    b"scene_id,score\ns0,1\ns1,2\n",  # LF, ending in a line end
+    b"scene_id,score\ns0,1\ns1,2",  # no final line end
+    b"scene_id,score\r\ns0,1\r\ns1,2\r\n",  # CRLF: one break each
+    b"scene_id,score\rs0,1\rs1,2\r",  # CR alone
+    b"scene_id,score\r\ns0,1\ns1,2\r",  # mixed
+], ids=["lf", "unterminated", "crlf", "cr", "mixed"])
+def test_the_csv_pre_count_counts_data_rows_whatever_the_line_ends(body):
+    assert count_rows_upper_bound(body, "csv") == 2
+
+
+def test_a_csv_one_row_over_the_limit_is_refused_before_parsing(monkeypatch):
+    monkeypatch.setattr(service.uploads, "MAX_PARQUET_ROWS", 2)
+    body = b"scene_id,experience_id,score\r\ns0,e0,1\r\ns1,e1,2\r\n"
+    assert len(read_frame(body, "csv", "s.csv")) == 2
+    with pytest.raises(InputError) as refused:
+        read_frame(body + b"s2,e2,3\r\n", "csv", "s.csv")
+    assert (refused.value.source, refused.value.message) == (
+        "s.csv", "has more than 2 rows; at most 2 are read")
