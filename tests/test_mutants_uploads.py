@@ -27,9 +27,11 @@ import service.uploads
 from leaderboard.errors import InputError
 from service.parquet_upload import (BATCH_ROWS, _check_footer, _check_pages, _check_schema,
                                     _expanded_bytes, read_bounded_parquet)
+from service.errors import ValidationFailed
 from service.request_body import BoundedBody
-from service.upload_limits import UploadLimits, count_rows_upper_bound
-from service.uploads import JSON_KEYS, _json_frame, _shift_line, read_frame
+from service.upload_limits import MULTIPART_BYTES, UploadLimits, count_rows_upper_bound, full_file_needs
+from service.uploads import (JSON_KEYS, _json_frame, _shift_line, read_frame, requested_settings,
+                             split_by_setting)
 
 ROWS = [{"setting_id": "toy-k4", "scene_id": "s0", "experience_id": "e1", "score": 0.5},
         {"setting_id": "toy-k4", "scene_id": "s1", "experience_id": "e2"}]
@@ -385,3 +387,36 @@ def test_a_csv_one_row_over_the_limit_is_refused_before_parsing(monkeypatch):
         read_frame(body + b"s2,e2,3\r\n", "csv", "s.csv")
     assert (refused.value.source, refused.value.message) == (
         "s.csv", "has more than 2 rows; at most 2 are read")
+
+
+# --- Sizing a full file, the settings asked for and the rows per setting --------------------
+
+def test_a_full_file_needs_the_longest_json_row_per_pair_and_its_decoded_text():
+    experiences, scenes = ["e1", "e22"], ["s1"]
+    longest = {"setting_id": "toy", "scene_id": "s1", "experience_id": "e22",
+               "score": -2.2250738585072014e-308}
+    row = len(json.dumps(longest)) + len(", ")
+    need = full_file_needs("toy", experiences, scenes)
+    assert need == UploadLimits(body_bytes=2 * row + MULTIPART_BYTES, rows=2,
+                                decoded_bytes=2 * (3 * 4 + 8 + len("toy" "s1" "e22")))
+
+
+def test_a_setting_without_scenes_needs_no_rows():
+    assert full_file_needs("toy", ["e1"], []) == UploadLimits(
+        body_bytes=MULTIPART_BYTES, rows=0, decoded_bytes=0)
+
+
+def test_the_settings_field_is_split_at_commas_only():
+    assert requested_settings(" a, b,,c ") == ["a", "b", "c"]
+    assert requested_settings("a b") == ["a b"]
+    assert requested_settings(None) == requested_settings("") == []
+
+
+@pytest.mark.parametrize("requested, shown", [([], "none"), (["a", "b"], "['a', 'b']")])
+def test_rows_without_setting_ids_need_exactly_one_setting_named(requested, shown):
+    frame = pd.DataFrame({"scene_id": ["s0"], "experience_id": ["e0"], "score": [1.0]})
+    with pytest.raises(ValidationFailed) as refused:
+        split_by_setting(frame, requested, "s.csv")
+    assert refused.value.field == "setting"
+    assert refused.value.message == ("name exactly one setting (field 'setting') or add a "
+                                     f"'setting_id' column to the file; got {shown}")
