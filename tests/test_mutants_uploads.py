@@ -27,11 +27,13 @@ import service.uploads
 from leaderboard.errors import InputError
 from service.parquet_upload import (BATCH_ROWS, _check_footer, _check_pages, _check_schema,
                                     _expanded_bytes, read_bounded_parquet)
+from service.catalog import StaticCatalog
 from service.errors import ValidationFailed
 from service.request_body import BoundedBody
 from service.upload_limits import MULTIPART_BYTES, UploadLimits, count_rows_upper_bound, full_file_needs
 from service.uploads import (JSON_KEYS, _json_frame, _shift_line, read_frame, requested_settings,
-                             split_by_setting)
+                             split_by_setting, validate_upload)
+from tests.servers import scores_rows, synthetic_setting
 
 ROWS = [{"setting_id": "toy-k4", "scene_id": "s0", "experience_id": "e1", "score": 0.5},
         {"setting_id": "toy-k4", "scene_id": "s1", "experience_id": "e2"}]
@@ -420,3 +422,18 @@ def test_rows_without_setting_ids_need_exactly_one_setting_named(requested, show
     assert refused.value.field == "setting"
     assert refused.value.message == ("name exactly one setting (field 'setting') or add a "
                                      f"'setting_id' column to the file; got {shown}")
+
+
+def test_an_unknown_setting_id_is_named_by_its_first_line_and_known_ones_are_kept_whole():
+    summary, data = synthetic_setting("toy-k2", k=2, n_states=1, draws=2)
+    rows = scores_rows(data, setting_id="toy-k2")
+    frame = pd.DataFrame(rows[:2] + [{**rows[0], "setting_id": "nowhere"}] + rows[2:], dtype=object)
+    with pytest.raises(InputError) as refused:
+        validate_upload(frame, [], StaticCatalog({summary: data}), "s.csv")
+    error = refused.value
+    assert (error.source, error.line, error.field, error.value, error.message) == (
+        "s.csv", 4, "setting_id", "nowhere", "is not a known setting")
+    validated = validate_upload(pd.DataFrame(rows, dtype=object), [], StaticCatalog({summary: data}),
+                                "s.csv")
+    assert [(v.setting_id, v.scores.shape, v.selection_only) for v in validated] == [
+        ("toy-k2", (2, 2), False)]
