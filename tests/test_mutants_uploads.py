@@ -8,7 +8,8 @@ upload, every limit of the footer, the page headers, the schema and the
 decoded size with a file exactly at it (read) and one byte or row past it
 (refused, naming the column and line), sizes summed over pages, columns,
 row groups and batches; the decoded-size limit of a large catalog; chunked
-bodies whatever the letter case of their header.
+bodies whatever the letter case of their header; the CSV row pre-count; a
+full file's size; the `setting` field; an unknown setting id's line.
 """
 
 from __future__ import annotations
