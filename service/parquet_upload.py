@@ -95,6 +95,8 @@ def _check_pages(data: bytes, meta, source: str, max_bytes: int, max_page_bytes:
     total = 0
     for group_index in range(meta.num_row_groups):
         group = meta.row_group(group_index)
+        if group.num_rows == 0:
+            continue  # nothing is decoded from it; its empty chunks point their pages at offset 0
         for column_index in range(group.num_columns):
             chunk = group.column(column_index)
             start = chunk.data_page_offset
@@ -183,6 +185,8 @@ def _expanding(meta, source: str) -> set[str]:
     expanding = set()
     for group_index in range(meta.num_row_groups):
         group = meta.row_group(group_index)
+        if group.num_rows == 0:
+            continue  # nothing is decoded from it; its empty chunks point their pages at offset 0
         for column_index in range(group.num_columns):
             chunk = group.column(column_index)
             if "DELTA_BYTE_ARRAY" in chunk.encodings:
