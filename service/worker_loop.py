@@ -18,6 +18,8 @@ unreachable.
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import time
 from typing import Callable
 
@@ -27,6 +29,8 @@ log = logging.getLogger(__name__)
 
 MAX_BACKOFF_S = 15.0
 """Longest wait between two attempts while a dependency is unreachable."""
+SCHEDULER_STOP_GRACE_S = 10.0
+"""How long a stopping worker waits for its scheduler process before killing it."""
 
 
 class StopsCleanly:
@@ -50,6 +54,28 @@ class StopsCleanly:
             super()._start_scheduler(*args, **kwargs)
         except StopRequested:
             self._stop_requested = True
+
+    def stop_scheduler(self):
+        """Stop the scheduler process, never hanging on it.
+
+        RQ sends it SIGTERM and waits. A scheduler forked just before the stop can
+        get the signal before it installs its own handler: it then runs the
+        handler it inherited from the worker, keeps scheduling, and the wait never
+        ends. Here the wait lasts `SCHEDULER_STOP_GRACE_S`; a scheduler still
+        alive then is killed (its locks expire with their TTL).
+        """
+        process = getattr(getattr(self, "scheduler", None), "_process", None)
+        if not (process and process.pid):
+            return
+        try:
+            os.kill(process.pid, signal.SIGTERM)
+        except OSError:
+            pass
+        process.join(SCHEDULER_STOP_GRACE_S)
+        if process.is_alive():
+            log.warning("scheduler process %s missed its stop signal; killing it", process.pid)
+            process.kill()
+            process.join()
 
 
 def work_until_stopped(worker_class: type[StopsCleanly], work_once: Callable[[], None], *,

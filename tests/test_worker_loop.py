@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
+import time
+import types
 
 import pytest
 from rq import Queue, SimpleWorker, Worker
@@ -110,3 +113,32 @@ def test_workers_restart_with_a_doubling_back_off_until_stopped(monkeypatch):
         worker_loop.work_until_stopped(_Stoppable, unreachable, burst=True,
                                        retry_on=(ConnectionError,), role="worker")
     assert calls == [1, 2]
+
+
+def _scheduler_that_missed_its_stop(ready):
+    """A scheduler process that got SIGTERM before installing its handler: it goes on."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    ready.set()
+    while True:
+        time.sleep(0.05)
+
+
+@pytest.mark.timeout(30)
+def test_a_scheduler_that_missed_its_stop_signal_does_not_hang_the_worker(monkeypatch):
+    """RQ's own stop joins the scheduler without a limit, so this hung (seen under load in the
+    full suite: a worker stopped during start-up waited forever on its forked scheduler)."""
+    from service import worker_loop
+
+    monkeypatch.setattr(worker_loop, "SCHEDULER_STOP_GRACE_S", 0.5, raising=False)
+    context = multiprocessing.get_context("fork")
+    ready = context.Event()
+    process = context.Process(target=_scheduler_that_missed_its_stop, args=(ready,))
+    process.start()
+    assert ready.wait(30)
+    worker = Probe.__new__(Probe)
+    worker.scheduler = types.SimpleNamespace(_process=process)
+    began = time.monotonic()
+    worker.stop_scheduler()
+    assert not process.is_alive()
+    assert process.exitcode == -signal.SIGKILL
+    assert time.monotonic() - began < 30
