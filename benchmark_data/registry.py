@@ -97,6 +97,33 @@ class Setting:
                 "description": self.description}
 
 
+class HoldsSetting:
+    """Mixin for a record that holds a `setting` beside what only its owner knows: the
+    setting's fields under the names the pages and stored files use."""
+
+    setting: Setting
+
+    @property
+    def setting_id(self) -> str:
+        return self.setting.id
+
+    @property
+    def task(self) -> str:
+        return self.setting.task
+
+    @property
+    def mechanism(self) -> str:
+        return self.setting.mechanism_id
+
+    @property
+    def k(self) -> int:
+        return self.setting.k
+
+    @property
+    def query_set(self) -> str:
+        return self.setting.query_set
+
+
 _MECHANISM_IDS = frozenset(m.value for m in Mechanism)
 
 

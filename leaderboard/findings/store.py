@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark_data.registry import SETTINGS, Setting
+from benchmark_data.registry import SETTINGS, HoldsSetting, Setting
 from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.audit import run_audit
 from leaderboard.rules.baselines import audit_baselines
@@ -42,7 +42,7 @@ class ReportsNotFound(DataNotFound, ValueError):
 
 
 @dataclass(frozen=True)
-class SettingInfo:
+class SettingInfo(HoldsSetting):
     """A setting as the findings hold it: the registry's record and its place in publication order.
 
     Stored as {"setting_id", "task", "mechanism", "k", "query_set", "order"}
@@ -52,26 +52,6 @@ class SettingInfo:
     setting: Setting
     order: int = 0
     """Position in the benchmark's publication order (tables follow it)."""
-
-    @property
-    def setting_id(self) -> str:
-        return self.setting.id
-
-    @property
-    def task(self) -> str:
-        return self.setting.task
-
-    @property
-    def mechanism(self) -> str:
-        return self.setting.mechanism_id
-
-    @property
-    def k(self) -> int:
-        return self.setting.k
-
-    @property
-    def query_set(self) -> str:
-        return self.setting.query_set
 
     def to_json(self) -> dict:
         return {"setting_id": self.setting_id, "task": self.task, "mechanism": self.mechanism,

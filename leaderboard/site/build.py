@@ -39,7 +39,7 @@ from typing import Any
 
 import jinja2
 
-from benchmark_data.registry import Setting
+from benchmark_data.registry import HoldsSetting, Setting
 from leaderboard.site import figures as site_figures, standings
 from leaderboard.site.html_report import ReportContext, render_report_html
 from leaderboard.site.row_cells import COLUMNS
@@ -112,7 +112,7 @@ class LeaderboardEntry:
 
 
 @dataclass(frozen=True)
-class SettingInfo:
+class SettingInfo(HoldsSetting):
     """What the leaderboard says about a setting besides its rows: the registry's record and
     how much of its outcome tensor is executed.
 
@@ -134,26 +134,6 @@ class SettingInfo:
                 f"setting {self.setting_id!r}: field 'cells_done' must be between 0 and "
                 f"cells_total={self.cells_total}, got {self.cells_done}"
             )
-
-    @property
-    def setting_id(self) -> str:
-        return self.setting.id
-
-    @property
-    def task(self) -> str:
-        return self.setting.task
-
-    @property
-    def mechanism(self) -> str:
-        return self.setting.mechanism_id
-
-    @property
-    def k(self) -> int:
-        return self.setting.k
-
-    @property
-    def query_set(self) -> str:
-        return self.setting.query_set
 
     @property
     def sealed(self) -> bool:
