@@ -19,7 +19,10 @@ therefore only a first filter; the bounds hold on the decoded data:
   computed before it is expanded; text stored whole in its pages decodes to
   about what the pages hold and has its cells checked per batch; all
   batches together stay within `max_bytes`. The first batch past a bound stops the read with an
-  `InputError` naming the column (and the line, for a cell).
+  `InputError` naming the column (and the line, for a cell). A batch's dictionary holds the
+  values of its whole row group, so a too-long value no row of the batch uses waits for the
+  batch whose row uses it (named by that line); one no row uses is refused after the last
+  batch, without a line.
 """
 
 from __future__ import annotations
@@ -56,14 +59,18 @@ def read_bounded_parquet(data: bytes, source: str, *, max_rows: int, max_bytes: 
         text = _check_schema(schema, source, number_columns)
         expanding = _expanding(parquet.metadata, source)
         reader = pq.ParquetFile(io.BytesIO(data), read_dictionary=[c for c in text if c in expanding])
-        batches, decoded, first_row = [], 0, 0
+        batches, decoded, first_row, unused = [], 0, 0, []
         for batch in reader.iter_batches(batch_size=BATCH_ROWS, use_pandas_metadata=True):
-            decoded += _expanded_bytes(batch, source, first_row, max_cell_chars)
+            decoded += _expanded_bytes(batch, source, first_row, max_cell_chars, unused)
             if decoded > max_bytes:
                 raise InputError(source, f"decodes to more than {max_bytes} bytes by line "
                                  f"{first_row + batch.num_rows + 1}; at most {max_bytes} are read")
             batches.append(_decoded(batch))
             first_row += batch.num_rows
+        if unused:  # too long, though no row used it: refused all the same, without a line
+            length, name = unused[0]
+            raise InputError(source, f"is a cell of {length} bytes; at most {max_cell_chars} are read",
+                             field=name)
         if batches:
             table = pa.Table.from_batches(batches).replace_schema_metadata(schema.metadata)
         else:
@@ -134,9 +141,12 @@ def _check_schema(schema, source: str, number_columns: tuple[str, ...]) -> list[
     return text
 
 
-def _expanded_bytes(batch, source: str, first_row: int, max_cell_chars: int) -> int:
+def _expanded_bytes(batch, source: str, first_row: int, max_cell_chars: int, unused: list) -> int:
     """What `batch` takes once its dictionaries are expanded; raises for a cell longer than
-    `max_cell_chars` (found in the dictionary, before anything is expanded)."""
+    `max_cell_chars` (found in the dictionary, before anything is expanded), at the first row
+    using it. A batch's dictionary holds the values of its whole row group: a too-long value
+    none of the batch's rows uses is added to `unused` as (length, column), and a later
+    batch's row using it names its line."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -153,9 +163,10 @@ def _expanded_bytes(batch, source: str, first_row: int, max_cell_chars: int) -> 
         too_long = np.flatnonzero(lengths > max_cell_chars)
         if too_long.size:
             rows = np.flatnonzero(np.isin(indices, too_long) & column.is_valid().to_numpy(zero_copy_only=False))
-            line = first_row + int(rows[0]) + 2 if rows.size else None
-            raise InputError(source, f"is a cell of {int(lengths[too_long[0]])} bytes; at most "
-                             f"{max_cell_chars} are read", line=line, field=name)
+            if rows.size:
+                raise InputError(source, f"is a cell of {int(lengths[indices[rows[0]]])} bytes; at most "
+                                 f"{max_cell_chars} are read", line=first_row + int(rows[0]) + 2, field=name)
+            unused.append((int(lengths[too_long[0]]), name))
         used = lengths[indices] if len(lengths) else np.zeros(0, dtype=np.int64)
         total += int(used.sum()) + _OFFSET_BYTES * (len(column) + 1)
     return total

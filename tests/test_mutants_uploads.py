@@ -179,7 +179,7 @@ def test_a_batch_decodes_to_its_plain_columns_and_each_dictionary_expanded():
                                             pa.array(["", "abc", "hello"]))
     batch = pa.record_batch([first, pa.array([0.5, 1.0, 1.5, 2.0]), second],
                             names=["scene_id", "score", "experience_id"])
-    assert _expanded_bytes(batch, SOURCE, 0, 1024) == (
+    assert _expanded_bytes(batch, SOURCE, 0, 1024, []) == (
         (4 * 2 + 4 * 5) + 4 * 8 + ((3 + 0 + 5 + 3) + 4 * 5))
 
 
