@@ -4,8 +4,10 @@ A policy cell is (mechanism, query set, experience, scene, seed): the policy
 reads the camera, so every appearance draw of a state is its own episode and
 `Cell.state_id` holds the scene id (state + draw). Results have the same
 form and journals as Replay's (`runner.executor.CellResult`); the code version
-of a policy cell covers the policy sources and the policy's frozen weights
-(`runner.provenance.policy_code_version`).
+of a policy cell covers the sources of the policy's mechanism version and its
+frozen weights (`runner.provenance.policy_code_version`). A version-1 policy
+reads the agent view (`runner.policy_model`), a version-2 one the agent and
+wrist views side by side (`runner.policy_recipe`).
 
 Cells are grouped by (mechanism, experience) so a process loads each policy
 once; a group runs `envs` environments in lockstep with one batched forward
@@ -28,10 +30,13 @@ from runner.appearance import sample_draw
 from runner.door_sim import DoorSim
 from runner.executor import Cell, CellResult, read_journal
 from runner.policy_camera import PolicyCamera
-from runner.policy_model import PolicyActor, PolicySpec, load_policy
+from runner.policy_model import PolicyActor, load_policy
+from runner.policy_recipe import MECHANISM_VERSION as RECIPE_MECHANISM
+from runner.policy_recipe import RecipeActor, RecipePolicy
 from runner.policy_rollout import noise_for, run_batch
-from runner.provenance import policy_code_version, policy_package_versions
+from runner.provenance import policy_code_version, policy_mechanism_of, policy_package_versions
 from runner.stack_sim import StackSim
+from runner.wrist_camera import DualCamera
 
 POLICY_MECHANISM_NAMES = ("policy", "policy_dr")
 CHUNK_CELLS = 20
@@ -57,6 +62,28 @@ class PolicyWorld:
     policy_dirs: dict[tuple[str, str], str]  # (mechanism, experience id) -> directory
 
 
+def load_actor(directory: str, device: str = "cpu") -> tuple[object, tuple[int, int]]:
+    """(actor, camera kind) of a frozen policy; the kind is (mechanism version, image size).
+
+    A version-2 policy reads both cameras (`runner.policy_recipe`) and runs on the CPU only.
+    """
+    if policy_mechanism_of(directory) == RECIPE_MECHANISM:
+        if device != "cpu":
+            raise ValueError(f"{directory}: two-camera policies run on the CPU only, not {device!r}")
+        policy = RecipePolicy.load(Path(directory))
+        return RecipeActor(policy), (RECIPE_MECHANISM, policy.spec.image_size)
+    algo, spec = load_policy(Path(directory), device)
+    return PolicyActor(algo, device), (1, spec.image_size)
+
+
+def make_camera(sim, task: str, kind: tuple[int, int]):
+    """The camera a policy of camera kind `kind` reads (see `load_actor`)."""
+    version, size = kind
+    if version == RECIPE_MECHANISM:
+        return DualCamera(sim, task=task, size=size)
+    return PolicyCamera(sim, task=task, size=size)
+
+
 class PolicyRunner:
     """Simulators, cameras and loaded policies of one process; runs groups of cells."""
 
@@ -66,8 +93,7 @@ class PolicyRunner:
         self.world = world
         self.device = device
         self.envs = envs
-        self._sims: list = []
-        self._cameras: list = []
+        self._envs: dict = {}  # camera kind -> (simulators, cameras)
         self._actors: dict = {}
 
     def use(self, world: PolicyWorld) -> None:
@@ -78,34 +104,33 @@ class PolicyRunner:
 
     def close(self) -> None:
         """Release the cameras' OpenGL contexts."""
-        for camera in self._cameras:
-            camera.close()
-        self._cameras.clear()
-        self._sims.clear()
+        for _, cameras in self._envs.values():
+            for camera in cameras:
+                camera.close()
+        self._envs.clear()
 
-    def _ensure_envs(self, n: int) -> None:
-        while len(self._sims) < n:
+    def _environments(self, n: int, kind: tuple[int, int]) -> tuple[list, list]:
+        """`n` simulators with cameras of `kind` (policy mechanism version, image size), made once."""
+        sims, cameras = self._envs.setdefault(kind, ([], []))
+        while len(sims) < n:
             sim = StackSim() if self.world.task == "stack" else DoorSim()
-            self._sims.append(sim)
-            self._cameras.append(PolicyCamera(sim, task=self.world.task, size=self._image_size()))
-
-    def _image_size(self) -> int:
-        any_dir = next(iter(self.world.policy_dirs.values()))
-        return PolicySpec.from_json((Path(any_dir) / "spec.json").read_text()).image_size
+            sims.append(sim)
+            cameras.append(make_camera(sim, self.world.task, kind))
+        return sims[:n], cameras[:n]
 
     def actor(self, mechanism: str, experience_id: str):
         return self._loaded(mechanism, experience_id)[0]
 
     def _loaded(self, mechanism: str, experience_id: str):
-        """(actor, code version) of a policy, loaded once; the version is taken with the weights."""
+        """(actor, camera kind, code version) of a policy, loaded once; the version is taken with
+        the weights. A version-2 policy reads both cameras (`runner.policy_recipe`)."""
         key = (mechanism, experience_id)
         if key not in self._actors:
             directory = self.world.policy_dirs.get(key)
             if directory is None:
                 raise KeyError(f"no frozen {mechanism} policy for experience_id {experience_id!r}")
             version = policy_code_version(directory)
-            algo, _ = load_policy(Path(directory), self.device)
-            self._actors[key] = (PolicyActor(algo, self.device), version)
+            self._actors[key] = (*load_actor(directory, self.device), version)
         return self._actors[key]
 
     def run(self, cells: list[Cell]) -> list[CellResult]:
@@ -118,7 +143,7 @@ class PolicyRunner:
         mechanism, eid = next(iter(groups))
         if mechanism not in POLICY_MECHANISM_NAMES:
             raise ValueError(f"cell mechanism {mechanism!r} is not a policy mechanism {POLICY_MECHANISM_NAMES}")
-        actor, version = self._loaded(mechanism, eid)
+        actor, kind, version = self._loaded(mechanism, eid)
         packages = policy_package_versions(self.device)
         horizon = policy_rollout.HORIZON[self.world.task]  # read per call (tests shorten it)
         results = []
@@ -130,8 +155,7 @@ class PolicyRunner:
                 if scene is None:
                     raise KeyError(f"scene {cell.state_id!r} is not in query set {cell.query_set!r}")
                 scenes.append(scene)
-            self._ensure_envs(len(batch))
-            sims, cameras = self._sims[:len(batch)], self._cameras[:len(batch)]
+            sims, cameras = self._environments(len(batch), kind)
             before = []
             for sim, scene in zip(sims, scenes):
                 sim.restore(scene.layout)

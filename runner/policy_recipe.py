@@ -1,4 +1,4 @@
-"""A trial recipe for the image policies (docs/policy_protocol.md): two cameras, frozen encoders, cloning on cached features.
+"""The image policies of policy mechanism 2 (docs/policy_protocol.md): two cameras, frozen encoders, cloning on cached features.
 
 Still robomimic's BC-RNN cloned from images, arranged so that many cloning
 steps are cheap on a CPU:
@@ -18,8 +18,8 @@ steps are cheap on a CPU:
 A policy is `RecipePolicy`: both encoders, the BC-RNN and the statistics;
 `save` / `load` keep it as a state dict (read back with `weights_only=True`)
 and `spec.json`. `RecipeActor` runs it in `runner.policy_rollout`'s episode
-loop on side-by-side frames (`runner.wrist_camera.DualCamera`). This module is
-for recipe trials; the published policies are `runner.policy_model`'s.
+loop on side-by-side frames (`runner.wrist_camera.DualCamera`). Version-1
+policies (one agent-view camera, trained end to end) are `runner.policy_model`'s.
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ from runner.policy_model import ACTION_DIM, BACKBONE, SEQUENCE_LENGTH, _register
 from runner.robomimic_compat import import_robomimic, quiet
 from runner.wrist_camera import split
 
+MECHANISM_VERSION = 2
+"""The policy mechanism version (`runner.provenance.POLICY_MECHANISM`) these policies are; their
+spec.json says so as `policy_mechanism`."""
 CAMERAS = ("agentview", "eye_in_hand")
 FEATURE_KEYS = {"agentview": "agentview_features", "eye_in_hand": "eye_in_hand_features"}
 LOW_DIM = {"robot0_eef_pos": 3, "robot0_gripper_qpos": 2}
@@ -64,11 +67,15 @@ class RecipeSpec:
     """Random crops whose features are cached per agent-view frame (with `crop_size`)."""
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        return json.dumps({**asdict(self), "policy_mechanism": MECHANISM_VERSION}, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> "RecipeSpec":
-        return cls(**json.loads(text))
+        fields = json.loads(text)
+        version = fields.pop("policy_mechanism", MECHANISM_VERSION)
+        if version != MECHANISM_VERSION:
+            raise ValueError(f"spec of policy mechanism {version!r}, not {MECHANISM_VERSION}")
+        return cls(**fields)
 
 
 # ---- encoders ----------------------------------------------------------------------------

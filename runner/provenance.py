@@ -19,6 +19,10 @@ POLICY_SOURCES = ("osc.py", "stack_sim.py", "scenes.py", "door_sim.py", "door_sc
                   "appearance.py", "policy_camera.py", "policy_model.py", "policy_rollout.py",
                   "robomimic_compat.py")
 """The runner modules whose code determines a policy cell's outcome (besides the weights)."""
+RECIPE_POLICY_SOURCES = POLICY_SOURCES + ("policy_recipe.py", "wrist_camera.py")
+"""Policy mechanism 2 adds the two-camera policy on cached features and its camera."""
+POLICY_MECHANISM_SOURCES = {1: POLICY_SOURCES, 2: RECIPE_POLICY_SOURCES}
+"""The sources a policy of each mechanism version runs (its spec.json names the version)."""
 POLICY_PACKAGES = PACKAGES + ("torch", "robomimic")
 """Packages whose versions can change a policy rollout."""
 
@@ -31,10 +35,13 @@ REPLAY_SOURCE_VERSIONS = {"sha256:c20bd05067b753bb": 1}
 version. A source change that keeps behaviour (a move, a comment, an import path) is recorded
 here under the same mechanism version once the golden cells re-execute unchanged
 (`tests/test_golden_cells.py`); stored cells keep their code version and stay comparable."""
-POLICY_MECHANISM = 1
-"""Version of what a policy rollout does (the sources of `POLICY_SOURCES`, besides weights)."""
-POLICY_SOURCE_VERSIONS = {"sha256:9a8c0c33fe1333f1": 1}
-"""Every hash of `POLICY_SOURCES` alone (`policy_source_version()`), with its mechanism
+POLICY_MECHANISM = 2
+"""Version of what a policy rollout does (the sources of `POLICY_MECHANISM_SOURCES`, besides
+weights): 1, one agent-view camera (`runner.policy_model`); 2, the recipe of
+docs/policy_protocol.md (`runner.policy_recipe`: agent and wrist cameras). A frozen policy's
+spec.json names its version; cells of a version-1 policy keep their version-1 code version."""
+POLICY_SOURCE_VERSIONS = {"sha256:9a8c0c33fe1333f1": 1, "sha256:931afcfa29b9a830": 2}
+"""Every hash of a mechanism's sources alone (`policy_source_version(m)`), with its mechanism
 version; recorded like `REPLAY_SOURCE_VERSIONS`."""
 
 
@@ -53,11 +60,22 @@ def code_version() -> str:
     return "sha256:" + _source_hash(OUTCOME_SOURCES).hexdigest()[:16]
 
 
-@lru_cache(maxsize=1)
-def policy_source_version() -> str:
-    """`sha256:` + 16 hex digits over `POLICY_SOURCES` alone (no weights): the key of
-    `POLICY_SOURCE_VERSIONS`."""
-    return "sha256:" + _source_hash(POLICY_SOURCES).hexdigest()[:16]
+@lru_cache(maxsize=None)
+def policy_source_version(mechanism: int = POLICY_MECHANISM) -> str:
+    """`sha256:` + 16 hex digits over a policy mechanism's sources alone (no weights): the key
+    of `POLICY_SOURCE_VERSIONS`."""
+    return "sha256:" + _source_hash(POLICY_MECHANISM_SOURCES[mechanism]).hexdigest()[:16]
+
+
+def policy_mechanism_of(policy_dir: str) -> int:
+    """The mechanism version a frozen policy was made for: its spec.json's `policy_mechanism`
+    (absent in version 1's specs)."""
+    spec = json.loads((Path(policy_dir) / "spec.json").read_text())
+    version = spec.get("policy_mechanism", 1)
+    if version not in POLICY_MECHANISM_SOURCES:
+        raise ValueError(f"{policy_dir}/spec.json: policy_mechanism {version!r} is not one of "
+                         f"{sorted(POLICY_MECHANISM_SOURCES)}")
+    return version
 
 
 def replay_mechanism_of(stored_code_version: str) -> int | None:
@@ -69,12 +87,13 @@ def replay_mechanism_of(stored_code_version: str) -> int | None:
 def policy_code_version(policy_dir: str) -> str:
     """Code version of a policy cell: the policy sources plus the policy's frozen files.
 
-    `policy_dir` holds `spec.json` and `weights.pt`; two cells share a code
+    `policy_dir` holds `spec.json` and `weights.pt`; the sources are those of the
+    policy's mechanism version (`policy_mechanism_of`). Two cells share a code
     version exactly when they ran the same code with the same weights. Read
     from disk on every call (weights can be retrained in place); callers keep
     the value together with the weights they loaded.
     """
-    h = _source_hash(POLICY_SOURCES)
+    h = _source_hash(POLICY_MECHANISM_SOURCES[policy_mechanism_of(policy_dir)])
     for name in ("spec.json", "weights.pt"):
         h.update(name.encode())
         h.update((Path(policy_dir) / name).read_bytes())

@@ -6,18 +6,15 @@
 
 A trial of the recipe in docs/policy_protocol.md (levers 1-3: wrist camera
 with its own encoder, demonstrations over layout levels 0-2, cloning on
-cached features), never a published policy: everything is written under
-`--workdir`, and the frozen policies and cells are only read. Phases, each
-skipped when its output exists, so a killed run resumes where it stopped:
-
-1. demonstrations (`runner.recipe_demos`, recorded in chunks of `CHUNK` plans,
-   both cameras side by side), checked against every query and validation set;
-2. training (`runner.policy_recipe.train_recipe`) -> `policy/`;
-3. episodes (`runner.policy_rollout`, the task's horizon, noise seed `--seed`):
-   its own first `--own` demonstration layouts under their recorded draw, then
-   the validation states under draw 0, then draws 1-4. Each episode is
-   appended to `episodes.jsonl` as it ends; `summary.json` is rewritten after
-   each group.
+cached features; lever 4 with `--crop`), never a published policy:
+everything is written under `--workdir`, and the frozen policies and cells
+are only read. The phases are `benchmark_data.generation.recipe_policies`'
+first three (demonstrations, training, gate episodes), each skipped when its
+output exists, so a killed run resumes where it stopped; episodes run with
+noise seed `--seed`, one line each in `recipe.episodes.jsonl`, and
+`recipe.summary.json` is rewritten after each group. With the recipe's
+settings (`--crop 58`) a trial's folder is the work folder of
+`expaudit data train-policies`, which freezes its policy without retraining.
 
 `--frozen` runs the same episodes with the published policy of the
 experience (its own camera and encoder, its own first demonstrations), for
@@ -37,16 +34,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import runner  # noqa: E402,F401  (kernel pins and the headless renderer before MuJoCo loads)
-import numpy as np  # noqa: E402
 
-from benchmark_data.generation.query_set_build import (  # noqa: E402
-    check_not_a_query_state, check_validation_disjoint, validation_states,
-)
-from benchmark_data.query_sets import N_DRAWS, VALIDATION_TASK  # noqa: E402
-
-CHUNK = 40
-"""Demonstration plans recorded per saved chunk."""
-VALIDATION = {"stack": "stack-val", "door": "door-val"}
+from benchmark_data.generation import recipe_policies  # noqa: E402
+from benchmark_data.generation.recipe_policies import VALIDATION  # noqa: E402
+from benchmark_data.query_sets import VALIDATION_TASK  # noqa: E402
 
 
 def log(workdir: Path, line: str) -> None:
@@ -56,127 +47,8 @@ def log(workdir: Path, line: str) -> None:
         f.write(stamped + "\n")
 
 
-def _sim_class(task: str):
-    if task == "stack":
-        from runner.stack_sim import StackSim
-
-        return StackSim
-    from runner.door_sim import DoorSim
-
-    return DoorSim
-
-
-# ---- phase 1: demonstrations ---------------------------------------------------------------
-def record_demos(task: str, experience_id: str, mechanism: str, n: int, workdir: Path):
-    """Successful demonstrations (loaded from chunks when already recorded) and their plans."""
-    from benchmark_data.generation.policies import _experience
-    from runner.demo_recording import record_demo
-    from runner.policy_model import Demo
-    from runner.recipe_demos import demo_task, recipe_plans
-    from runner.wrist_camera import DualCamera
-
-    plans = recipe_plans(task, experience_id, 3 * n, mechanism == "policy_dr")
-    check_not_a_query_state(task, [p.layout for p in plans])
-    check_validation_disjoint(VALIDATION[task], [p.layout for p in plans], [p.draw_key for p in plans])
-    out = workdir / "demos"
-    out.mkdir(parents=True, exist_ok=True)
-    base, style = _experience(task, experience_id)
-    sim = camera = None
-    demos, kept = [], []
-    fields = ("images", "eef_pos", "gripper_qpos", "actions", "object_state")
-    for c in range(0, len(plans), CHUNK):
-        if len(demos) >= n:
-            break
-        path = out / f"chunk{c // CHUNK:03d}.npz"
-        if not path.exists():
-            if sim is None:
-                sim = _sim_class(task)()
-                camera = DualCamera(sim, task=task)
-            chunk = {}
-            began = time.time()
-            for plan in plans[c:c + CHUNK]:
-                demo, ok = record_demo(demo_task(task), sim, camera, plan, style, experience_id)
-                if ok:
-                    chunk[plan.index] = demo
-            arrays = {f"{i}.{f}": getattr(d, f) for i, d in chunk.items() for f in fields}
-            tmp = path.with_suffix(".tmp.npz")
-            np.savez(tmp, indices=np.array(sorted(chunk), dtype=int), **arrays)
-            tmp.replace(path)
-            log(workdir, f"demos chunk {c // CHUNK}: {len(chunk)}/{len(plans[c:c + CHUNK])} succeeded "
-                         f"({time.time() - began:.0f} s)")
-        with np.load(path) as z:
-            for i in z["indices"]:
-                if len(demos) < n:
-                    demos.append(Demo(**{f: z[f"{i}.{f}"] for f in fields}))
-                    kept.append(plans[int(i)])
-    if camera is not None:
-        camera.close()
-    if len(demos) < n:
-        raise SystemExit(f"only {len(demos)} of {len(plans)} demonstration plans succeeded, {n} needed")
-    return demos, kept, kept[-1].index + 1
-
-
-# ---- phase 3: episodes ---------------------------------------------------------------------
-def episode_items(task: str, kept_plans, own: int, states: int = 40):
-    """(group, scene id, layout, appearance draw) of every episode, in order; `states` < 40 keeps
-    the first states only (level-major, so a smoke run, not a measurement)."""
-    from runner.appearance import sample_draw
-
-    items = [("own", p.draw_key, p.layout, sample_draw(p.draw_key, p.draw)) for p in kept_plans[:own]]
-    states = validation_states(VALIDATION[task])[:states]
-    for draw in range(N_DRAWS):
-        group = "draw 0" if draw == 0 else "draws 1-4"
-        items += [(group, f"{s.state_id}-d{draw}", s.layout, sample_draw(s.state_id, draw)) for s in states]
-    return items
-
-
-def summarise(episodes: dict, items) -> dict:
-    groups: dict[str, list[int]] = {}
-    levels: dict[str, list[int]] = {}
-    for group, scene_id, layout, _ in items:
-        if scene_id not in episodes:
-            continue
-        g = groups.setdefault(group, [0, 0])
-        g[0] += int(episodes[scene_id]["success"])
-        g[1] += 1
-        if group != "own":
-            level = f"level {int(scene_id.split('-s')[1][:2]) // 10}"
-            lv = levels.setdefault(level, [0, 0])
-            lv[0] += int(episodes[scene_id]["success"])
-            lv[1] += 1
-    return {"groups": groups, "validation_levels": levels}
-
-
-def run_episodes(task: str, experience_id: str, items, camera, actor, seed: int, workdir: Path,
-                 name: str, meta: dict) -> dict:
-    from runner.policy_rollout import HORIZON, noise_for, run_episode
-
-    path = workdir / f"{name}.episodes.jsonl"
-    done = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            row = json.loads(line)
-            done[row["scene_id"]] = row
-    horizon = HORIZON[task]
-    sim = camera.sim
-    last_group = None
-    for group, scene_id, layout, draw in items:
-        if group != last_group and last_group is not None:
-            write_summary(workdir, name, meta, done, items)
-        last_group = group
-        if scene_id in done:
-            continue
-        result = run_episode(sim, camera, actor, lambda s, L=layout: s.restore(L), draw,
-                             noise_for(seed, experience_id, scene_id, horizon), horizon)
-        row = {"scene_id": scene_id, "group": group, "success": bool(result.success), "steps": result.steps}
-        done[scene_id] = row
-        with open(path, "a") as f:
-            f.write(json.dumps(row) + "\n")
-    return write_summary(workdir, name, meta, done, items)
-
-
 def write_summary(workdir: Path, name: str, meta: dict, episodes: dict, items) -> dict:
-    summary = {**meta, **summarise(episodes, items)}
+    summary = {**meta, **recipe_policies.summarise(episodes, items)}
     tmp = workdir / f"{name}.summary.json.tmp"
     tmp.write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     tmp.replace(workdir / f"{name}.summary.json")
@@ -184,19 +56,12 @@ def write_summary(workdir: Path, name: str, meta: dict, episodes: dict, items) -
     return summary
 
 
-RECIPE_SOURCES = ("runner/policy_recipe.py", "runner/wrist_camera.py", "runner/recipe_demos.py",
-                  "runner/demo_recording.py", "runner/policy_model.py", "runner/policy_camera.py",
-                  "runner/policy_rollout.py", "scripts/policy_recipe_trial.py")
-"""Files whose code makes a trial's numbers; their hash is recorded with the results."""
-
-
 def sources_sha256() -> str:
+    """Hash of the code that makes a trial's numbers: the training sources and this script."""
     import hashlib
 
-    h = hashlib.sha256()
-    for name in RECIPE_SOURCES:
-        h.update(name.encode())
-        h.update((REPO / name).read_bytes())
+    h = hashlib.sha256(recipe_policies.training_sources_sha256().encode())
+    h.update(Path(__file__).read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -238,35 +103,38 @@ def main(argv: list[str] | None = None) -> int:
             "command": "scripts/policy_recipe_trial.py " + " ".join(argv if argv is not None else sys.argv[1:])}
     if args.frozen:
         return run_frozen(task, args, workdir, meta)
-    from runner.policy_recipe import RecipeActor, RecipePolicy, RecipeSpec, train_recipe
+    from runner.policy_recipe import RecipeActor
     from runner.wrist_camera import DualCamera
 
-    demos, kept, tries = record_demos(task, args.experience_id, args.mechanism, args.demos, workdir)
-    meta.update({"demos": len(demos), "demo_tries": tries, "frames": int(sum(len(d) for d in demos))})
-    policy_path = workdir / "policy"
-    spec = RecipeSpec(train_steps=args.steps, pretrain_steps=args.pretrain_steps, crop_size=args.crop,
-                      crops_per_frame=args.crops if args.crop else 1)
-    if not (policy_path / "weights.pt").exists():
-        log(workdir, f"training: {len(demos)} demos ({tries} tries, {meta['frames']} frames), {spec.to_json()}")
-        began = time.time()
-        policy, curves = train_recipe(task, demos, spec, log=lambda line: log(workdir, line))
-        (workdir / "curves.json").write_text(json.dumps({**curves, "train_wall_s": round(time.time() - began)}) + "\n")
-        policy.save(policy_path)
-        log(workdir, f"trained in {time.time() - began:.0f} s")
+    say = lambda line: log(workdir, line)  # noqa: E731
+    demos = recipe_policies.record_demos(task, args.experience_id, args.mechanism, args.demos, workdir, log=say)
+    kept = demos.plans
+    meta.update({"demos": len(demos.demos), "demo_tries": demos.tries,
+                 "frames": int(sum(len(d) for d in demos.demos))})
+    spec = recipe_policies.recipe_spec(train_steps=args.steps, pretrain_steps=args.pretrain_steps,
+                                       crop_size=args.crop, crops_per_frame=args.crops if args.crop else 1)
+    policy = recipe_policies.train(task, demos, spec, workdir, log=say)
     del demos
-    policy = RecipePolicy.load(policy_path)
     meta["spec"] = json.loads(policy.spec.to_json())
     curves = json.loads((workdir / "curves.json").read_text())
     meta["final_losses"] = {k: v[-1][1] for k, v in curves.items() if isinstance(v, list)}
     meta["train_wall_s"] = curves.get("train_wall_s")
-    sim = _sim_class(task)()
-    camera = DualCamera(sim, task=task)
+    camera = DualCamera(recipe_policies.sim_class(task)(), task=task)
     try:
-        run_episodes(task, args.experience_id, episode_items(task, kept, args.own, args.states), camera, RecipeActor(policy),
-                     args.seed, workdir, "recipe", meta)
+        run_episodes(task, args.experience_id, recipe_policies.gate_items(task, kept, args.own, args.states),
+                     camera, RecipeActor(policy), args.seed, workdir, "recipe", meta)
     finally:
         camera.close()
     return 0
+
+
+def run_episodes(task: str, experience_id: str, items, camera, actor, seed: int, workdir: Path,
+                 name: str, meta: dict) -> dict:
+    """The episodes of `items` into `NAME.episodes.jsonl`, `NAME.summary.json` after each group."""
+    episodes = recipe_policies.run_episodes(
+        task, experience_id, items, camera, actor, seed, workdir / f"{name}.episodes.jsonl",
+        on_group=lambda done: write_summary(workdir, name, meta, done, items))
+    return write_summary(workdir, name, meta, episodes, items)
 
 
 def run_frozen(task: str, args, workdir: Path, meta: dict) -> int:
@@ -281,10 +149,10 @@ def run_frozen(task: str, args, workdir: Path, meta: dict) -> int:
     kept = [DemoPlan(d["index"], layout_cls.from_dict(d["layout"]), d["draw_key"], d["draw"])
             for d in record["demos"]]
     algo, spec = load_policy(policy_dir(args.mechanism, args.experience_id))
-    sim = _sim_class(task)()
-    camera = PolicyCamera(sim, task=task, size=spec.image_size)
+    camera = PolicyCamera(recipe_policies.sim_class(task)(), task=task, size=spec.image_size)
     try:
-        run_episodes(task, args.experience_id, episode_items(task, kept, args.own, args.states), camera, PolicyActor(algo),
+        run_episodes(task, args.experience_id, recipe_policies.gate_items(task, kept, args.own, args.states),
+                     camera, PolicyActor(algo),
                      args.seed, workdir, "frozen", {**meta, "policy": "published"})
     finally:
         camera.close()

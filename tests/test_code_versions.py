@@ -23,10 +23,16 @@ def test_live_replay_sources_are_a_recorded_version_of_the_current_mechanism():
         f"{live}: {RECORD_OR_BUMP}")
 
 
-def test_live_policy_sources_are_a_recorded_version_of_the_current_mechanism():
-    live = provenance.policy_source_version()
-    assert provenance.POLICY_SOURCE_VERSIONS.get(live) == provenance.POLICY_MECHANISM, (
-        f"{live}: {RECORD_OR_BUMP}")
+@pytest.mark.parametrize("mechanism", sorted(provenance.POLICY_MECHANISM_SOURCES))
+def test_live_policy_sources_are_a_recorded_version_of_their_mechanism(mechanism):
+    """Each policy mechanism's sources (version-1 policies are still frozen and re-executed)."""
+    live = provenance.policy_source_version(mechanism)
+    assert provenance.POLICY_SOURCE_VERSIONS.get(live) == mechanism, f"{live}: {RECORD_OR_BUMP}"
+
+
+def test_the_current_policy_mechanism_is_the_newest_and_default():
+    assert provenance.policy_source_version() == provenance.policy_source_version(provenance.POLICY_MECHANISM)
+    assert provenance.POLICY_MECHANISM == max(provenance.POLICY_MECHANISM_SOURCES)
 
 
 def test_recorded_versions_never_name_a_future_mechanism():

@@ -1,5 +1,6 @@
-"""Training the frozen policies: one BC-RNN image policy per (mechanism, experience) of the K=3
-policy settings. The frozen-data readers of policies find and read them back.
+"""Training the version-1 frozen policies (one agent-view camera, trained end to end): one BC-RNN
+image policy per (mechanism, experience) of the K=3 policy settings; version 2 is
+`recipe_policies`'. The frozen-data readers of policies find and read them back.
 
 Files in `policies/<mechanism>/<experience_id>/`:
 - `weights.pt`: the network's state dict (`torch.save`; load with `weights_only=True`);
@@ -33,7 +34,8 @@ from runner.door_policy_demos import collect_door_demos
 from runner.door_scenes import DoorLayout, door_query_states
 from runner.door_sim import DoorSim
 from runner.policy_camera import PolicyCamera
-from runner.policy_model import PolicyActor, PolicySpec, load_policy, save_policy, train
+from runner.policy_executor import load_actor, make_camera
+from runner.policy_model import PolicySpec, save_policy, train
 from runner.policy_rollout import noise_for, run_episode
 from runner.provenance import policy_code_version, policy_package_versions
 from runner.scenes import StackLayout
@@ -167,10 +169,9 @@ def evaluate_policy(mechanism: str, experience_id: str, on: str = "train", *, dr
         items = [(f"{q.state_id}-d{draw}", q.layout, sample_draw(q.state_id, draw),
                   f"level {q.layout_level}") for q in query_states(on)]
     items = items[:limit] if limit is not None else items
-    algo, spec = load_policy(policy_dir(mechanism, experience_id, root))
-    actor = PolicyActor(algo)
+    actor, kind = load_actor(str(policy_dir(mechanism, experience_id, root)))
     sim = Sim()
-    camera = PolicyCamera(sim, task=task, size=spec.image_size)
+    camera = make_camera(sim, task, kind)
     horizon = policy_rollout.HORIZON[task]  # read per call (tests shorten it)
     counts: dict[str, tuple[int, int]] = {}
     try:

@@ -37,12 +37,22 @@ def register(subparsers) -> None:
     gen.set_defaults(handler=_run)
 
     tp = sub.add_parser("train-policies",
-                        help="record demonstrations and train the frozen BC-RNN policies (resumable)")
+                        help="record demonstrations, train the frozen BC-RNN policies and measure their "
+                             "gates (resumable)")
     tp.add_argument("--task", choices=["stack", "door"], default=None)
     tp.add_argument("--mechanism", choices=["policy", "policy_dr"], default=None)
     tp.add_argument("--experience", nargs="+", default=None, help="experience ids (default all K=3)")
     tp.add_argument("--workers", type=int, default=2, help="policies trained at once (default 2)")
     tp.add_argument("--force", action="store_true", help="retrain policies that exist")
+    tp.add_argument("--policy-mechanism", type=int, choices=[1, 2], default=2,
+                    help="2 (default): the recipe of docs/policy_protocol.md, with its validation "
+                         "gates; 1: the single-camera policies")
+    tp.add_argument("--workdir", default="policy-training",
+                    help="mechanism 2: folder of the resumable work, one subfolder per policy "
+                         "(default ./policy-training)")
+    tp.add_argument("--out", default=None,
+                    help="mechanism 2: data root the policies are written to (default: --root); "
+                         "a staging root keeps the published policies until their cells are regenerated")
     tp.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     tp.set_defaults(handler=_run)
 

@@ -12,11 +12,13 @@ import multiprocessing as mp
 import os
 import sys
 import time
+from pathlib import Path
 
 from benchmark_data.generation.images import write_base_images, write_query_images
 from benchmark_data.generation.library_stream import build_door_library
 from benchmark_data.generation.policies import evaluate_policy, train_policy
 from benchmark_data.generation.query_set_build import door_scene_rows
+from benchmark_data.generation.recipe_policies import train_recipe_policy
 from benchmark_data.generation.rollouts import (ensure_stack_inputs, plan_all, plan_policy_setting,
                                                 plan_setting, run_cells)
 from benchmark_data.generation.verify import verify_policy_sample, verify_sample
@@ -72,12 +74,13 @@ def train_policies(args: argparse.Namespace) -> int:
     if not todo:
         print("expaudit data train-policies: no policy matches the filters", file=sys.stderr)
         return 2
-    pending = [k for k in todo if args.force or not is_trained(k[1], k[2], args.root)]
+    out = args.root if args.policy_mechanism == 1 or args.out is None else args.out
+    pending = [k for k in todo if args.force or not is_trained(k[1], k[2], out)]
     _log(f"{len(todo)} policies selected, {len(todo) - len(pending)} already trained, "
          f"{len(pending)} to train on {args.workers} process(es)")
     if not pending:
         return 0
-    jobs = [(t, m, e, args.root) for t, m, e in pending]
+    jobs = [(t, m, e, args.root, out, args.policy_mechanism, args.workdir) for t, m, e in pending]
     if args.workers <= 1:
         for job in jobs:
             train_one(job)
@@ -92,8 +95,12 @@ def train_one(job) -> None:
     """Train one policy (a worker of `train_policies`; torch loads in the training, after this
     process's OpenMP threads are set to one)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    task, mechanism, eid, root = job
-    path = train_policy(task, mechanism, eid, root, log=_log)
+    task, mechanism, eid, root, out, version, workdir = job
+    if version == 1:
+        path = train_policy(task, mechanism, eid, root, log=_log)
+    else:
+        path = train_recipe_policy(task, mechanism, eid, Path(workdir) / f"{eid}-{mechanism}", root=out,
+                                   library_root=root, log=lambda line: _log(f"{mechanism} {eid}: {line}"))
     _log(f"wrote {path}")
 
 

@@ -1,0 +1,155 @@
+"""Policies of mechanism 2 (docs/policy_protocol.md): gates judged exactly at their bars, and the
+whole training path at small scale, resumed, frozen, run as a cell and verified.
+
+The small run is the real code with tiny numbers: two recorded demonstrations,
+a few training steps, one own layout and one validation state under its five
+draws, episodes cut to a few control steps. What is checked (the frozen files
+and their record, resuming without redoing a phase, a cell of the frozen policy
+with its mechanism-2 code version, its re-execution) holds for any weights.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmark_data.generation.recipe_policies import judge_gates
+from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
+
+EXPERIENCE = "stack-e000"
+QUERY_SET = "stack-orig"
+STATES = ["stack-orig-s00"]
+
+
+# ------------------------------------------------------------------ gates
+
+
+def test_policy_gates_pass_exactly_at_their_bars_and_fail_one_episode_below():
+    at = judge_gates("policy", {"own": [16, 20], "draw 0": [20, 40], "draws 1-4": [32, 160]})
+    assert {name: (g["value"], g["n"], g["passed"]) for name, g in at.items()} == {
+        "own": (0.8, 20, True), "draw 0": (0.5, 40, True), "draws 1-4": (0.2, 160, True)}
+    below = judge_gates("policy", {"own": [15, 20], "draw 0": [19, 40], "draws 1-4": [31, 160]})
+    assert [g["passed"] for g in below.values()] == [False, False, False]
+
+
+def test_a_dr_policy_is_judged_on_its_gap_between_draw_0_and_the_perturbed_draws_either_way():
+    at = judge_gates("policy_dr", {"own": [20, 20], "draw 0": [36, 40], "draws 1-4": [128, 160]})
+    assert set(at) == {"own", "draw gap"}
+    assert (at["draw gap"]["value"], at["draw gap"]["n"], at["draw gap"]["passed"]) == (0.1, 200, True)
+    wide = judge_gates("policy_dr", {"own": [20, 20], "draw 0": [36, 40], "draws 1-4": [127, 160]})
+    assert (wide["draw gap"]["value"], wide["draw gap"]["passed"]) == (0.1063, False)
+    above = judge_gates("policy_dr", {"own": [20, 20], "draw 0": [28, 40], "draws 1-4": [130, 160]})
+    assert (above["draw gap"]["value"], above["draw gap"]["passed"]) == (0.1125, False)
+
+
+# ------------------------------------------------------------------ the training path
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A tiny root (K=3 Stack library, one stack-orig state) with a small mechanism-2 `policy`
+    of stack-e000, and its work folder and log."""
+    pytest.importorskip("robosuite")
+    pytest.importorskip("robomimic")
+    if not real_data_available():
+        pytest.skip("frozen data not built")
+    import runner.policy_rollout
+    import torch
+
+    from benchmark_data.generation.recipe_policies import recipe_spec, train_recipe_policy
+
+    root = tmp_path_factory.mktemp("frozen")
+    copy_library(root, experience_ids(3))
+    copy_query_set(root, QUERY_SET, STATES)
+    workdir = tmp_path_factory.mktemp("work") / f"{EXPERIENCE}-policy"
+    spec = recipe_spec(pretrain_steps=3, train_steps=3, pretrain_batch=4, batch_size=2, hidden_dim=16,
+                       crops_per_frame=2)
+    horizon = runner.policy_rollout.HORIZON
+    runner.policy_rollout.HORIZON = {"stack": 8, "door": 8}
+    threads = torch.get_num_threads()
+    lines: list[str] = []
+    try:
+        out = train_recipe_policy("stack", "policy", EXPERIENCE, workdir, root=root, library_root=root,
+                                  n_demos=2, spec=spec, own=1, states=1, chunk=3, log=lines.append)
+    finally:
+        runner.policy_rollout.HORIZON = horizon
+        torch.set_num_threads(threads)
+    return root, workdir, out, lines, spec
+
+
+@pytest.mark.sim
+def test_the_frozen_policy_records_its_demonstrations_training_and_gates(trained):
+    import hashlib
+
+    from runner.provenance import policy_code_version, policy_mechanism_of
+
+    root, _, out, _, spec = trained
+    record = json.loads((out / "training.json").read_text())
+    assert (record["task"], record["mechanism"], record["experience_id"], record["n_demos"]) == (
+        "stack", "policy", EXPERIENCE, 2)
+    assert len(record["demos"]) == 2 and record["tries"] >= 2
+    assert record["validation"]["query_set"] == "stack-val" and record["validation"]["seed"] == 0
+    groups = record["validation"]["groups"]
+    assert {k: v[1] for k, v in groups.items()} == {"own": 1, "draw 0": 1, "draws 1-4": 4}
+    assert set(record["gates"]) == {"own", "draw 0", "draws 1-4"}
+    assert record["gates"]["draws 1-4"]["value"] == groups["draws 1-4"][0] / 4
+    assert record["gates_passed"] == all(g["passed"] for g in record["gates"].values())
+    assert set(record["curves"]) == {"agentview", "eye_in_hand", "cloning"}
+    assert record["curves"]["cloning"][-1]["step"] == spec.train_steps
+    assert record["weights_sha256"] == hashlib.sha256((out / "weights.pt").read_bytes()).hexdigest()
+    assert policy_mechanism_of(str(out)) == 2
+    assert record["code_version"] == policy_code_version(str(out))
+    assert json.loads((out / "spec.json").read_text())["crop_size"] == 58
+
+
+@pytest.mark.sim
+def test_a_second_run_resumes_every_phase_and_writes_the_same_record(trained):
+    import torch
+
+    from benchmark_data.generation.recipe_policies import train_recipe_policy
+
+    root, workdir, out, _, spec = trained
+    before = (out / "training.json").read_text()
+    chunks = sorted(p.name for p in (workdir / "demos").iterdir())
+    lines: list[str] = []
+    threads = torch.get_num_threads()
+    try:
+        again = train_recipe_policy("stack", "policy", EXPERIENCE, workdir, root=root, library_root=root,
+                                    n_demos=2, spec=spec, own=1, states=1, chunk=3, log=lines.append)
+    finally:
+        torch.set_num_threads(threads)
+    assert again == out
+    assert sorted(p.name for p in (workdir / "demos").iterdir()) == chunks
+    assert not [line for line in lines if line.startswith(("demos chunk", "training:"))]
+    assert (out / "training.json").read_text() == before
+
+
+@pytest.mark.sim
+def test_a_cell_of_the_policy_runs_with_both_cameras_and_verifies(trained):
+    import runner.policy_rollout
+    import torch
+
+    from benchmark_data.generation.verify import verify_policy_sample
+    from runner.provenance import policy_code_version, policy_source_version
+    from service.rollout_jobs import Chunk
+    from service.rollout_runner import RunnerContext, run_chunk
+
+    root, _, out, _, _ = trained
+    horizon = runner.policy_rollout.HORIZON
+    runner.policy_rollout.HORIZON = {"stack": 8, "door": 8}
+    threads = torch.get_num_threads()
+    context = RunnerContext(root)
+    try:
+        assert run_chunk(context, Chunk("policy", QUERY_SET, EXPERIENCE, ("stack-orig-s00-d2",), (0,))) == (1, 0)
+        report = verify_policy_sample(1, root=root)
+    finally:
+        for policy_runner in context._policy_runners.values():
+            policy_runner.close()
+        runner.policy_rollout.HORIZON = horizon
+        torch.set_num_threads(threads)
+    (record,) = [json.loads(line) for line in
+                 (root / "cells" / f"policy__{QUERY_SET}.journal.jsonl").read_text().splitlines()]
+    assert record["code_version"] == policy_code_version(str(out))
+    assert record["code_version"] != policy_source_version(1)
+    assert (report.n_checked, report.mismatches) == (1, ())
