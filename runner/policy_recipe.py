@@ -203,11 +203,21 @@ def build_bc_rnn(spec: RecipeSpec):
         config.observation.modalities.obs.rgb = []
         config.train.seq_length = SEQUENCE_LENGTH
         config.train.batch_size = spec.batch_size
+    obs_utils = rm.obs_utils
+    others = dict(obs_utils.OBS_KEYS_TO_MODALITIES or {})
     with quiet():
-        rm.obs_utils.initialize_obs_utils_with_config(config)
+        obs_utils.initialize_obs_utils_with_config(config)
     torch.manual_seed(spec.seed)
-    return rm.algo_factory(algo_name="bc", config=config, obs_key_shapes={k: [n] for k, n in sizes.items()},
+    algo = rm.algo_factory(algo_name="bc", config=config, obs_key_shapes={k: [n] for k, n in sizes.items()},
                            ac_dim=ACTION_DIM, device=torch.device("cpu"))
+    # robomimic's key -> modality mapping is global: keep the keys of policies loaded before
+    # (a version-1 policy's image key must stay an image in the same process).
+    mapping = {**others, **obs_utils.OBS_KEYS_TO_MODALITIES}
+    by_modality: dict[str, list[str]] = {}
+    for key, modality in mapping.items():
+        by_modality.setdefault(modality, []).append(key)
+    obs_utils.initialize_obs_modality_mapping_from_dict(by_modality)
+    return algo
 
 
 @dataclass

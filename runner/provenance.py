@@ -40,7 +40,7 @@ POLICY_MECHANISM = 2
 weights): 1, one agent-view camera (`runner.policy_model`); 2, the recipe of
 docs/policy_protocol.md (`runner.policy_recipe`: agent and wrist cameras). A frozen policy's
 spec.json names its version; cells of a version-1 policy keep their version-1 code version."""
-POLICY_SOURCE_VERSIONS = {"sha256:9a8c0c33fe1333f1": 1, "sha256:931afcfa29b9a830": 2}
+POLICY_SOURCE_VERSIONS = {"sha256:9a8c0c33fe1333f1": 1, "sha256:931afcfa29b9a830": 2, "sha256:89f01bfa7c2de76b": 2}
 """Every hash of a mechanism's sources alone (`policy_source_version(m)`), with its mechanism
 version; recorded like `REPLAY_SOURCE_VERSIONS`."""
 

@@ -153,3 +153,33 @@ def test_a_cell_of_the_policy_runs_with_both_cameras_and_verifies(trained):
     assert record["code_version"] == policy_code_version(str(out))
     assert record["code_version"] != policy_source_version(1)
     assert (report.n_checked, report.mismatches) == (1, ())
+
+
+def test_a_version_1_policy_acts_the_same_after_a_version_2_policy_is_built_in_its_process():
+    """robomimic keeps one global key -> modality mapping; building a two-camera policy must not
+    turn the version-1 policy's image key into a low-dimensional one (a runner loads both)."""
+    pytest.importorskip("robomimic")
+    import numpy as np
+    import torch
+
+    from benchmark_data.generation.recipe_policies import recipe_spec
+    from runner.policy_model import PolicyActor, PolicySpec, build_policy
+    from runner.policy_recipe import build_bc_rnn
+
+    threads = torch.get_num_threads()
+    try:
+        spec = PolicySpec(hidden_dim=16, feature_dim=16, keypoints=8, image_size=32)
+        algo = build_policy(spec)
+        algo.set_eval()
+        actor = PolicyActor(algo)
+        rng = np.random.default_rng(3)
+        images = rng.integers(0, 256, size=(1, 32, 32, 3), dtype=np.uint8)
+        eef, grip = rng.normal(size=(1, 3)), rng.normal(size=(1, 2))
+        actor.reset()
+        alone = actor.act(images, eef, grip)
+        build_bc_rnn(recipe_spec(hidden_dim=16))
+        actor.reset()
+        after = actor.act(images, eef, grip)
+    finally:
+        torch.set_num_threads(threads)
+    np.testing.assert_array_equal(after, alone)
