@@ -230,6 +230,8 @@ def execute_policy(cells: Iterable[Cell], world: PolicyWorld, journal_for: Calla
     finally:
         if workers > 1 and "pool" in locals():
             pool.terminate()
+        if workers <= 1 and "runner" in _WORKER:  # in-process: free its GL contexts while valid
+            _WORKER.pop("runner").close()
         for fh in handles.values():
             fh.close()
 

@@ -183,3 +183,35 @@ def test_a_version_1_policy_acts_the_same_after_a_version_2_policy_is_built_in_i
     finally:
         torch.set_num_threads(threads)
     np.testing.assert_array_equal(after, alone)
+
+
+@pytest.mark.sim
+def test_cells_of_staged_policies_are_stored_in_the_staging_root_only(trained, tmp_path):
+    """`run_cells(out=...)`: scenes from the published root, policies and cells in the staging one."""
+    import shutil
+
+    import runner.policy_rollout
+    import torch
+
+    from benchmark_data.cells import load_cells
+    from benchmark_data.generation.rollouts import run_cells
+    from benchmark_data.policy_files import policy_dir
+    from runner.executor import Cell
+
+    root, _, out, _, _ = trained
+    staging = tmp_path / "staging"
+    shutil.copytree(out, policy_dir("policy", EXPERIENCE, staging))
+    shutil.rmtree(out.parent.parent)  # the published root keeps no policy at all
+    published_before = len(load_cells("policy", QUERY_SET, root))
+    horizon = runner.policy_rollout.HORIZON
+    runner.policy_rollout.HORIZON = {"stack": 8, "door": 8}
+    threads = torch.get_num_threads()
+    cell = Cell("policy", QUERY_SET, EXPERIENCE, "stack-orig-s00-d4", 3)
+    try:
+        assert run_cells([cell], workers=1, root=root, out=staging) == 1
+    finally:
+        runner.policy_rollout.HORIZON = horizon
+        torch.set_num_threads(threads)
+    staged = load_cells("policy", QUERY_SET, staging)
+    assert list(zip(staged.state_id, staged.seed)) == [("stack-orig-s00-d4", 3)]
+    assert len(load_cells("policy", QUERY_SET, root)) == published_before

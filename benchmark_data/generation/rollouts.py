@@ -127,8 +127,9 @@ def build_world(cells, root=None):
     return ReplayWorld(experiences=sources, states=states)
 
 
-def build_policy_world(cells, root=None):
-    """The scenes and frozen policies the policy cells need (one task per call)."""
+def build_policy_world(cells, root=None, policies_root=None):
+    """The scenes (from `root`) and frozen policies (from `policies_root`, default `root`) the
+    policy cells need (one task per call)."""
     tasks = {QUERY_SETS[c.query_set] for c in cells}
     if len(tasks) != 1:
         raise ValueError(f"policy cells of one task per run, got {sorted(tasks)}")
@@ -139,7 +140,7 @@ def build_policy_world(cells, root=None):
         for row in read_scenes(q, root).itertuples(index=False):
             scenes[row.scene_id] = PolicyScene(row.scene_id, row.state_id, int(row.appearance_draw),
                                                Layout.from_dict(json.loads(row.layout)))
-    dirs = policy_dirs(task, root)
+    dirs = policy_dirs(task, root if policies_root is None else policies_root)
     absent = sorted({(c.mechanism, c.experience_id) for c in cells} - set(dirs))
     if absent:
         raise NotGeneratedHereError(f"no frozen policy for {absent[0][0]} {absent[0][1]!r}: "
@@ -147,17 +148,21 @@ def build_policy_world(cells, root=None):
     return PolicyWorld(task=task, scenes=scenes, policy_dirs=dirs)
 
 
-def run_cells(cells: list, *, workers: int = 2, root=None, log: Callable = lambda s: None) -> int:
+def run_cells(cells: list, *, workers: int = 2, root=None, out=None, log: Callable = lambda s: None) -> int:
     """Execute the cells not yet stored; results go to journals, folded into Parquet at the end.
 
     Loaders read table and journal together, so a long run's progress is visible
     while it runs, and a killed run's journal is folded in by the next run.
+    Inputs come from `root`; cells (and the policies that run them) live in
+    `out`, default `root`: a staging root holds regenerated policies and their
+    cells apart from the published ones until they are complete.
     """
+    store = root if out is None else out
     groups = sorted({(c.mechanism, c.query_set) for c in cells})
     done = set()
     for mech, q in groups:
-        consolidate(mech, q, root)
-        frame = load_cells(mech, q, root)
+        consolidate(mech, q, store)
+        frame = load_cells(mech, q, store)
         done.update(zip(frame.mechanism, frame.query_set, frame.experience_id, frame.state_id,
                         frame.seed.astype(int)))
     todo = [c for c in cells if c.key not in done]
@@ -166,12 +171,12 @@ def run_cells(cells: list, *, workers: int = 2, root=None, log: Callable = lambd
     if not todo:
         return 0
     def journal_for(cell):
-        return cells_journal(cell.mechanism, cell.query_set, root)
+        return cells_journal(cell.mechanism, cell.query_set, store)
 
     if all(c.mechanism == Mechanism.REPLAY.value for c in todo):
         results = execute(todo, build_world(todo, root), journal_for, workers=workers)
     elif all(c.mechanism != Mechanism.REPLAY.value for c in todo):
-        results = execute_policy(todo, build_policy_world(todo, root), journal_for, workers=workers)
+        results = execute_policy(todo, build_policy_world(todo, root, store), journal_for, workers=workers)
     else:
         raise ValueError("run Replay and policy cells in separate calls")
     start = time.time()
@@ -184,5 +189,5 @@ def run_cells(cells: list, *, workers: int = 2, root=None, log: Callable = lambd
                 log(f"{n}/{len(todo)} cells, {rate:.2f} cells/s, ETA {eta / 60:.1f} min")
     finally:
         for mech, q in groups:
-            consolidate(mech, q, root)
+            consolidate(mech, q, store)
     return n

@@ -34,6 +34,9 @@ def register(subparsers) -> None:
     gen.add_argument("--seeds", type=int, nargs="+", default=None,
                      help="policy settings: the seeds to run, in order (default all 5)")
     gen.add_argument("--root", default=None, help="frozen data root (default: the package's)")
+    gen.add_argument("--out", default=None,
+                     help="data root that stores the cells, and whose policies run policy cells "
+                          "(default: --root): e.g. the staging root of regenerated policies")
     gen.set_defaults(handler=_run)
 
     tp = sub.add_parser("train-policies",

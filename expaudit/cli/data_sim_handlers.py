@@ -62,7 +62,7 @@ def generate(args: argparse.Namespace) -> int:
     ensure_stack_inputs(query_sets, root=args.root, log=_log)
     if args.limit is not None:
         cells = cells[: args.limit]
-    ran = run_cells(cells, workers=args.workers, root=args.root, log=_log)
+    ran = run_cells(cells, workers=args.workers, root=args.root, out=args.out, log=_log)
     _log(f"done: {ran} cells executed")
     return 0
 
