@@ -215,3 +215,28 @@ def test_cells_of_staged_policies_are_stored_in_the_staging_root_only(trained, t
     staged = load_cells("policy", QUERY_SET, staging)
     assert list(zip(staged.state_id, staged.seed)) == [("stack-orig-s00-d4", 3)]
     assert len(load_cells("policy", QUERY_SET, root)) == published_before
+
+
+def test_the_gates_script_tabulates_each_policy_and_waits_for_all_three_stack_policies(tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "policy_gates.py"
+    spec = importlib.util.spec_from_file_location("policy_gates", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    groups = {"stack-e000": {"own": [19, 20], "draw 0": [30, 40], "draws 1-4": [50, 160]},
+              "stack-e001": {"own": [15, 20], "draw 0": [10, 40], "draws 1-4": [10, 160]}}
+    for eid, g in groups.items():
+        out = tmp_path / "policies" / "policy" / eid
+        out.mkdir(parents=True)
+        (out / "training.json").write_text(json.dumps({
+            "task": "stack", "mechanism": "policy", "experience_id": eid, "n_demos": 240, "tries": 250,
+            "train_wall_s": 1200, "validation": {"groups": g}, "gates": judge_gates("policy", g)}))
+    assert script.main([str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "| stack-e000 Policy | 19/20 | 30/40 | 50/160 | all pass | 240 (250) | 20 |" in printed
+    assert "| stack-e001 Policy | 15/20 | 10/40 | 10/160 | fails: own, draw 0, draws 1-4 | 240 (250) | 20 |" in printed
+    # (30 + 50) / 200 = 0.4 and (10 + 10) / 200 = 0.1: mean 0.25, with one of the three missing
+    assert ("validation random success of the Stack Policy policies 0.250 (stack-e000 0.400, "
+            "stack-e001 0.100) against 0.2: go (only 2 of 3 trained: not yet the decision)") in printed
