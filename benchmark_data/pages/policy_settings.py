@@ -333,14 +333,20 @@ policies and the figures above are untouched until the recipe is fixed).
 ## Regenerating
 
 ```
-expaudit data train-policies
-expaudit data generate SETTING --seeds 0 1 2 3 4
+expaudit data train-policies --out benchmark_data/staging
+scripts/policy_gates.py benchmark_data/staging
+expaudit data generate SETTING --seeds 0 1 2 3 4 --out benchmark_data/staging
 python -m benchmark_data.pages.policy_settings
 ```
 
-`train-policies` records the demonstrations and trains the frozen policies
-(resumable); `generate` runs the cells of one policy setting for the given
-seeds, in order (resumable); the last command rewrites this page.
+`train-policies` records the demonstrations, trains the policies with the
+recipe (policy mechanism 2) and measures each one's gates on the validation
+set (resumable, in `./policy-training`); `policy_gates.py` prints the gates
+and the go / no-go of `docs/policy_protocol.md`, decided before any cell is
+generated; `generate` runs the cells of one policy setting for the given
+seeds, in order (resumable). Policies and cells are made in the staging root
+and replace the published ones once all eight settings are complete; the
+last command rewrites this page.
 """
 
 
