@@ -202,3 +202,32 @@ def test_export_entry_point_reports_a_missing_task(images_root, capsys):
     assert main(["--export", "--task", "door", "--root", str(images_root)]) == 2
     err = capsys.readouterr().err
     assert "door: not computed: weights missing" in err and "policies/policy_dr/door-e000" in err
+
+
+def test_a_two_camera_policy_contributes_its_agent_view_encoder_on_the_centre_crop(tmp_path):
+    """Mechanism-2 policies: the agent-view VisualCore on the resized image's centre crop, as
+    its episodes read it (`runner.policy_recipe.RecipeActor`)."""
+    import torch
+    from PIL import Image
+
+    from runner.policy_recipe import (CAMERAS, RecipePolicy, RecipeSpec, _obs_sizes, build_bc_rnn,
+                                      build_encoder, centre_crop, encode)
+
+    spec = RecipeSpec(image_size=32, feature_dim=16, keypoints=8, hidden_dim=16, crop_size=28)
+    policies = []
+    for seed, eid in enumerate(STACK):
+        torch.manual_seed(seed)
+        encoders = {cam: build_encoder(spec, cam).eval() for cam in CAMERAS}
+        stats = {k: (np.zeros(n, np.float32), np.ones(n, np.float32)) for k, n in _obs_sizes(spec).items()}
+        policy = RecipePolicy(spec, encoders, build_bc_rnn(spec), stats)
+        directory = policy_dir("policy_dr", eid, tmp_path)
+        policy.save(directory)
+        (directory / "training.json").write_text(json.dumps({"experience_id": eid}) + "\n")
+        policies.append(policy)
+    image = _images(1, size=64, seed=5)[0]
+    small = np.asarray(Image.fromarray(image).resize((32, 32), Image.BILINEAR))
+    expected = np.concatenate([encode(p.encoders["agentview"], centre_crop(small[None], 28)) for p in policies],
+                              axis=1)[0]
+    encoder = load_encoder("policy_encoder", task="stack", root=tmp_path)
+    assert encoder.dimension == 3 * 16
+    np.testing.assert_allclose(encoder.embed([image])[0], expected, rtol=0, atol=1e-6)

@@ -11,7 +11,11 @@ experience order (e000, e001, e002), each computed on the image resized to
 that policy's `spec.image_size` (Pillow bilinear, RGB, /255, channels
 first, exactly robomimic's own image processing after the resize), so a
 vector has 3 x `feature_dim` entries. Vectors are compared by cosine
-similarity, like the other cosine encoders.
+similarity, like the other cosine encoders. For a policy of mechanism 2
+(`runner.policy_recipe`: agent and wrist cameras) the encoder is its
+agent-view `VisualCore`, and the resized image is centre-cropped to its
+`spec.crop_size` first, as its episodes read it; the wrist encoder sees the
+hand's view, which a query image does not show.
 
 The encoder needs the task: Stack settings use the Stack policies, Door
 settings the Door ones. When one of the three policies is not trained
@@ -49,6 +53,7 @@ from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
 from leaderboard.rules.embeddings.base import WEIGHTS_MISSING, NotComputed, check_images, file_sha256
 from leaderboard.rules.embeddings.setting_scores import BASE_TAR, QUERY_TAR, read_tar_images
 from runner.policy_model import IMAGE_KEY, load_policy
+from runner.provenance import policy_mechanism_of
 from runner.robomimic_compat import import_robomimic
 
 NAME = "policy_encoder"
@@ -129,6 +134,29 @@ def image_batch(images: Sequence[np.ndarray], size: int) -> np.ndarray:
     return np.ascontiguousarray(np.stack(resized).transpose(0, 3, 1, 2), dtype=np.float32)
 
 
+def centre_crop(batch: np.ndarray, crop: int) -> np.ndarray:
+    """The centre `crop` x `crop` of (N, 3, H, W) images; all of them when `crop` is 0."""
+    if not crop:
+        return batch
+    top, left = (batch.shape[2] - crop) // 2, (batch.shape[3] - crop) // 2
+    return np.ascontiguousarray(batch[:, :, top:top + crop, left:left + crop])
+
+
+def _agent_view_encoder(directory: Path):
+    """(VisualCore, image size, centre crop or 0) of a frozen policy's agent view."""
+    try:
+        if policy_mechanism_of(str(directory)) == 2:
+            from runner.policy_recipe import RecipePolicy
+
+            policy = RecipePolicy.load(directory)
+            return policy.encoders["agentview"].eval(), policy.spec.image_size, policy.spec.crop_size
+        algo, spec = load_policy(directory)
+    except RuntimeError as exc:
+        detail = " ".join(part.strip() for part in str(exc).splitlines()[:2])
+        raise ValueError(f"policy {directory}/weights.pt does not match its spec.json: {detail}") from exc
+    return visual_core(algo), spec.image_size, 0
+
+
 class PolicyEncoder:
     """The concatenated visual features of a task's three Policy+DR policies (cosine)."""
 
@@ -139,16 +167,12 @@ class PolicyEncoder:
         self.task = task
         self.experience_ids = tuple(d.name for d in directories)
         self.content_hash = policies_hash(directories)
-        self._cores, self._sizes = [], []
+        self._cores, self._sizes, self._crops = [], [], []
         for directory in directories:
-            try:
-                algo, spec = load_policy(directory)
-            except RuntimeError as exc:
-                detail = " ".join(part.strip() for part in str(exc).splitlines()[:2])
-                raise ValueError(f"policy {directory}/weights.pt does not match its spec.json: "
-                                 f"{detail}") from exc
-            self._cores.append(visual_core(algo))
-            self._sizes.append(spec.image_size)
+            core, size, crop = _agent_view_encoder(directory)
+            self._cores.append(core)
+            self._sizes.append(size)
+            self._crops.append(crop)
         self.dimension = sum(int(core.output_shape(core.input_shape)[0]) for core in self._cores)
 
     def embed(self, images: Sequence[np.ndarray]) -> np.ndarray:
@@ -166,8 +190,9 @@ class PolicyEncoder:
                     # every forward pass has BATCH images: the CPU convolution kernels depend on the
                     # batch size, and a vector must not depend on its neighbours in the call
                     padded = list(chunk) + [np.zeros_like(chunk[0])] * (BATCH - len(chunk))
-                    parts = [core(torch.from_numpy(image_batch(padded, size)))[:len(chunk)]
-                             .to(torch.float32).numpy() for core, size in zip(self._cores, self._sizes)]
+                    parts = [core(torch.from_numpy(centre_crop(image_batch(padded, size), crop)))[:len(chunk)]
+                             .to(torch.float32).numpy()
+                             for core, size, crop in zip(self._cores, self._sizes, self._crops)]
                     rows.append(np.concatenate(parts, axis=1))
         finally:
             torch.set_num_threads(threads)
