@@ -320,3 +320,35 @@ def test_a_listed_setting_whose_data_cannot_be_loaded_is_named_without_a_line_wh
     error = refused.value
     assert (error.source, error.line, error.field, error.value, error.message) == (
         "s.csv", None, "setting_id", "toy-k2", "is not a known setting")
+
+
+# --- Row groups of no rows are skipped, and only they ---------------------------------------
+
+def _after_an_empty_row_group(table) -> bytes:
+    buffer = io.BytesIO()
+    with pq.ParquetWriter(buffer, table.schema, use_dictionary=False, compression="none") as writer:
+        writer.write_table(table.slice(0, 0))
+        writer.write_table(table)
+    return buffer.getvalue()
+
+
+def test_the_pages_after_an_empty_row_group_are_still_checked():
+    schema = pa.schema([pa.field("score", pa.float64(), nullable=False)])  # no levels: 8 bytes a row
+    data = _after_an_empty_row_group(pa.table({"score": [0.5, 1.0, 1.5, 2.0]}, schema=schema))
+    assert [pq.ParquetFile(io.BytesIO(data)).metadata.row_group(i).num_rows for i in (0, 1)] == [0, 4]
+    assert read_bounded_parquet(data, SOURCE, **{**LOOSE, "max_page_bytes": 32})["score"].tolist() == [
+        0.5, 1.0, 1.5, 2.0]
+    error = _refusal(data, max_page_bytes=31)
+    assert (error.field, error.message) == ("score", "has a page of 32 bytes; at most 31 are read")
+
+
+def test_text_after_an_empty_row_group_and_in_a_row_group_of_one_row_is_read_as_a_dictionary():
+    meta = pq.ParquetFile(io.BytesIO(_parquet(pa.table({"scene_id": ["s0"]})))).metadata
+    assert (meta.num_row_groups, meta.row_group(0).num_rows) == (1, 1)
+    assert _expanding(meta, SOURCE) == {"scene_id"}
+    buffer = io.BytesIO()
+    table = pa.table({"scene_id": ["s0", "s1"]})
+    with pq.ParquetWriter(buffer, table.schema) as writer:
+        writer.write_table(table.slice(0, 0))
+        writer.write_table(table)
+    assert _expanding(pq.ParquetFile(buffer).metadata, SOURCE) == {"scene_id"}
