@@ -93,6 +93,21 @@ def test_a_dictionary_page_offset_of_0_means_no_dictionary_page_and_the_pages_ar
     assert size > 32  # the chunk's size counts the page header too: only the page is summed
 
 
+@pytest.mark.parametrize("offset", [1, 3])
+def test_a_dictionary_page_offset_inside_the_magic_is_where_the_page_check_starts_too(offset):
+    """Arrow starts a chunk at any dictionary page offset above 0 and before the data page, so
+    a hostile footer pointing into the file's first bytes has its "page" checked there: no
+    valid page header is found and the file is unreadable (the check does not skip to the data
+    page while Arrow decompresses what it finds at the offset)."""
+    schema = pa.schema([pa.field("score", pa.float64(), nullable=False)])
+    data = _parquet(pa.table({"score": [0.5, 1.0]}, schema=schema), use_dictionary=False,
+                    compression="none", store_schema=False)
+    footer = _Footer(pq.ParquetFile(io.BytesIO(data)).metadata, has_dictionary_page=True,
+                     dictionary_page_offset=offset)
+    with pytest.raises(ValueError, match="^a page header has no valid page sizes$"):
+        _check_pages(data, footer, SOURCE, 10**9, 10**9)
+
+
 def test_a_column_with_a_dictionary_page_or_a_dictionary_encoding_is_read_as_a_dictionary():
     """Either is enough, whatever the footer says of the other: a dictionary page listed with
     only literal encodings, or a dictionary encoding listed without a dictionary page."""
