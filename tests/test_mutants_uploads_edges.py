@@ -28,7 +28,7 @@ from service.errors import ValidationFailed
 from service.form_fields import request_fields
 from service.parquet_upload import BATCH_ROWS, _check_pages, _expanding, read_bounded_parquet
 from service.request_body import FixedScriptName
-from service.upload_limits import FLOOR_BODY_BYTES, catalog_limits, full_file_needs
+from service.upload_limits import FLOOR_BODY_BYTES, UploadLimits, catalog_limits, full_file_needs
 from service.uploads import detect_format, validate_upload
 from tests.servers import synthetic_setting
 
@@ -367,3 +367,27 @@ def test_text_after_an_empty_row_group_and_in_a_row_group_of_one_row_is_read_as_
         writer.write_table(table.slice(0, 0))
         writer.write_table(table)
     assert _expanding(pq.ParquetFile(buffer).metadata, SOURCE) == {"scene_id"}
+
+
+class _Unlisted(_Sizes):
+    """A catalog that cannot list its settings until `failures` are used up."""
+
+    def __init__(self, settings: dict, failures: list[Exception]) -> None:
+        super().__init__(settings)
+        self.failures = failures
+
+    def list_settings(self):
+        if self.failures:
+            raise self.failures.pop(0)
+        return super().list_settings()
+
+
+def test_a_catalog_that_cannot_list_its_settings_gives_the_floors_with_a_warning_until_it_can(caplog):
+    experiences, scenes = tuple(f"e{i}" for i in range(1001)), tuple(f"s{i}" for i in range(1000))
+    catalog = _Unlisted({"big": (experiences, scenes)}, [OSError("gone"), ValueError("damaged")])
+    with caplog.at_level(logging.WARNING, logger="service.upload_limits"):
+        assert catalog_limits(catalog) == catalog_limits(catalog) == UploadLimits()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"upload limits: the catalog's settings cannot be read ({kind}); fixed limits apply"
+        for kind in ("OSError", "ValueError")]
+    assert catalog_limits(catalog).rows == 1001 * 1000  # read once it can be: nothing was cached
