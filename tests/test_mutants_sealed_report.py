@@ -11,17 +11,21 @@ shows (each row, "not released", escaping, language and character set).
 from __future__ import annotations
 
 import math
+import threading
 from html.parser import HTMLParser
 
 import numpy as np
 import pytest
+import redis as redis_lib
 
 from leaderboard.matrix import SceneTable, TransferData
 from leaderboard.site.html_report import render_report_html
 from leaderboard.site.sealed_html import is_sealed_report, render_sealed_html
+from service import defaults
 from service.ladder import Release
 from service.sealed_report import (SealedNumbers, audit_sealed, release_for, sealed_numbers,
                                    sealed_report)
+from service.storage import LocalStore
 from tests.servers import redis_conn, redis_server, store  # noqa: F401
 
 
@@ -144,18 +148,97 @@ def test_the_bound_counts_the_submitters_submissions_on_the_setting(store, redis
     assert reports[1]["reference"]["success_rule"] is None
 
 
+class _StuckStore(LocalStore):
+    """A store whose Ladder writes hang until `go_on` is set: an audit stuck (or dead)
+    while it holds its Ladder's lock. `inside` is set once it is stuck there."""
+
+    def __init__(self, root) -> None:
+        super().__init__(root)
+        self.inside, self.go_on = threading.Event(), threading.Event()
+
+    def put_bytes(self, key, data, content_type="application/octet-stream"):
+        self.inside.set()
+        self.go_on.wait()
+        return super().put_bytes(key, data, content_type)
+
+
+class _Stuck:
+    """An audit of tok-a on setting s, stuck inside its Ladder's lock, run in a thread."""
+
+    def __init__(self, root, redis) -> None:
+        self.store = _StuckStore(root)
+        self.errors: list[Exception] = []
+        self.thread = threading.Thread(target=self._run, args=(redis,), daemon=True)
+
+    def _run(self, redis) -> None:
+        try:
+            release_for(self.store, redis, "tok-a", "s", "sub-stuck", 0.5, 0.25)
+        except Exception as exc:  # the lock it lost, reported to the test
+            self.errors.append(exc)
+
+    def __enter__(self) -> _Stuck:
+        self.thread.start()
+        assert self.store.inside.wait(60)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.store.go_on.set()
+        self.thread.join(60)
+
+
+def test_an_audit_waits_for_a_ladder_lock_no_longer_than_the_limit(tmp_path, redis_conn,  # noqa: F811
+                                                                  monkeypatch):
+    """defaults.LADDER_LOCK_TIMEOUT_S is also the longest wait: a second audit of the same
+    submitter and setting gives up (the job is retried) instead of hanging on a stuck one."""
+    with _Stuck(tmp_path / "store", redis_conn):
+        monkeypatch.setattr(defaults, "LADDER_LOCK_TIMEOUT_S", 0.3)
+        outcome: list = []
+
+        def wait() -> None:
+            try:
+                outcome.append(release_for(LocalStore(tmp_path / "store"), redis_conn, "tok-a",
+                                           "s", "sub-2", 0.5, 0.25))
+            except redis_lib.exceptions.LockError as exc:
+                outcome.append(exc)
+
+        waiting = threading.Thread(target=wait, daemon=True)
+        waiting.start()
+        waiting.join(20)
+        assert len(outcome) == 1 and isinstance(outcome[0], redis_lib.exceptions.LockError)
+
+
+def test_a_ladder_lock_held_past_its_lifetime_lapses(tmp_path, redis_conn, monkeypatch):  # noqa: F811
+    """A worker that dies inside the lock leaves it behind; it lapses after
+    LADDER_LOCK_TIMEOUT_S (here 1 s), well inside the next audit's wait (here 20 s)."""
+    monkeypatch.setattr(defaults, "LADDER_LOCK_TIMEOUT_S", 1)
+    with _Stuck(tmp_path / "store", redis_conn) as stuck:
+        monkeypatch.setattr(defaults, "LADDER_LOCK_TIMEOUT_S", 20)
+        release = release_for(LocalStore(tmp_path / "store"), redis_conn, "tok-a", "s", "sub-2",
+                              0.5, 0.25)
+    assert release == Release(value=0.5, best=0.5, previous_best=None, margin=0.25)
+    assert [type(e) for e in stuck.errors] == [redis_lib.exceptions.LockNotOwnedError]
+
+
+def test_a_stuck_audit_holds_up_only_its_own_submitters_ladder_on_its_setting(  # noqa: F811
+        tmp_path, redis_conn, monkeypatch):
+    with _Stuck(tmp_path / "store", redis_conn):
+        monkeypatch.setattr(defaults, "LADDER_LOCK_TIMEOUT_S", 0.5)
+        store = LocalStore(tmp_path / "store")  # noqa: F811
+        assert release_for(store, redis_conn, "tok-b", "s", "sub-2", 0.5, 0.25).new_best
+        assert release_for(store, redis_conn, "tok-a", "t", "sub-3", 0.5, 0.25).new_best
+
+
 # ------------------------------------------------------------------ the page
 
 
 class _Page(HTMLParser):
-    """What a reader of the page gets: its language, character set, viewport, title,
-    heading, paragraphs and table rows."""
+    """What a reader of the page gets: its language, character set, viewport, every piece
+    of text in order (`text`, with the element holding it) and the table's rows."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.lang = self.charset = self.viewport = None
-        self.doctype = None
-        self.texts: dict[str, list[str]] = {"title": [], "h1": [], "p": [], "th": [], "td": []}
+        self.doctype = self.lang = self.charset = self.viewport = None
+        self.text: list[tuple[str | None, str]] = []
         self.scopes: list[str | None] = []
         self._open: list[str] = []
 
@@ -172,21 +255,26 @@ class _Page(HTMLParser):
             self.viewport = attrs.get("content")
         if tag == "th":
             self.scopes.append(attrs.get("scope"))
-        if tag in self.texts:
-            self.texts[tag].append("")
+        if tag not in ("meta", "html", "head", "body", "main", "table", "tr"):
             self._open.append(tag)
+            self.text.append((tag, ""))
 
     def handle_endtag(self, tag):
         if self._open and self._open[-1] == tag:
             self._open.pop()
 
     def handle_data(self, data):
-        if self._open:
-            self.texts[self._open[-1]][-1] += data
+        if self._open and self.text[-1][0] == self._open[-1]:
+            self.text[-1] = (self._open[-1], self.text[-1][1] + data)
+        else:  # text outside any element that holds text
+            self.text.append((None, data))
+
+    def of(self, tag: str) -> list[str]:
+        return [text for where, text in self.text if where == tag]
 
     @property
     def rows(self) -> list[tuple[str, str]]:
-        return list(zip(self.texts["th"], self.texts["td"]))
+        return list(zip(self.of("th"), self.of("td")))
 
 
 def _page(report: dict) -> _Page:
@@ -205,16 +293,21 @@ def test_the_page_of_a_new_best_shows_each_released_number():
     release = Release(value=0.24, best=0.24, previous_best=None, margin=0.08)
     report = sealed_report("stack-hidden", _numbers(0.0, 0.71), release, 1)
     page = _page(report)
-    assert (page.doctype, page.lang, page.charset) == ("doctype html", "en", "utf-8")
+    # an HTML5 page in English and UTF-8 (the case of these names does not matter)
+    assert (page.doctype.lower(), page.lang.lower(), page.charset.lower()) == \
+        ("doctype html", "en", "utf-8")
     assert page.viewport == "width=device-width, initial-scale=1"
-    assert page.texts["title"] == page.texts["h1"] == ["Sealed audit: stack-hidden"]
-    assert page.texts["p"] == [report["verdict"]["text"], EXPLANATION]
-    assert page.rows == [("Success of your choices", "0.24"),
-                         ("Your best on this setting", "0.24"),
-                         ("Random selection", "0.00"),
-                         ("Oracle selection", "0.72"),
-                         ("Advantage A", "0.333"),
-                         ("Margin (the Ladder's step)", "0.08")]
+    rows = [("Success of your choices", "0.24"),
+            ("Your best on this setting", "0.24"),
+            ("Random selection", "0.00"),
+            ("Oracle selection", "0.72"),
+            ("Advantage A", "0.333"),
+            ("Margin (the Ladder's step)", "0.08")]
+    assert page.text == [("title", "Sealed audit: stack-hidden"),
+                         ("h1", "Sealed audit: stack-hidden"),
+                         ("p", report["verdict"]["text"]),
+                         *[cell for row in rows for cell in zip(("th", "td"), row)],
+                         ("p", EXPLANATION)]
     assert page.scopes == ["row"] * 6
 
 
@@ -227,7 +320,7 @@ def test_the_page_of_a_submission_below_the_margin_says_not_released():
                          ("Oracle selection", "0.72"),
                          ("Advantage A", "not released"),
                          ("Margin (the Ladder's step)", "0.08")]
-    assert page.texts["p"][0].startswith("Not above your best of 0.40")
+    assert page.of("p")[0].startswith("Not above your best of 0.40")
 
 
 def test_the_page_escapes_the_setting_and_the_verdict():
@@ -237,8 +330,8 @@ def test_the_page_escapes_the_setting_and_the_verdict():
     text = render_sealed_html(report)
     assert "<b>" not in text and "<script>" not in text
     page = _page(report)
-    assert page.texts["h1"] == ["Sealed audit: <b>s&t</b>"]
-    assert page.texts["p"][0] == "<script>alert(1)</script>"
+    assert page.of("h1") == ["Sealed audit: <b>s&t</b>"]
+    assert page.of("p")[0] == "<script>alert(1)</script>"
 
 
 def test_only_a_sealed_report_gets_the_sealed_page():
