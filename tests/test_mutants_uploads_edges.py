@@ -27,7 +27,7 @@ from service.catalog import DataUnavailable, StaticCatalog, UnknownSetting
 from service.errors import ValidationFailed
 from service.form_fields import request_fields
 from service.parquet_upload import BATCH_ROWS, _check_pages, _expanding, read_bounded_parquet
-from service.request_body import FixedScriptName
+from service.request_body import BoundedBody, FixedScriptName
 from service.upload_limits import FLOOR_BODY_BYTES, UploadLimits, catalog_limits, full_file_needs
 from service.uploads import detect_format, validate_upload
 from tests.servers import synthetic_setting
@@ -256,6 +256,63 @@ def test_a_field_given_twice_is_refused_naming_it_cut_to_80_characters(where):
         error = _field_refusal(_fields, f"/?setting=x&{name}=a&{name}=b", data=b"x",
                                content_type="text/csv")
     assert (error.field, error.message) == (name[:80], f"field '{name[:80]}' is given more than once")
+
+
+# --- A chunked body held to the limit ---------------------------------------------------------
+
+class _Pieces:
+    """A chunked body as a server hands it on: at most `piece` bytes a read, whatever is asked."""
+
+    def __init__(self, body: bytes, piece: int) -> None:
+        self.body, self.piece = body, piece
+
+    def read(self, size=-1) -> bytes:
+        size = len(self.body) if size is None or size < 0 else size
+        out, self.body = self.body[:min(size, self.piece)], self.body[min(size, self.piece):]
+        return out
+
+
+def _handed_on(limit, stream, **environ) -> dict:
+    seen = {}
+
+    def app(environ, start_response):
+        seen.update(length=environ.get("CONTENT_LENGTH"), encoding=environ.get("HTTP_TRANSFER_ENCODING"),
+                    body=environ["wsgi.input"].read())
+        return []
+
+    BoundedBody(app, limit)({"HTTP_TRANSFER_ENCODING": "chunked", "wsgi.input": stream, **environ},
+                            lambda *args: None)
+    return seen
+
+
+BODY = bytes(range(256)) * 800  # 204,800 bytes, no two neighbouring pieces alike
+
+
+@pytest.mark.parametrize("limit", [10, lambda: 10], ids=["number", "read-per-request"])
+@pytest.mark.parametrize("piece", [1, 5, 64 * 1024], ids=["bytes", "pieces", "whole"])
+def test_a_chunked_body_past_the_limit_is_handed_on_one_byte_past_it_however_it_arrives(limit, piece):
+    """Read until one byte past the limit, also when the pieces end exactly at the limit: the
+    app sees a body over it (refused with its 413), never one cut down to the limit."""
+    assert _handed_on(limit, _Pieces(BODY[:25], piece)) == {"length": "11", "encoding": None,
+                                                            "body": BODY[:11]}
+
+
+@pytest.mark.parametrize("piece", [1, 5, 64 * 1024], ids=["bytes", "pieces", "whole"])
+def test_a_chunked_body_exactly_at_the_limit_is_handed_on_whole(piece):
+    assert _handed_on(10, _Pieces(BODY[:10], piece)) == {"length": "10", "encoding": None,
+                                                         "body": BODY[:10]}
+
+
+def test_a_large_chunked_body_is_read_in_pieces_to_one_byte_past_the_limit_and_no_further():
+    stream = io.BytesIO(BODY)
+    assert _handed_on(100_000, stream) == {"length": "100001", "encoding": None, "body": BODY[:100_001]}
+    assert stream.tell() == 100_001
+
+
+def test_a_body_with_a_length_is_handed_on_as_it_came_whatever_its_transfer_encoding():
+    stream = io.BytesIO(BODY[:25])
+    assert _handed_on(10, stream, CONTENT_LENGTH="25") == {"length": "25", "encoding": "chunked",
+                                                           "body": BODY[:25]}
 
 
 # --- The app served at the root --------------------------------------------------------------
