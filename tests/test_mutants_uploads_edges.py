@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import service.parquet_upload
+import service.uploads
 from leaderboard.errors import InputError
 from service.catalog import DataUnavailable, StaticCatalog, UnknownSetting
 from service.errors import ValidationFailed
@@ -29,7 +30,7 @@ from service.form_fields import request_fields
 from service.parquet_upload import BATCH_ROWS, _check_pages, _expanding, read_bounded_parquet
 from service.request_body import BoundedBody, FixedScriptName
 from service.upload_limits import FLOOR_BODY_BYTES, UploadLimits, catalog_limits, full_file_needs
-from service.uploads import detect_format, validate_upload
+from service.uploads import detect_format, read_frame, validate_upload
 from tests.servers import synthetic_setting
 
 SOURCE = "up.parquet"
@@ -448,3 +449,31 @@ def test_a_catalog_that_cannot_list_its_settings_gives_the_floors_with_a_warning
         f"upload limits: the catalog's settings cannot be read ({kind}); fixed limits apply"
         for kind in ("OSError", "ValueError")]
     assert catalog_limits(catalog).rows == 1001 * 1000  # read once it can be: nothing was cached
+
+
+# --- Reading an upload's table ----------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "json"])
+def test_an_empty_file_is_refused_as_empty_in_every_format(fmt):
+    with pytest.raises(InputError) as refused:
+        read_frame(b"", fmt, f"s.{fmt}")
+    assert (refused.value.source, refused.value.message) == (f"s.{fmt}", "file is empty")
+
+
+def test_a_parquet_upload_is_counted_by_its_footer_not_by_the_braces_of_its_bytes(monkeypatch):
+    """The JSON pre-count counts opening braces; the pandas metadata of a Parquet file holds many."""
+    monkeypatch.setattr(service.uploads, "MAX_PARQUET_ROWS", 2)
+    buffer = io.BytesIO()
+    pd.DataFrame({"scene_id": ["s0", "s1"], "experience_id": ["e0", "e0"], "score": [0.5, 1.0]}).to_parquet(
+        buffer, index=False)
+    data = buffer.getvalue()
+    assert data.count(b"{") > 2
+    assert read_frame(data, "parquet", "s.parquet")["score"].tolist() == [0.5, 1.0]
+
+
+def test_text_scores_in_a_parquet_upload_are_refused_from_its_schema_naming_the_column():
+    data = _parquet(pa.table({"scene_id": ["s0"], "experience_id": ["e0"], "score": ["0.5"]}))
+    with pytest.raises(InputError) as refused:
+        read_frame(data, "parquet", "s.parquet")
+    assert (refused.value.source, refused.value.field, refused.value.message) == (
+        "s.parquet", "score", "is a string column; it must hold numbers (an integer or floating-point column)")
