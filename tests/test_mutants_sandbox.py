@@ -2,21 +2,27 @@
 
 What mutation testing of `runner.sandbox` showed untested: each limit's
 smallest allowed value, outcome-like keys nested in lists and in a library
-item's metadata, the item a refusal names, and what a library item's meta.json
-holds.
+item's metadata, unsafe ids, the item a refusal names, what meta.json holds,
+a scores file exactly at its cap, ids that look like numbers, and the checks
+made again once the scores file is open (a file that grew or was replaced
+since it was checked: a directory, a FIFO, a link or nothing made the read
+fail with an error of the service, or wait forever for a FIFO's writer).
 """
 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from runner.sandbox import defaults
+from leaderboard.errors import InputError
+from runner.sandbox import defaults, protocol
 from runner.sandbox.base import Limits, SandboxConfigError
 from runner.sandbox.demo import demo_data
-from runner.sandbox.protocol import ProtocolError, prepare_input
+from runner.sandbox.protocol import ProtocolError, prepare_input, read_output
 
 
 @pytest.fixture
@@ -158,10 +164,96 @@ def test_the_input_directory_and_its_parents_are_created(tmp_path, demo):
     assert json.loads((root / "setting.json").read_text())["q"] == 3
 
 
-def test_a_scores_file_of_exactly_the_cap_is_read(tmp_path):
-    from runner.sandbox.protocol import read_output
-
-    (tmp_path / "scores.csv").write_bytes(b"scene_id,experience_id,score\nq0,e0,1\n")
+def test_a_scores_file_of_exactly_the_cap_is_read_whole(tmp_path):
+    """Its last byte included (no newline at the end: a lost byte would change the score)."""
+    (tmp_path / "scores.csv").write_bytes(b"scene_id,experience_id,score\nq0,e0,12")
     size = (tmp_path / "scores.csv").stat().st_size
-    scores = read_output(tmp_path, ["e0"], ["q0"], max_bytes=size)
-    assert scores.scores.tolist() == [[1.0]]
+    assert read_output(tmp_path, ["e0"], ["q0"], max_bytes=size).scores.tolist() == [[12.0]]
+
+
+def test_ids_that_look_like_numbers_are_read_as_text(tmp_path):
+    (tmp_path / "scores.csv").write_text("scene_id,experience_id,score\n007,1e3,0.5\n"
+                                         "007,NA,1.5\n")
+    scores = read_output(tmp_path, ["1e3", "NA"], ["007"])
+    assert scores.scores.tolist() == [[0.5], [1.5]]
+
+
+class _ChangedAfterTheCheck:
+    """The `os` module as `runner.sandbox.protocol` sees it, except that `lstat` of the
+    one scores file runs `change(path)` once, right after the file was checked: a writer
+    still busy with the file (the race the checks after opening it are for). Nothing else
+    in the process is affected."""
+
+    def __init__(self, scores: Path, change) -> None:
+        self._scores, self._change = scores, change
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def lstat(self, path, *args, **kwargs):
+        info = os.lstat(path, *args, **kwargs)
+        if Path(path) == self._scores and self._change is not None:
+            change, self._change = self._change, None
+            change(self._scores)
+        return info
+
+
+def _after_the_check(monkeypatch, scores: Path, change) -> None:
+    monkeypatch.setattr(protocol, "os", _ChangedAfterTheCheck(scores, change))
+
+
+def test_a_scores_file_that_grows_past_the_cap_after_the_check_is_refused(tmp_path,
+                                                                           monkeypatch):
+    scores = tmp_path / "scores.csv"
+    scores.write_bytes(b"scene_id,experience_id,score\nq0,e0,1\n")
+    cap = scores.stat().st_size
+
+    def grow(path):
+        with open(path, "ab") as handle:
+            handle.write(b"q0,e0,1\n")
+
+    _after_the_check(monkeypatch, scores, grow)
+    with pytest.raises(InputError) as refused:
+        read_output(tmp_path, ["e0"], ["q0"], max_bytes=cap)
+    assert str(refused.value) == (f"/output/scores.csv: grew past the cap of {cap} bytes "
+                                  f"while read")
+    assert scores.stat().st_size == cap + 8
+
+
+def _directory(path):
+    path.mkdir()
+
+
+def _fifo(path):
+    os.mkfifo(path)
+
+
+def _link(path):
+    path.symlink_to(path.parent / "elsewhere.csv")
+
+
+def _nothing(path):
+    pass
+
+
+@pytest.mark.parametrize("put, message", [
+    (_directory, "is not a regular file"),
+    (_fifo, "is not a regular file"),  # opening it must not wait for a writer
+    (_link, "is not a regular file"),
+    (_nothing, "the selector wrote no scores file"),
+])
+def test_a_scores_file_swapped_after_the_check_is_refused(tmp_path, monkeypatch, put, message):
+    """Whatever replaces the checked file is refused as the selector's output fault,
+    never an error of the service (nor a read that waits forever for a writer)."""
+    scores = tmp_path / "scores.csv"
+    scores.write_bytes(b"scene_id,experience_id,score\nq0,e0,1\n")
+    (tmp_path / "elsewhere.csv").write_bytes(scores.read_bytes())
+
+    def swap(path):
+        path.unlink()
+        put(path)
+
+    _after_the_check(monkeypatch, scores, swap)
+    with pytest.raises(InputError) as refused:
+        read_output(tmp_path, ["e0"], ["q0"])
+    assert str(refused.value) == f"/output/scores.csv: {message}"

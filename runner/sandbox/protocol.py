@@ -234,10 +234,22 @@ def _read_scores_bytes(directory: Path, max_bytes: int) -> bytes:
         raise InputError(SCORES_SOURCE, "is not a regular file")
     if info.st_size > max_bytes:
         raise InputError(SCORES_SOURCE, f"is {info.st_size} bytes, over the cap of {max_bytes}")
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+    # Checked again once open: the file may have been replaced since. O_NONBLOCK so that a
+    # FIFO put in its place cannot make the open wait for a writer.
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise InputError(SCORES_SOURCE, "the selector wrote no scores file") from None
+    except OSError:  # a link put in its place (O_NOFOLLOW)
+        raise InputError(SCORES_SOURCE, "is not a regular file") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise InputError(SCORES_SOURCE, "is not a regular file")
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise InputError(SCORES_SOURCE, f"grew past the cap of {max_bytes} bytes while read")
