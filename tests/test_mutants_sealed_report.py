@@ -25,8 +25,8 @@ from service import defaults
 from service.ladder import Release
 from service.sealed_report import (SealedNumbers, audit_sealed, release_for, sealed_numbers,
                                    sealed_report)
-from service.storage import LocalStore
-from tests.servers import redis_conn, redis_server, store  # noqa: F401
+from service.storage import LocalStore, S3Store
+from tests.servers import redis_conn, redis_server, seaweed_server, store  # noqa: F401
 
 
 def _data(y: list[list[int]]) -> TransferData:
@@ -125,6 +125,16 @@ def test_a_repeated_submission_gets_its_first_release_after_the_best_moved(store
         Release(value=0.5, best=0.5, previous_best=None, margin=0.25)
     third = release_for(store, redis_conn, "tok-a", "s", "sub-3", 0.9, 0.25)
     assert third == Release(value=None, best=0.75, previous_best=0.75, margin=0.25)
+
+
+def test_the_ladder_is_kept_in_an_s3_store_as_well(seaweed_server, redis_conn):  # noqa: F811
+    """The deployment's store (a real S3 server): the record written is read back."""
+    seaweed_server.make_bucket("ladder")
+    s3 = S3Store(seaweed_server.client(), "ladder", prefix="svc")
+    first = release_for(s3, redis_conn, "tok-a", "s", "sub-1", 0.5, 0.25)
+    assert release_for(s3, redis_conn, "tok-a", "s", "sub-2", 0.8, 0.25) == \
+        Release(value=0.75, best=0.75, previous_best=0.5, margin=0.25)
+    assert release_for(s3, redis_conn, "tok-a", "s", "sub-1", 1.0, 0.25) == first
 
 
 def test_each_submitter_and_setting_has_its_own_ladder(store, redis_conn):  # noqa: F811
