@@ -334,7 +334,7 @@ def _seen_by_app(environ: dict) -> tuple[dict, object]:
     ({"SCRIPT_NAME": "", "PATH_INFO": "/v1/settings"}, "/v1/settings"),
 ], ids=["prefix", "prefix-only", "empty"])
 def test_a_script_name_goes_back_onto_the_path_and_the_app_answers_as_it_would(environ, path):
-    seen, answer = _seen_by_app(environ)
+    seen, answer = _seen_by_app(dict(environ))  # a copy: the middleware edits the environ it is given
     assert seen == {"script": "", "path": path}
     assert answer == ["body"]
 
