@@ -257,3 +257,25 @@ def test_a_scores_file_swapped_after_the_check_is_refused(tmp_path, monkeypatch,
     with pytest.raises(InputError) as refused:
         read_output(tmp_path, ["e0"], ["q0"])
     assert str(refused.value) == f"/output/scores.csv: {message}"
+
+
+def test_an_empty_scores_file_is_refused_as_such(tmp_path):
+    (tmp_path / "scores.csv").write_bytes(b"")
+    with pytest.raises(InputError) as refused:
+        read_output(tmp_path, ["e0"], ["q0"])
+    assert str(refused.value) == "/output/scores.csv: file is empty (no header line)"
+
+
+@pytest.mark.parametrize("body, reader_says", [
+    (b'scene_id,experience_id,score\n"q0,e0,1\n', "EOF inside string starting at row 1"),
+    (b"scene_id,experience_id,score\nq0,e\xff0,1\n",
+     "'utf-8' codec can't decode byte 0xff in position 33: invalid start byte"),
+])
+def test_an_unreadable_scores_file_is_refused_with_the_readers_words(tmp_path, body, reader_says):
+    """One line of the CSV reader's own message: what is wrong and where."""
+    (tmp_path / "scores.csv").write_bytes(body)
+    with pytest.raises(InputError) as refused:
+        read_output(tmp_path, ["e0"], ["q0"])
+    message = str(refused.value)
+    assert message.startswith("/output/scores.csv: cannot be read as CSV: ")
+    assert message.endswith(reader_says) and "\n" not in message
