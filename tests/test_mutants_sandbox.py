@@ -20,7 +20,9 @@ import pytest
 
 from leaderboard.errors import InputError
 from runner.sandbox import defaults, protocol
-from runner.sandbox.base import Limits, SandboxConfigError
+from expaudit.numerics import kernel_env
+from runner.sandbox.base import (Limits, RunSpec, RunStatus, SandboxConfigError, TailBuffer,
+                                 classify_exit, sandbox_env)
 from runner.sandbox.demo import demo_data
 from runner.sandbox.protocol import ProtocolError, prepare_input, read_output
 
@@ -279,3 +281,57 @@ def test_an_unreadable_scores_file_is_refused_with_the_readers_words(tmp_path, b
     message = str(refused.value)
     assert message.startswith("/output/scores.csv: cannot be read as CSV: ")
     assert message.endswith(reader_says) and "\n" not in message
+
+
+def test_an_error_without_text_is_named_by_its_type(tmp_path, monkeypatch):
+    (tmp_path / "scores.csv").write_bytes(b"scene_id,experience_id,score\nq0,e0,1\n")
+
+    def read_csv(*args, **kwargs):
+        raise ValueError("  ")
+
+    monkeypatch.setattr(protocol.pd, "read_csv", read_csv)
+    with pytest.raises(InputError) as refused:
+        read_output(tmp_path, ["e0"], ["q0"])
+    assert str(refused.value) == "/output/scores.csv: cannot be read as CSV: ValueError"
+
+
+# ------------------------------------------------------------- the run's end
+
+LIMITS = Limits(wall_seconds=3, memory_bytes=64 * defaults.MIB, pids=8, cpus=1.5,
+                output_bytes=4096)
+
+
+def test_the_selectors_environment_is_exactly_the_fixed_one_plus_the_specs(tmp_path):
+    spec = RunSpec(image="x", input_dir=tmp_path, output_dir=tmp_path, limits=LIMITS,
+                   env={"SEED": "3"})
+    assert sandbox_env(spec, input_path="/in", output_path="/out") == {
+        "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
+        "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "2",
+        "EXPAUDIT_INPUT": "/in", "EXPAUDIT_OUTPUT": "/out", **kernel_env(), "SEED": "3"}
+
+
+def test_a_crash_without_error_text_has_a_bare_reason():
+    assert classify_exit(exit_code=2, timed_out=False, limits=LIMITS) == \
+        (RunStatus.CRASHED, "exited with code 2")
+
+
+def test_a_signal_unknown_to_python_is_named_by_its_number():
+    assert classify_exit(exit_code=-200, timed_out=False, limits=LIMITS) == \
+        (RunStatus.CRASHED, "killed by signal 200")
+
+
+def test_the_last_error_line_is_cut_at_300_characters():
+    line = "E" * 299 + "xyz"
+    status, reason = classify_exit(exit_code=1, timed_out=False, limits=LIMITS,
+                                   stderr_tail=f"Traceback\n{line}\n\n")
+    assert (status, reason) == (RunStatus.CRASHED,
+                                f"exited with code 1 (last error line: {'E' * 299}x)")
+
+
+def test_a_log_tail_counts_every_byte_it_dropped():
+    tail = TailBuffer(cap=4)
+    tail.feed(b"abcde")  # one byte over
+    assert tail.text() == "[... 1 earlier bytes dropped ...]\nbcde"
+    tail.feed(b"fg")
+    assert tail.text() == "[... 3 earlier bytes dropped ...]\ndefg"
