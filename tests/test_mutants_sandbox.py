@@ -22,7 +22,7 @@ from leaderboard.errors import InputError
 from runner.sandbox import defaults, protocol
 from expaudit.numerics import kernel_env
 from runner.sandbox.base import (Limits, RunSpec, RunStatus, SandboxConfigError, TailBuffer,
-                                 classify_exit, sandbox_env)
+                                 check_io_dirs, classify_exit, sandbox_env)
 from runner.sandbox.demo import demo_data
 from runner.sandbox.protocol import ProtocolError, prepare_input, read_output
 
@@ -51,6 +51,51 @@ def test_each_limit_refuses_a_value_just_below_its_smallest(name):
         Limits(**{**SMALLEST, name: BELOW[name]})
     assert str(refused.value) == (f"limits field '{name}': value {BELOW[name]!r} must be a "
                                   f"number >= {SMALLEST[name]}")
+
+
+# ------------------------------------------------------------------ the spec
+
+
+def test_a_spec_holds_paths_a_command_tuple_and_its_own_copy_of_the_environment(tmp_path):
+    env = {"SEED": "1"}
+    spec = RunSpec(image="x", input_dir=str(tmp_path / "in"), output_dir=str(tmp_path / "out"),
+                   command=["python", "-c", "pass"], env=env)
+    env["SEED"] = "2"
+    assert (spec.input_dir, spec.output_dir) == (tmp_path / "in", tmp_path / "out")
+    assert isinstance(spec.input_dir, Path) and isinstance(spec.output_dir, Path)
+    assert spec.command == ("python", "-c", "pass") and spec.env == {"SEED": "1"}
+    assert type(spec.env) is dict
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"command": ("python", 3)}, "run spec field 'command': value ('python', 3) must be "
+                                 "non-empty strings"),
+    ({"env": {"SEED": "1\x002"}}, "run spec field 'env': value of 'SEED' must be text"),
+])
+def test_a_spec_refuses_a_command_or_environment_that_cannot_be_passed_on(tmp_path, change,
+                                                                          message):
+    with pytest.raises(SandboxConfigError) as refused:
+        RunSpec(image="x", input_dir=tmp_path, output_dir=tmp_path, **change)
+    assert str(refused.value) == message
+
+
+def test_the_run_directories_are_checked_before_a_run(tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "out").mkdir()
+    check_io_dirs(RunSpec(image="x", input_dir=tmp_path / "in", output_dir=tmp_path / "out"))
+    (tmp_path / "out" / "left.csv").write_text("x")
+    cases = [(tmp_path / "none", tmp_path / "out",
+              f"run spec field 'input_dir': value '{tmp_path / 'none'}' is not a directory"),
+             (tmp_path / "in", tmp_path / "out",
+              f"run spec field 'output_dir': value '{tmp_path / 'out'}' must be an existing "
+              f"empty directory"),
+             (tmp_path / "in", tmp_path / "none",
+              f"run spec field 'output_dir': value '{tmp_path / 'none'}' must be an existing "
+              f"empty directory")]
+    for input_dir, output_dir, message in cases:
+        with pytest.raises(SandboxConfigError) as refused:
+            check_io_dirs(RunSpec(image="x", input_dir=input_dir, output_dir=output_dir))
+        assert str(refused.value) == message
 
 
 # ------------------------------------------------------------------ /input
