@@ -6,6 +6,9 @@ from pathlib import Path
 
 FROZEN_ROOT = Path(__file__).resolve().parent / "frozen"
 """Default root of the frozen data, shipped inside the package directory."""
+STAGING_ROOT = Path(__file__).resolve().parent / "staging"
+"""Root where regenerated policies and their cells are made before they replace the published
+ones (benchmark_data/staging/README.md); read by nothing the service serves."""
 
 
 def root_or_default(root: str | Path | None) -> Path:

@@ -2,7 +2,7 @@
 BC-RNN) against mechanism 1 (agent view only), the cost the recipe adds to every policy cell.
 
 Both loops run through `runner.policy_rollout.run_episode` on the same Stack
-scenes, appearance draws and execution-noise seeds, in one process,
+validation scenes (stack-val), appearance draws and execution-noise seeds, in one process,
 alternating episode by episode so that load changes on a shared machine hit
 both alike:
 
@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.policy_rollout_bench import (  # noqa: E402
-    EXPERIENCE, Clock, TimedActor, TimedCamera, TimedSim, episodes,
+    EXPERIENCE, Clock, TimedActor, TimedCamera, TimedSim,
 )
 
 
@@ -68,6 +68,17 @@ def v2_actor(directory: str | None):
         stats = {key: (np.zeros(n, np.float32), np.ones(n, np.float32)) for key, n in _obs_sizes(spec).items()}
         policy = RecipePolicy(spec, encoders, algo, stats)
     return RecipeActor(policy), policy.spec.image_size
+
+
+def episodes(n: int):
+    """(state, draw, seed) per episode: validation states (stack-val; stored policies are never run
+    on a frozen query set outside the published cells), all five draws, one seed each."""
+    from benchmark_data.generation.query_set_build import validation_states
+    from runner.appearance import sample_draw
+
+    states = validation_states("stack-val")
+    return [(states[(7 * i) % len(states)], sample_draw(states[(7 * i) % len(states)].state_id, i % 5), i)
+            for i in range(n)]
 
 
 def run(n: int, horizon: int, v1: str | None, v2: str | None) -> dict:

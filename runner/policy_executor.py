@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from expaudit.errors import InvalidInput
 from runner import policy_rollout
 from runner.appearance import sample_draw
 from runner.door_sim import DoorSim
@@ -69,7 +70,8 @@ def load_actor(directory: str, device: str = "cpu") -> tuple[object, tuple[int, 
     """
     if policy_mechanism_of(directory) == RECIPE_MECHANISM:
         if device != "cpu":
-            raise ValueError(f"{directory}: two-camera policies run on the CPU only, not {device!r}")
+            raise InvalidInput(f"{directory}: two-camera (mechanism 2) policies run on the CPU only, "
+                               f"not on policy device {device!r}: set EXPAUDIT_POLICY_DEVICE=cpu")
         policy = RecipePolicy.load(Path(directory))
         return RecipeActor(policy), (RECIPE_MECHANISM, policy.spec.image_size)
     algo, spec = load_policy(Path(directory), device)

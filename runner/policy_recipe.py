@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from expaudit.errors import InvalidInput
 from runner.policy_model import ACTION_DIM, BACKBONE, SEQUENCE_LENGTH, _register_backbone
 from runner.robomimic_compat import import_robomimic, quiet
 from runner.wrist_camera import split
@@ -71,10 +72,13 @@ class RecipeSpec:
 
     @classmethod
     def from_json(cls, text: str) -> "RecipeSpec":
+        """The spec of a spec.json; one written before `policy_mechanism` was recorded (a recipe
+        trial's work folder) counts as version 2, the only one with this spec."""
         fields = json.loads(text)
         version = fields.pop("policy_mechanism", MECHANISM_VERSION)
         if version != MECHANISM_VERSION:
-            raise ValueError(f"spec of policy mechanism {version!r}, not {MECHANISM_VERSION}")
+            raise InvalidInput(f"spec.json: policy_mechanism {version!r} is not {MECHANISM_VERSION}: "
+                               f"not a two-camera policy")
         return cls(**fields)
 
 

@@ -8,6 +8,7 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
+from expaudit.errors import InvalidInput
 from expaudit.numerics import blas_kernel, torch_cpu_capability
 
 OUTCOME_SOURCES = ("osc.py", "stack_sim.py", "scenes.py", "stack_expert.py", "replay.py",
@@ -40,9 +41,11 @@ POLICY_MECHANISM = 2
 weights): 1, one agent-view camera (`runner.policy_model`); 2, the recipe of
 docs/policy_protocol.md (`runner.policy_recipe`: agent and wrist cameras). A frozen policy's
 spec.json names its version; cells of a version-1 policy keep their version-1 code version."""
-POLICY_SOURCE_VERSIONS = {"sha256:9a8c0c33fe1333f1": 1, "sha256:931afcfa29b9a830": 2, "sha256:89f01bfa7c2de76b": 2}
+POLICY_SOURCE_VERSIONS = {"sha256:9a8c0c33fe1333f1": 1, "sha256:00b2bc53ab22561f": 2}
 """Every hash of a mechanism's sources alone (`policy_source_version(m)`), with its mechanism
-version; recorded like `REPLAY_SOURCE_VERSIONS`."""
+version; recorded like `REPLAY_SOURCE_VERSIONS`. Version 2 has no stored cell yet: until its
+cells are generated its one entry is the live hash (the staged policies' training.json is
+written again when it changes)."""
 
 
 def _source_hash(names: tuple[str, ...]) -> hashlib._Hash:
@@ -73,8 +76,8 @@ def policy_mechanism_of(policy_dir: str) -> int:
     spec = json.loads((Path(policy_dir) / "spec.json").read_text())
     version = spec.get("policy_mechanism", 1)
     if version not in POLICY_MECHANISM_SOURCES:
-        raise ValueError(f"{policy_dir}/spec.json: policy_mechanism {version!r} is not one of "
-                         f"{sorted(POLICY_MECHANISM_SOURCES)}")
+        raise InvalidInput(f"{policy_dir}/spec.json: policy_mechanism {version!r} is not one of "
+                           f"{sorted(POLICY_MECHANISM_SOURCES)}")
     return version
 
 

@@ -13,23 +13,15 @@ and whether all three are in.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-GO_BAR = 0.2
-"""Validation random success of the three retrained Stack Policy policies below which the
-regeneration stops (docs/policy_protocol.md, go / no-go)."""
+sys.path.insert(0, str(REPO))
 
-
-def records(root: Path) -> list[dict]:
-    out = []
-    for path in sorted((root / "policies").glob("*/*/training.json")):
-        record = json.loads(path.read_text())
-        if "gates" in record:
-            out.append(record)
-    return out
+from benchmark_data.generation.recipe_policies import (  # noqa: E402
+    GO_BAR, go_no_go, staged_records, validation_rate,
+)
 
 
 def table(rows: list[dict]) -> list[str]:
@@ -46,31 +38,28 @@ def table(rows: list[dict]) -> list[str]:
     return lines
 
 
-def go_no_go(rows: list[dict]) -> str:
-    stack = [r for r in rows if r["task"] == "stack" and r["mechanism"] == "policy"]
-    if not stack:
+def decision(rows: list[dict]) -> str:
+    """The go / no-go line (`recipe_policies.go_no_go`), each Stack Policy policy's share shown."""
+    mean, go = go_no_go(rows)
+    if mean is None:
         return "go / no-go: no Stack Policy policy trained yet"
-    rates = []
-    for r in stack:
-        g = r["validation"]["groups"]
-        rates.append((g["draw 0"][0] + g["draws 1-4"][0]) / (g["draw 0"][1] + g["draws 1-4"][1]))
-    mean = sum(rates) / len(rates)
-    verdict = "go" if mean >= GO_BAR else "no-go: stop and report"
-    partial = "" if len(stack) == 3 else f" (only {len(stack)} of 3 trained: not yet the decision)"
-    return (f"go / no-go: validation random success of the Stack Policy policies "
-            f"{mean:.3f} (" + ", ".join(f"{r['experience_id']} {x:.3f}" for r, x in zip(stack, rates))
+    stack = [r for r in rows if r["task"] == "stack" and r["mechanism"] == "policy"]
+    verdict = "go" if go else ("no-go: stop and report" if len(stack) == 3 else "not yet decided")
+    partial = "" if len(stack) == 3 else f" (only {len(stack)} of 3 trained)"
+    return (f"go / no-go: validation random success of the Stack Policy policies {mean:.3f} ("
+            + ", ".join(f"{r['experience_id']} {validation_rate(r):.3f}" for r in stack)
             + f") against {GO_BAR}: {verdict}{partial}")
 
 
 def main(argv: list[str]) -> int:
     root = Path(argv[0]) if argv else REPO / "benchmark_data" / "staging"
-    rows = records(root)
+    rows = staged_records(root)
     if not rows:
         print(f"no mechanism-2 policy under {root}/policies", file=sys.stderr)
         return 1
     print("\n".join(table(rows)))
     print()
-    print(go_no_go(rows))
+    print(decision(rows))
     return 0
 
 

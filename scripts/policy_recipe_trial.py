@@ -11,8 +11,9 @@ everything is written under `--workdir`, and the frozen policies and cells
 are only read. The phases are `benchmark_data.generation.recipe_policies`'
 first three (demonstrations, training, gate episodes), each skipped when its
 output exists, so a killed run resumes where it stopped; episodes run with
-noise seed `--seed`, one line each in `recipe.episodes.jsonl`, and
-`recipe.summary.json` is rewritten after each group. With the recipe's
+noise seed `--seed`, one line each in `recipe.episodes.jsonl` (seed 0; another
+seed `recipe-seedN.episodes.jsonl`), and the summary beside it is rewritten
+after each group; the folder's `work.json` refuses a run with other settings. With the recipe's
 settings (`--crop 58`) a trial's folder is the work folder of
 `expaudit data train-policies`, which freezes its policy without retraining.
 
@@ -107,13 +108,15 @@ def main(argv: list[str] | None = None) -> int:
     from runner.wrist_camera import DualCamera
 
     say = lambda line: log(workdir, line)  # noqa: E731
+    spec = recipe_policies.recipe_spec(train_steps=args.steps, pretrain_steps=args.pretrain_steps,
+                                       crop_size=args.crop, crops_per_frame=args.crops if args.crop else 1)
+    recipe_policies.open_work(workdir, recipe_policies.work_record(
+        task, args.experience_id, args.mechanism, args.demos, recipe_policies.DEMO_CHUNK, spec))
     demos = recipe_policies.record_demos(task, args.experience_id, args.mechanism, args.demos, workdir, log=say)
     kept = demos.plans
     meta.update({"demos": len(demos.demos), "demo_tries": demos.tries,
                  "frames": int(sum(len(d) for d in demos.demos))})
-    spec = recipe_policies.recipe_spec(train_steps=args.steps, pretrain_steps=args.pretrain_steps,
-                                       crop_size=args.crop, crops_per_frame=args.crops if args.crop else 1)
-    policy = recipe_policies.train(task, demos, spec, workdir, log=say)
+    policy, _ = recipe_policies.train(task, demos, spec, workdir, log=say)
     del demos
     meta["spec"] = json.loads(policy.spec.to_json())
     curves = json.loads((workdir / "curves.json").read_text())
@@ -122,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     camera = DualCamera(recipe_policies.sim_class(task)(), task=task)
     try:
         run_episodes(task, args.experience_id, recipe_policies.gate_items(task, kept, args.own, args.states),
-                     camera, RecipeActor(policy), args.seed, workdir, "recipe", meta)
+                     camera, RecipeActor(policy), args.seed, workdir,
+                     "recipe" if args.seed == 0 else f"recipe-seed{args.seed}", meta)
     finally:
         camera.close()
     return 0
@@ -153,7 +157,8 @@ def run_frozen(task: str, args, workdir: Path, meta: dict) -> int:
     try:
         run_episodes(task, args.experience_id, recipe_policies.gate_items(task, kept, args.own, args.states),
                      camera, PolicyActor(algo),
-                     args.seed, workdir, "frozen", {**meta, "policy": "published"})
+                     args.seed, workdir, "frozen" if args.seed == 0 else f"frozen-seed{args.seed}",
+                     {**meta, "policy": "published"})
     finally:
         camera.close()
     return 0

@@ -15,6 +15,7 @@ import json
 import pytest
 
 from benchmark_data.generation.recipe_policies import judge_gates
+from expaudit.errors import InvalidInput
 from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 
 EXPERIENCE = "stack-e000"
@@ -82,6 +83,7 @@ def trained(tmp_path_factory):
 def test_the_frozen_policy_records_its_demonstrations_training_and_gates(trained):
     import hashlib
 
+    from benchmark_data.generation.recipe_policies import training_sources_sha256
     from runner.provenance import policy_code_version, policy_mechanism_of
 
     root, _, out, _, spec = trained
@@ -101,6 +103,10 @@ def test_the_frozen_policy_records_its_demonstrations_training_and_gates(trained
     assert policy_mechanism_of(str(out)) == 2
     assert record["code_version"] == policy_code_version(str(out))
     assert json.loads((out / "spec.json").read_text())["crop_size"] == 58
+    assert record["trained_with"] == record["frozen_with"] == {
+        "training_sources_sha256": training_sources_sha256()}
+    distances = record["validation"]["nearest_demo_m"]
+    assert len(distances) == 40 and all(d > 0 for d in distances.values())  # no demo on a state
 
 
 @pytest.mark.sim
@@ -111,6 +117,8 @@ def test_a_second_run_resumes_every_phase_and_writes_the_same_record(trained):
 
     root, workdir, out, _, spec = trained
     before = (out / "training.json").read_text()
+    kept = {name: (workdir / name).read_bytes() for name in ("recipe.episodes.jsonl", "curves.json",
+                                                             "policy/weights.pt", "work.json")}
     chunks = sorted(p.name for p in (workdir / "demos").iterdir())
     lines: list[str] = []
     threads = torch.get_num_threads()
@@ -123,6 +131,7 @@ def test_a_second_run_resumes_every_phase_and_writes_the_same_record(trained):
     assert sorted(p.name for p in (workdir / "demos").iterdir()) == chunks
     assert not [line for line in lines if line.startswith(("demos chunk", "training:"))]
     assert (out / "training.json").read_text() == before
+    assert {name: (workdir / name).read_bytes() for name in kept} == kept  # no episode run twice
 
 
 @pytest.mark.sim
@@ -198,17 +207,20 @@ def test_cells_of_staged_policies_are_stored_in_the_staging_root_only(trained, t
     from benchmark_data.policy_files import policy_dir
     from runner.executor import Cell
 
-    root, _, out, _, _ = trained
+    root = tmp_path / "published"
+    shutil.copytree(trained[0], root)
     staging = tmp_path / "staging"
-    shutil.copytree(out, policy_dir("policy", EXPERIENCE, staging))
-    shutil.rmtree(out.parent.parent)  # the published root keeps no policy at all
+    shutil.move(policy_dir("policy", EXPERIENCE, root), policy_dir("policy", EXPERIENCE, staging))
+    shutil.rmtree(root / "policies")  # the published root keeps no policy at all
     published_before = len(load_cells("policy", QUERY_SET, root))
     horizon = runner.policy_rollout.HORIZON
     runner.policy_rollout.HORIZON = {"stack": 8, "door": 8}
     threads = torch.get_num_threads()
     cell = Cell("policy", QUERY_SET, EXPERIENCE, "stack-orig-s00-d4", 3)
     try:
-        assert run_cells([cell], workers=1, root=root, out=staging) == 1
+        with pytest.raises(InvalidInput, match="no cell of the new policies before the go / no-go says go"):
+            run_cells([cell], workers=1, root=root, out=staging)
+        assert run_cells([cell], workers=1, root=root, out=staging, require_go=False) == 1
     finally:
         runner.policy_rollout.HORIZON = horizon
         torch.set_num_threads(threads)
@@ -239,4 +251,35 @@ def test_the_gates_script_tabulates_each_policy_and_waits_for_all_three_stack_po
     assert "| stack-e001 Policy | 15/20 | 10/40 | 10/160 | fails: own, draw 0, draws 1-4 | 240 (250) | 20 |" in printed
     # (30 + 50) / 200 = 0.4 and (10 + 10) / 200 = 0.1: mean 0.25, with one of the three missing
     assert ("validation random success of the Stack Policy policies 0.250 (stack-e000 0.400, "
-            "stack-e001 0.100) against 0.2: go (only 2 of 3 trained: not yet the decision)") in printed
+            "stack-e001 0.100) against 0.2: not yet decided (only 2 of 3 trained)") in printed
+
+
+def test_a_gate_measured_on_fewer_episodes_than_the_protocol_asks_never_passes():
+    small = judge_gates("policy", {"own": [5, 5], "draw 0": [4, 4], "draws 1-4": [16, 16]})
+    assert [(g["value"], g["passed"]) for g in small.values()] == [(1.0, False)] * 3
+    dr = judge_gates("policy_dr", {"own": [20, 20], "draw 0": [10, 10], "draws 1-4": [40, 40]})
+    assert (dr["draw gap"]["value"], dr["draw gap"]["n"], dr["draw gap"]["passed"]) == (0.0, 50, False)
+
+
+@pytest.mark.sim
+def test_a_work_folder_refuses_a_run_with_other_settings_or_another_spec(trained):
+    from benchmark_data.generation.recipe_policies import open_work, train, work_record
+
+    _, workdir, _, _, spec = trained
+    record = json.loads((workdir / "work.json").read_text())
+    with pytest.raises(InvalidInput, match=r"was begun with n_demos = 2, not 3: give another --workdir"):
+        open_work(workdir, {**record, "n_demos": 3})
+    with pytest.raises(InvalidInput, match=r"was begun with mechanism = 'policy', not 'policy_dr'"):
+        open_work(workdir, work_record("stack", EXPERIENCE, "policy_dr", 2, 3, spec))
+    with pytest.raises(InvalidInput, match=r"trained with another spec \(crop_size, train_steps differ\)"):
+        train("stack", None, spec.__class__(**{**vars(spec), "crop_size": 0, "train_steps": 4}), workdir)
+
+
+def test_gate_episodes_of_another_noise_seed_are_refused(tmp_path):
+    from benchmark_data.generation.recipe_policies import read_episodes
+
+    path = tmp_path / "recipe.episodes.jsonl"
+    path.write_text('{"scene_id": "a", "success": true}\n{"scene_id": "b", "seed": 1, "success": false}\n')
+    with pytest.raises(InvalidInput, match=r"episode b has seed 1, not 0"):
+        read_episodes(path, 0)
+    assert sorted(read_episodes(path, 1)) == ["a", "b"]  # a row without its seed counts as the asked one

@@ -1,7 +1,8 @@
 """Training the policies of mechanism 2 (docs/policy_protocol.md), their gates and frozen files.
 
 One policy per (mechanism, experience), made in a work folder by phases, each
-skipped when its output is there, so a stopped run resumes where it stopped:
+skipped when its output is there, so a stopped run resumes where it stopped
+(the folder's `work.json` refuses a run begun with other settings):
 
 1. `record_demos`: the experience's demonstrations over layout levels 0-2
    (`runner.recipe_demos`, chunks of `DEMO_CHUNK` plans in `demos/`), checked
@@ -16,13 +17,16 @@ skipped when its output is there, so a stopped run resumes where it stopped:
    into `policies/<mechanism>/<experience>/` of a data root.
 
 `scripts/policy_recipe_trial.py` runs phases 1-3 for a trial;
-`expaudit data train-policies` runs all four.
+`expaudit data train-policies` runs all four. `go_no_go` and `check_go` are the
+protocol's go / no-go, which cell generation asks before running a cell of
+these policies.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import time
 from collections.abc import Callable
@@ -32,10 +36,11 @@ from pathlib import Path
 import numpy as np
 
 from benchmark_data.generation.query_set_build import (
-    check_not_a_query_state, check_validation_disjoint, validation_states,
+    check_not_a_query_state, check_validation_disjoint, layout_distance, validation_states,
 )
 from benchmark_data.policy_files import policy_dir
 from benchmark_data.query_sets import N_DRAWS
+from expaudit.errors import InternalError, InvalidInput
 
 RECIPE = {"pretrain_steps": 4000, "train_steps": 20000, "crop_size": 58, "crops_per_frame": 4}
 """The recipe's settings, the same for both tasks and mechanisms (docs/policy_protocol.md:
@@ -53,6 +58,11 @@ OWN_EPISODES = 20
 GATE_BARS = {"own": 0.8, "draw 0": 0.5, "draws 1-4": 0.2, "draw gap": 0.1}
 """The protocol's bars: success on its own layouts (both mechanisms), draw 0 and draws 1-4
 (Policy), the largest gap between draw 0 and draws 1-4 (Policy+DR)."""
+GATE_MIN_N = {"own": 20, "draw 0": 40, "draws 1-4": 160, "draw gap": 200}
+"""Episodes a gate needs to count: fewer (a smoke run) never pass."""
+GO_BAR = 0.2
+"""Validation random success of the three retrained Stack Policy policies below which no cell
+of the new policies is generated (the protocol's go / no-go)."""
 TRAINING_SOURCES = ("runner/policy_recipe.py", "runner/wrist_camera.py", "runner/recipe_demos.py",
                     "runner/demo_recording.py", "runner/policy_model.py", "runner/policy_camera.py",
                     "runner/policy_rollout.py", "benchmark_data/generation/recipe_policies.py")
@@ -69,6 +79,7 @@ def recipe_spec(**overrides):
 
 
 def training_sources_sha256() -> str:
+    """16 hex digits over `TRAINING_SOURCES`: which code trained a policy and measured its gates."""
     h = hashlib.sha256()
     for name in TRAINING_SOURCES:
         h.update(name.encode())
@@ -77,6 +88,7 @@ def training_sources_sha256() -> str:
 
 
 def sim_class(task: str):
+    """The task's simulator class (imported here: MuJoCo loads only when a phase runs)."""
     if task == "stack":
         from runner.stack_sim import StackSim
 
@@ -86,11 +98,37 @@ def sim_class(task: str):
     return DoorSim
 
 
+WORK_RECORD = "work.json"
+"""What a work folder is for; a resumed run must ask for the same."""
+
+
+def work_record(task: str, experience_id: str, mechanism: str, n_demos: int, chunk: int, spec) -> dict:
+    """What a work folder is begun for (see `open_work`)."""
+    return {"task": task, "experience_id": experience_id, "mechanism": mechanism, "n_demos": n_demos,
+            "chunk": chunk, "spec": json.loads(spec.to_json())}
+
+
+def open_work(workdir: Path, record: dict) -> None:
+    """Check `workdir` was begun for `record` (task, experience, mechanism, demonstrations, spec),
+    or record it there: a folder's demonstrations, policy and episodes are only reused for the
+    run that made them."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / WORK_RECORD
+    if not path.exists():
+        path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+        return
+    stored = json.loads(path.read_text())
+    for key in sorted(set(stored) | set(record)):
+        if stored.get(key) != record.get(key):
+            raise InvalidInput(f"work folder {workdir} was begun with {key} = {stored.get(key)!r}, "
+                               f"not {record.get(key)!r}: give another --workdir")
+
+
 # ---- phase 1: demonstrations ---------------------------------------------------------------
 @dataclass
 class Demos:
-    """The kept demonstrations, their plans, how many plans were tried, and the recording time
-    of the chunks that reported one."""
+    """The kept demonstrations, their plans, the plans up to the last one kept (`tries`), and
+    the recording time of the chunks (None when a chunk did not record it)."""
 
     demos: list
     plans: list
@@ -148,28 +186,36 @@ def record_demos(task: str, experience_id: str, mechanism: str, n: int, workdir:
         if camera is not None:
             camera.close()
     if len(demos) < n:
-        raise RuntimeError(f"{task} {experience_id}: only {len(demos)} of {len(plans)} demonstration "
-                           f"plans succeeded, {n} needed")
+        raise InternalError(f"{task} {experience_id}: only {len(demos)} of {len(plans)} demonstration "
+                            f"plans succeeded, {n} needed")
     wall = None if None in walls else round(sum(walls), 1)
     return Demos(demos, kept, kept[-1].index + 1, wall)
 
 
 # ---- phase 2: training ---------------------------------------------------------------------
 def train(task: str, demos: Demos, spec, workdir: Path, log: Log = lambda line: None):
-    """The trained `RecipePolicy` in `workdir/policy` (trained now unless it is there)."""
+    """(the `RecipePolicy` in `workdir/policy`, whether it was trained now); one already there must
+    have `spec`. curves.json keeps the curves, wall time and the training code's hash."""
     from runner.policy_recipe import RecipePolicy, train_recipe
 
     path = workdir / "policy"
-    if not (path / "weights.pt").exists():
-        frames = sum(len(d) for d in demos.demos)
-        log(f"training: {len(demos.demos)} demos ({demos.tries} tries, {frames} frames), {spec.to_json()}")
-        began = time.time()
-        policy, curves = train_recipe(task, demos.demos, spec, log=log)
-        (workdir / "curves.json").write_text(
-            json.dumps({**curves, "train_wall_s": round(time.time() - began)}) + "\n")
-        policy.save(path)
-        log(f"trained in {time.time() - began:.0f} s")
-    return RecipePolicy.load(path)
+    if (path / "weights.pt").exists():
+        policy = RecipePolicy.load(path)
+        if policy.spec != spec:
+            differ = sorted(k for k, v in vars(spec).items() if getattr(policy.spec, k) != v)
+            raise InvalidInput(f"{path} was trained with another spec ({', '.join(differ)} differ): "
+                               f"give another --workdir")
+        return policy, False
+    frames = sum(len(d) for d in demos.demos)
+    log(f"training: {len(demos.demos)} demos ({demos.tries} tries, {frames} frames), {spec.to_json()}")
+    began = time.time()
+    policy, curves = train_recipe(task, demos.demos, spec, log=log)
+    (workdir / "curves.json").write_text(json.dumps({
+        **curves, "train_wall_s": round(time.time() - began),
+        "trained_with": {"training_sources_sha256": training_sources_sha256()}}) + "\n")
+    policy.save(path)
+    log(f"trained in {time.time() - began:.0f} s")
+    return policy, True
 
 
 # ---- phase 3: gate episodes ----------------------------------------------------------------
@@ -186,11 +232,15 @@ def gate_items(task: str, kept_plans, own: int = OWN_EPISODES, states: int = 40)
     return items
 
 
-def read_episodes(path: Path) -> dict[str, dict]:
-    """Episodes already run (scene id -> row) of an episodes file; none when it is absent."""
+def read_episodes(path: Path, seed: int) -> dict[str, dict]:
+    """Episodes already run (scene id -> row) of an episodes file; none when it is absent. Every
+    row must be of noise seed `seed` (rows written before rows named their seed count as it)."""
     if not path.exists():
         return {}
-    rows = (json.loads(line) for line in path.read_text().splitlines() if line.strip())
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    other = next((row for row in rows if row.get("seed", seed) != seed), None)
+    if other is not None:
+        raise InvalidInput(f"{path}: episode {other['scene_id']} has seed {other['seed']}, not {seed}")
     return {row["scene_id"]: row for row in rows}
 
 
@@ -200,7 +250,7 @@ def run_episodes(task: str, experience_id: str, items, camera, actor, seed: int,
     called with every episode so far after each group of `items`."""
     from runner.policy_rollout import HORIZON, noise_for, run_episode
 
-    done = read_episodes(path)
+    done = read_episodes(path, seed)
     horizon = HORIZON[task]
     last_group = None
     for group, scene_id, layout, draw in items:
@@ -211,7 +261,8 @@ def run_episodes(task: str, experience_id: str, items, camera, actor, seed: int,
             continue
         result = run_episode(camera.sim, camera, actor, lambda s, L=layout: s.restore(L), draw,
                              noise_for(seed, experience_id, scene_id, horizon), horizon)
-        row = {"scene_id": scene_id, "group": group, "success": bool(result.success), "steps": result.steps}
+        row = {"scene_id": scene_id, "group": group, "seed": seed, "success": bool(result.success),
+               "steps": result.steps}
         done[scene_id] = row
         with open(path, "a") as f:
             f.write(json.dumps(row) + "\n")
@@ -238,24 +289,66 @@ def summarise(episodes: dict, items) -> dict:
 
 
 def judge_gates(mechanism: str, groups: dict[str, list[int]]) -> dict[str, dict]:
-    """Each gate of the protocol for `mechanism`: its measured value with n, its bar, passed or not."""
+    """Each gate of the protocol for `mechanism`: its measured value with n, its bar, passed or not
+    (a gate with fewer episodes than `GATE_MIN_N` does not pass)."""
     def rate(name):
         s, n = groups[name]
         return s / n
 
-    gates = {"own": {"value": rate("own"), "n": groups["own"][1], "at_least": GATE_BARS["own"]}}
+    def gate(name, value, n, bar):
+        passed = value >= GATE_BARS[name] if bar == "at_least" else value <= GATE_BARS[name] + 1e-12
+        return {"value": round(value, 4), "n": n, bar: GATE_BARS[name], "min_n": GATE_MIN_N[name],
+                "passed": bool(passed and n >= GATE_MIN_N[name])}
+
+    gates = {"own": gate("own", rate("own"), groups["own"][1], "at_least")}
     if mechanism == "policy":
         for name in ("draw 0", "draws 1-4"):
-            gates[name] = {"value": rate(name), "n": groups[name][1], "at_least": GATE_BARS[name]}
+            gates[name] = gate(name, rate(name), groups[name][1], "at_least")
     else:
-        gap = abs(rate("draw 0") - rate("draws 1-4"))
-        gates["draw gap"] = {"value": gap, "n": groups["draw 0"][1] + groups["draws 1-4"][1],
-                             "at_most": GATE_BARS["draw gap"]}
-    for gate in gates.values():
-        gate["value"] = round(gate["value"], 4)
-        gate["passed"] = (gate["value"] >= gate["at_least"] - 1e-12 if "at_least" in gate
-                          else gate["value"] <= gate["at_most"] + 1e-12)
+        gates["draw gap"] = gate("draw gap", abs(rate("draw 0") - rate("draws 1-4")),
+                                 groups["draw 0"][1] + groups["draws 1-4"][1], "at_most")
     return gates
+
+
+def validation_rate(record: dict) -> float:
+    """Validation random success of a frozen policy: its successes over the validation scenes
+    (every draw), from its training.json."""
+    groups = record["validation"]["groups"]
+    return (groups["draw 0"][0] + groups["draws 1-4"][0]) / (groups["draw 0"][1] + groups["draws 1-4"][1])
+
+
+def go_no_go(records: list[dict]) -> tuple[float | None, bool]:
+    """(validation random success of the Stack Policy policies, whether generating cells may go):
+    go when all three are trained with their gates measured and the mean reaches `GO_BAR`."""
+    stack = [r for r in records if r["task"] == "stack" and r["mechanism"] == "policy" and "gates" in r]
+    if not stack:
+        return None, False
+    mean = sum(validation_rate(r) for r in stack) / len(stack)
+    return mean, len(stack) == 3 and mean >= GO_BAR
+
+
+def staged_records(root) -> list[dict]:
+    """The training.json of every mechanism-2 policy under `root`."""
+    from benchmark_data.paths import root_or_default
+
+    records = []
+    for path in sorted((root_or_default(root) / "policies").glob("*/*/training.json")):
+        record = json.loads(path.read_text())
+        if "gates" in record:
+            records.append(record)
+    return records
+
+
+def check_go(root) -> None:
+    """Raise `InvalidInput` unless the go / no-go under `root` says go (cells of mechanism-2
+    policies are generated only then, as pre-registered)."""
+    mean, go = go_no_go(staged_records(root))
+    if not go:
+        state = ("no Stack Policy policy with gates" if mean is None
+                 else f"validation random success {mean:.3f} of the Stack Policy policies trained")
+        raise InvalidInput(f"no cell of the new policies before the go / no-go says go "
+                           f"(docs/policy_protocol.md): {state}; all three at >= {GO_BAR} are needed "
+                           f"(scripts/policy_gates.py)")
 
 
 # ---- phase 4: the frozen files -------------------------------------------------------------
@@ -271,6 +364,7 @@ def freeze(task: str, mechanism: str, experience_id: str, workdir: Path, demos: 
     (out / "spec.json").write_text(policy.spec.to_json() + "\n")
     curves = json.loads((workdir / "curves.json").read_text())
     gates = judge_gates(mechanism, summary["groups"])
+    trained_with = curves.get("trained_with") or _trial_provenance(workdir)
     record = {
         "task": task, "mechanism": mechanism, "experience_id": experience_id,
         "n_demos": len(demos.demos), "tries": demos.tries,
@@ -284,13 +378,33 @@ def freeze(task: str, mechanism: str, experience_id: str, workdir: Path, demos: 
         "demo_wall_s": demos.wall_s, "train_wall_s": curves.get("train_wall_s"),
         "weights_sha256": hashlib.sha256((out / "weights.pt").read_bytes()).hexdigest(),
         "code_version": policy_code_version(str(out)),
-        "training_sources_sha256": training_sources_sha256(),
+        "trained_with": trained_with,
+        "frozen_with": {"training_sources_sha256": training_sources_sha256()},
         "packages": json.loads(policy_package_versions("cpu")),
-        "validation": {"query_set": VALIDATION[task], "seed": GATE_SEED, **summary},
+        "validation": {"query_set": VALIDATION[task], "seed": GATE_SEED, **summary,
+                       "nearest_demo_m": nearest_demo_distances(task, demos.plans)},
         "gates": gates, "gates_passed": all(g["passed"] for g in gates.values()),
     }
     (out / "training.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return out
+
+
+def _trial_provenance(workdir: Path) -> dict | None:
+    """Who trained a policy in a recipe trial's folder before curves.json named it: the trial's
+    command, commit and source hash (its recipe.summary.json)."""
+    path = workdir / "recipe.summary.json"
+    if not path.exists():
+        return None
+    meta = json.loads(path.read_text())
+    command = re.sub(r"--workdir \S+", "--workdir WORKDIR", meta.get("command") or "")
+    return {"trial": command, "commit": meta.get("commit"),
+            "trial_sources_sha256": meta.get("sources_sha256")}
+
+
+def nearest_demo_distances(task: str, plans) -> dict[str, float]:
+    """Each validation state's distance (m) to the nearest demonstration layout of a policy."""
+    return {s.state_id: round(min(layout_distance(task, s.layout, p.layout) for p in plans), 4)
+            for s in validation_states(VALIDATION[task])}
 
 
 def train_recipe_policy(task: str, mechanism: str, experience_id: str, workdir: Path, *, root=None,
@@ -303,16 +417,20 @@ def train_recipe_policy(task: str, mechanism: str, experience_id: str, workdir: 
     from runner.wrist_camera import DualCamera
 
     torch.set_num_threads(1)
-    workdir.mkdir(parents=True, exist_ok=True)
     spec = spec or recipe_spec()
+    open_work(workdir, work_record(task, experience_id, mechanism, n_demos, chunk, spec))
     demos = record_demos(task, experience_id, mechanism, n_demos, workdir, library_root=library_root,
                          chunk=chunk, log=log)
-    policy = train(task, demos, spec, workdir, log=log)
+    policy, trained_now = train(task, demos, spec, workdir, log=log)
+    episodes_path = workdir / "recipe.episodes.jsonl"
+    if trained_now and episodes_path.exists():  # episodes of weights no longer there
+        episodes_path.replace(workdir / f"recipe.episodes.before-{int(time.time())}.jsonl")
+        log("earlier gate episodes set aside: the policy was trained again")
     items = gate_items(task, demos.plans, own, states)
     camera = DualCamera(sim_class(task)(), task=task)
     try:
         episodes = run_episodes(task, experience_id, items, camera, RecipeActor(policy), GATE_SEED,
-                                workdir / "recipe.episodes.jsonl",
+                                episodes_path,
                                 on_group=lambda done: log(f"gates so far: {summarise(done, items)['groups']}"))
     finally:
         camera.close()

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from benchmark_data.cells import consolidate, load_cells
 from benchmark_data.generation.library_stream import build_stack_stream, replay_sources, write_stack_library
 from benchmark_data.generation.query_set_build import stack_scene_rows
+from benchmark_data.generation.recipe_policies import check_go
 from benchmark_data.paths import BASE_QUERY_SET, cells_journal, library_dir, query_set_dir
 from benchmark_data.policy_files import policy_dirs
 from benchmark_data.query_sets import read_scenes, write_scenes
@@ -30,7 +31,8 @@ from benchmark_data.registry import (
 from expaudit.errors import UserError
 from runner.door_scenes import DoorLayout
 from runner.executor import Cell, ReplayWorld, execute
-from runner.policy_executor import PolicyScene, PolicyWorld, execute_policy
+from runner.policy_executor import RECIPE_MECHANISM, PolicyScene, PolicyWorld, execute_policy
+from runner.provenance import policy_mechanism_of
 from runner.scenes import StackLayout, query_states
 from runner.stack_sim import StackSim
 
@@ -148,14 +150,17 @@ def build_policy_world(cells, root=None, policies_root=None):
     return PolicyWorld(task=task, scenes=scenes, policy_dirs=dirs)
 
 
-def run_cells(cells: list, *, workers: int = 2, root=None, out=None, log: Callable = lambda s: None) -> int:
+def run_cells(cells: list, *, workers: int = 2, root=None, out=None, require_go: bool = True,
+              log: Callable = lambda s: None) -> int:
     """Execute the cells not yet stored; results go to journals, folded into Parquet at the end.
 
     Loaders read table and journal together, so a long run's progress is visible
     while it runs, and a killed run's journal is folded in by the next run.
     Inputs come from `root`; cells (and the policies that run them) live in
     `out`, default `root`: a staging root holds regenerated policies and their
-    cells apart from the published ones until they are complete.
+    cells apart from the published ones until they are complete. Cells of
+    mechanism-2 policies run only once the protocol's go / no-go says go
+    (`recipe_policies.check_go`; `require_go=False` for small-scale tests).
     """
     store = root if out is None else out
     groups = sorted({(c.mechanism, c.query_set) for c in cells})
@@ -176,7 +181,11 @@ def run_cells(cells: list, *, workers: int = 2, root=None, out=None, log: Callab
     if all(c.mechanism == Mechanism.REPLAY.value for c in todo):
         results = execute(todo, build_world(todo, root), journal_for, workers=workers)
     elif all(c.mechanism != Mechanism.REPLAY.value for c in todo):
-        results = execute_policy(todo, build_policy_world(todo, root, store), journal_for, workers=workers)
+        world = build_policy_world(todo, root, store)
+        versions = {policy_mechanism_of(world.policy_dirs[(c.mechanism, c.experience_id)]) for c in todo}
+        if require_go and RECIPE_MECHANISM in versions:
+            check_go(store)
+        results = execute_policy(todo, world, journal_for, workers=workers)
     else:
         raise ValueError("run Replay and policy cells in separate calls")
     start = time.time()

@@ -177,9 +177,13 @@ def _rerun_policy_cell(cell, world) -> tuple:
     return result.success, result.state_hash, result.final_hash
 
 
-def verify_policy_sample(n: int, *, seed: int = 0, root=None) -> VerifyReport:
-    """Re-execute `n` random stored policy cells (seeded choice) from scratch; report every difference."""
-    cells = stored_policy_cells(root)
+def verify_policy_sample(n: int, *, seed: int = 0, root=None, out=None) -> VerifyReport:
+    """Re-execute `n` random stored policy cells (seeded choice) from scratch; report every difference.
+
+    Scenes come from `root`; cells and the policies that ran them from `out` (default `root`,
+    e.g. the staging root of regenerated policies)."""
+    store = root if out is None else out
+    cells = stored_policy_cells(store)
     if not len(cells):
         raise ValueError("no stored policy cells to verify "
                          "(run `expaudit data generate --policies TASK` first)")
@@ -200,14 +204,14 @@ def verify_policy_sample(n: int, *, seed: int = 0, root=None) -> VerifyReport:
                                        row.state_hash))
         policy = (row.mechanism, row.experience_id)
         if policy not in versions:
-            versions[policy] = _current_policy_version(*policy, root)
+            versions[policy] = _current_policy_version(*policy, store)
         if versions[policy] != row.code_version:
             mismatches.append(Mismatch(cell.key, draw, "code_version", row.code_version, versions[policy]))
         else:
             rerun.append((cell, draw, (int(row.success), row.state_hash, row.final_hash)))
     for task in sorted({QUERY_SETS[cell.query_set] for cell, _, _ in rerun}):
         group = [job for job in rerun if QUERY_SETS[job[0].query_set] == task]
-        world = build_policy_world([cell for cell, _, _ in group], root)
+        world = build_policy_world([cell for cell, _, _ in group], root, store)
         for cell, draw, stored in group:
             got = _rerun_policy_cell(cell, world)
             for name, want, value in zip(("success", "state_hash", "final_hash"), stored, got):

@@ -46,16 +46,18 @@ def register(subparsers) -> None:
     tp.add_argument("--mechanism", choices=["policy", "policy_dr"], default=None)
     tp.add_argument("--experience", nargs="+", default=None, help="experience ids (default all K=3)")
     tp.add_argument("--workers", type=int, default=2, help="policies trained at once (default 2)")
-    tp.add_argument("--force", action="store_true", help="retrain policies that exist")
-    tp.add_argument("--policy-mechanism", type=int, choices=[1, 2], default=2,
+    tp.add_argument("--force", action="store_true",
+                    help="write policies that exist again (version 2 resumes its work folder: delete "
+                         "the folder to train anew)")
+    tp.add_argument("--mechanism-version", type=int, choices=[1, 2], default=2,
                     help="2 (default): the recipe of docs/policy_protocol.md, with its validation "
                          "gates; 1: the single-camera policies")
     tp.add_argument("--workdir", default="policy-training",
-                    help="mechanism 2: folder of the resumable work, one subfolder per policy "
+                    help="version 2: folder of the resumable work, one subfolder per policy "
                          "(default ./policy-training)")
     tp.add_argument("--out", default=None,
-                    help="mechanism 2: data root the policies are written to (default: --root); "
-                         "a staging root keeps the published policies until their cells are regenerated")
+                    help="version 2: data root the policies are written to (default: the staging root "
+                         "benchmark_data/staging; never the published root, whose cells are of version 1)")
     tp.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     tp.set_defaults(handler=_run)
 
@@ -78,6 +80,9 @@ def register(subparsers) -> None:
     ver.add_argument("--policy-sample", type=non_negative_int, default=0,
                      help="policy cells to re-execute from scratch on the CPU (default 0: none)")
     ver.add_argument("--root", default=None, help="frozen data root (default: the package's)")
+    ver.add_argument("--out", default=None,
+                     help="policy cells: data root holding the cells and the policies that ran them "
+                          "(default: --root), e.g. the staging root")
     ver.set_defaults(handler=_run)
 
     exp = sub.add_parser("export", help="write a setting as experiences.csv, scenes.csv, outcomes.csv")

@@ -22,12 +22,14 @@ from benchmark_data.generation.recipe_policies import train_recipe_policy
 from benchmark_data.generation.rollouts import (ensure_stack_inputs, plan_all, plan_policy_setting,
                                                 plan_setting, run_cells)
 from benchmark_data.generation.verify import verify_policy_sample, verify_sample
-from benchmark_data.policy_files import PolicyNotFoundError, is_trained, policy_experiences
+from benchmark_data.paths import STAGING_ROOT, root_or_default
+from benchmark_data.policy_files import PolicyNotFoundError, is_trained, policy_dir, policy_experiences
 from benchmark_data.query_sets import write_scenes
 from benchmark_data.registry import LIBRARY_IDS, N_SEEDS, QUERY_SETS, SETTINGS, Mechanism, get_setting
 from expaudit.numerics import blas_kernel, torch_cpu_capability
 from runner.appearance import SceneRenderer
 from runner.door_sim import DoorSim
+from runner.provenance import policy_mechanism_of
 from runner.stack_sim import StackSim
 
 
@@ -74,13 +76,32 @@ def train_policies(args: argparse.Namespace) -> int:
     if not todo:
         print("expaudit data train-policies: no policy matches the filters", file=sys.stderr)
         return 2
-    out = args.root if args.policy_mechanism == 1 or args.out is None else args.out
-    pending = [k for k in todo if args.force or not is_trained(k[1], k[2], out)]
+    version = args.mechanism_version
+    if version == 1:
+        if args.out is not None:
+            print("expaudit data train-policies: --out is for --mechanism-version 2 "
+                  "(version 1 trains into --root)", file=sys.stderr)
+            return 2
+        out = args.root
+    else:
+        out = Path(args.out) if args.out is not None else STAGING_ROOT
+        if out.resolve() == root_or_default(args.root).resolve():
+            print(f"expaudit data train-policies: --out {out} is the published root, whose policy cells "
+                  f"are of version 1: version-2 policies are made in a staging root until their cells "
+                  f"are regenerated (benchmark_data/staging/README.md)", file=sys.stderr)
+            return 2
+
+    def trained(mechanism: str, eid: str) -> bool:
+        if not is_trained(mechanism, eid, out):
+            return False
+        return version == 1 or policy_mechanism_of(str(policy_dir(mechanism, eid, out))) == version
+
+    pending = [k for k in todo if args.force or not trained(k[1], k[2])]
     _log(f"{len(todo)} policies selected, {len(todo) - len(pending)} already trained, "
          f"{len(pending)} to train on {args.workers} process(es)")
     if not pending:
         return 0
-    jobs = [(t, m, e, args.root, out, args.policy_mechanism, args.workdir) for t, m, e in pending]
+    jobs = [(t, m, e, args.root, out, version, args.workdir) for t, m, e in pending]
     if args.workers <= 1:
         for job in jobs:
             train_one(job)
@@ -133,7 +154,8 @@ def verify(args: argparse.Namespace) -> int:
             reports.append((verify_sample(args.sample, seed=args.seed, workers=args.workers, root=args.root),
                             "cells across renders and from scratch"))
         if args.policy_sample > 0:
-            reports.append((verify_policy_sample(args.policy_sample, seed=args.seed, root=args.root),
+            reports.append((verify_policy_sample(args.policy_sample, seed=args.seed, root=args.root,
+                                                 out=args.out),
                             "policy cells from scratch"))
     except ValueError as exc:  # nothing stored to sample from
         print(f"expaudit data verify: {exc}", file=sys.stderr)
