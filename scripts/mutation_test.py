@@ -35,6 +35,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_GROUPS = ("metrics", "cells")
+GROUP_MUTMUT_LISTS = ("also_copy", "do_not_mutate")
+"""mutmut settings a group may add: files its tests need in the copy, files never mutated."""
 KILLED = ("killed", "timeout")
 """mutmut statuses where a test noticed the mutant (a hang counts: the test did not pass)."""
 
@@ -57,6 +59,10 @@ def _mutmut_table(base: dict, groups: list[dict], root: Path) -> str:
     table = {**base,
              "only_mutate": [p for group in groups for p in group["mutate"]],
              "pytest_add_cli_args_test_selection": tests}
+    for key in GROUP_MUTMUT_LISTS:  # a group's own mutmut lists, joined
+        joined = sorted({v for group in groups for v in group.get(key, [])} | set(base.get(key, [])))
+        if joined:
+            table[key] = joined
     return "[tool.mutmut]\n" + "".join(f"{key} = {_toml(value)}\n" for key, value in table.items())
 
 
@@ -138,11 +144,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("groups", nargs="*", default=list(DEFAULT_GROUPS))
     parser.add_argument("--max-children", type=int, default=1)
     parser.add_argument("--keep", type=Path, help="scratch directory (created; must not exist)")
+    parser.add_argument("--machine-of-its-own", action="store_true",
+                        help="allow groups whose mutants can harm the machine they run on")
     args = parser.parse_args(argv)
     known = _groups(tomllib.loads((REPO / "pyproject.toml").read_text()))
     unknown = [n for n in args.groups if n not in known]
     if unknown:
         raise SystemExit(f"mutation_test: unknown group {unknown[0]!r}; groups: {', '.join(known)}")
+    unsafe = [n for n in args.groups if known[n].get("machine_of_its_own") and not args.machine_of_its_own]
+    if unsafe:
+        raise SystemExit(f"mutation_test: group {unsafe[0]!r} runs mutants that can harm this machine "
+                         f"(a limit dropped under a fork bomb, limits written to another cgroup): run it "
+                         f"on a machine of its own with --machine-of-its-own")
     if args.keep:
         args.keep.mkdir(parents=True)
         base = args.keep.resolve()

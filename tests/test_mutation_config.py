@@ -42,3 +42,21 @@ def test_the_scratch_config_replaces_the_mutmut_table(driver, tmp_path):
                      "pytest_add_cli_args_test_selection": ["tests/test_cells_x.py"]}
     with pytest.raises(SystemExit, match="unknown group 'nope'; groups: cells"):
         driver._write_config(tmp_path, ["nope"])
+
+
+def test_a_groups_own_mutmut_lists_join_the_scratch_config(driver, tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_sandbox_x.py").write_text("")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.mutmut]\nsource_paths = ["runner/"]\n\n'
+        '[tool.expaudit.mutation.sandbox]\nmutate = ["runner/sandbox/base.py"]\n'
+        'tests = ["tests/test_sandbox_*.py"]\nalso_copy = ["examples/"]\n'
+        'do_not_mutate = ["runner/sandbox/nsinit.py"]\n')
+    driver._write_config(tmp_path, ["sandbox"])
+    table = tomllib.loads((tmp_path / "pyproject.toml").read_text())["tool"]["mutmut"]
+    assert (table["also_copy"], table["do_not_mutate"]) == (["examples/"], ["runner/sandbox/nsinit.py"])
+
+
+def test_a_group_that_can_harm_the_machine_runs_only_when_asked(driver):
+    with pytest.raises(SystemExit, match="'sandbox-isolation' runs mutants that can harm this machine"):
+        driver.main(["sandbox-isolation"])
