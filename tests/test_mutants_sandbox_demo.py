@@ -75,6 +75,9 @@ def test_the_default_sizes_and_seed_are_those_of_the_command(tmp_path):
     """`demo_input` and `demo_data` without arguments: 3 experiences, 6 scenes, seed 0."""
     setting, library, scenes = demo_data()
     assert (len(library), len(scenes)) == (3, 6)
+    seeded = demo_data(n_experiences=3, n_scenes=6, seed=0)
+    assert [i.base_png for i in library] == [i.base_png for i in seeded[1]]
+    assert [s.image_png for s in scenes] == [s.image_png for s in seeded[2]]
     written = demo_input(tmp_path / "default")
     assert written == setting
     demo_input(tmp_path / "seed0", n_experiences=3, n_scenes=6, seed=0)
