@@ -6,7 +6,9 @@ scores on it), its sizes and seed, each scene a perturbed copy of experience
 j mod K (noise of a few levels, objects within a centimetre), the scene
 metadata, the library's metadata and trajectories, a PNG that any decoder
 accepts (each chunk's CRC), and the same tree from `demo_input` as from
-`demo_data` for the same arguments.
+`demo_data` for the same arguments. And the limits docs/selector_protocol.md
+promises, which mutation testing cannot reach (mutmut mutates function
+bodies; `runner.sandbox.defaults` holds only constants).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from runner.sandbox import defaults
+from runner.sandbox.base import Limits
 from runner.sandbox.demo import demo_data, demo_input, png_bytes
 from runner.sandbox.protocol import ProtocolError, prepare_input
 
@@ -230,3 +234,15 @@ def test_png_bytes_takes_any_integer_array_and_refuses_other_shapes():
         png_bytes(np.zeros((2, 3, 4), dtype=np.uint8))
     with pytest.raises(ValueError, match=r"array shape \(2, 3, 3, 1\) is not \(H, W, 3\)"):
         png_bytes(np.zeros((2, 3, 3, 1), dtype=np.uint8))
+
+
+# ------------------------------------------------------------------ the documented limits
+
+
+def test_the_default_limits_are_the_documented_ones():
+    """docs/selector_protocol.md, Limits: 600 s, 4 GiB, 64 pids, 2 CPUs, /output 64 MiB,
+    /tmp 256 MiB; scores.csv at most 16 MiB; the last 64 KiB of stdout and stderr kept."""
+    assert Limits() == Limits(wall_seconds=600.0, memory_bytes=4 << 30, pids=64, cpus=2.0,
+                              output_bytes=64 << 20, tmp_bytes=256 << 20, gpu=False)
+    assert (defaults.MIB, defaults.SCORES_BYTES, defaults.LOG_TAIL_BYTES) == \
+        (1 << 20, 16 << 20, 64 << 10)
