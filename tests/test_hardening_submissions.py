@@ -88,8 +88,10 @@ def test_a_retry_that_finds_the_submission_half_written_waits_for_it(stack):
         answer = pool.submit(_post, stack, headers, body, summary.id, "retry", key="key-1")
         try:
             waiting = _sleeping_web_process(stack)
-        finally:
-            status_path.write_bytes(status)
+        finally:  # written whole at once, as the store writes (a temporary file, then a rename)
+            partial = status_path.with_name(status_path.name + ".writing")
+            partial.write_bytes(status)
+            partial.replace(status_path)
         retry = answer.result()
     assert waiting in _descendants(stack.web.proc.pid)
     assert retry.status_code == 202, retry.text
