@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("MUJOCO_GL", "egl")  # offscreen rendering picks its backend at import
@@ -35,7 +34,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.policy_rollout_bench import (  # noqa: E402
-    EXPERIENCE, Clock, TimedActor, TimedCamera, TimedSim,
+    Clock, TimedActor, TimedCamera, TimedSim, run_loops,
 )
 
 
@@ -85,7 +84,6 @@ def run(n: int, horizon: int, v1: str | None, v2: str | None) -> dict:
     import torch
 
     from runner.policy_camera import PolicyCamera
-    from runner.policy_rollout import noise_for, run_episode
     from runner.stack_sim import StackSim
     from runner.wrist_camera import DualCamera
 
@@ -98,26 +96,7 @@ def run(n: int, horizon: int, v1: str | None, v2: str | None) -> dict:
         loops[name] = (TimedSim(sim, clock), TimedCamera(camera, clock, camera.size), TimedActor(actor, clock), clock)
     print(f"v1 {'stored ' + v1 if v1 else 'untrained'}, v2 {'stored ' + v2 if v2 else 'untrained'}; "
           f"{n} episodes x {horizon} steps per loop")
-    totals = {name: [0.0, 0] for name in loops}
-    for i, (state, draw, seed) in enumerate(episodes(n + 1)):
-        noise = noise_for(seed, EXPERIENCE, state.state_id, horizon)
-        for name, (sim, camera, actor, clock) in loops.items():
-            if i == 0:
-                saved = (dict(clock.seconds), clock.steps)
-            start = time.perf_counter()
-            result = run_episode(sim, camera, actor, lambda s, st=state: s.restore(st.layout), draw, noise, horizon)
-            if i == 0:  # warm-up episode (allocations, caches), untimed
-                clock.seconds, clock.steps = saved
-                continue
-            totals[name][0] += time.perf_counter() - start
-            totals[name][1] += int(result.success)
-    out = {}
-    for name, (_, camera, _, clock) in loops.items():
-        camera.camera.close()
-        seconds, wins = totals[name]
-        out[name] = {"episodes_per_s": n / seconds, "successes": wins, "steps": clock.steps,
-                     **{f"{part}_ms": 1000 * s / max(clock.steps, 1) for part, s in clock.seconds.items()}}
-    return out
+    return run_loops(loops, episodes(n + 1), horizon)
 
 
 def main(argv=None) -> int:

@@ -136,7 +136,6 @@ def episodes(n: int):
 
 def run(n: int, horizon: int, policy: str | None, default_size: int) -> dict:
     from runner.policy_camera import PolicyCamera
-    from runner.policy_rollout import noise_for, run_episode
     from runner.stack_sim import StackSim
 
     actor, spec, label = load_actor(policy)
@@ -148,7 +147,16 @@ def run(n: int, horizon: int, policy: str | None, default_size: int) -> dict:
         sim = StackSim()
         camera = TimedCamera(PolicyCamera(sim, **kwargs), clock, spec.image_size)
         loops[name] = (TimedSim(sim, clock), camera, TimedActor(actor, clock), clock)
-    cells = episodes(n + 1)
+    return run_loops(loops, episodes(n + 1), horizon)
+
+
+def run_loops(loops: dict, cells, horizon: int) -> dict:
+    """Run every loop (sim, camera, actor, clock) on each (state, draw, seed) of `cells` in turn,
+    episode by episode; the first episode warms up, untimed. Per loop: episodes/s, successes and
+    milliseconds per step of each part; closes the cameras."""
+    from runner.policy_rollout import noise_for, run_episode
+
+    n = len(cells) - 1
     totals = {name: [0.0, 0] for name in loops}
     for i, (state, draw, seed) in enumerate(cells):
         noise = noise_for(seed, EXPERIENCE, state.state_id, horizon)
