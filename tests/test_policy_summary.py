@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from benchmark_data.cells import CELL_COLUMNS
-from benchmark_data.pages.policy_settings import (appearance_failure_share, complete_seeds, discriminates,
-                                                  success_by_group, summarize_policy, write_doc)
+from benchmark_data.pages.appearance_failures import appearance_failure_share, complete_seeds
+from benchmark_data.pages.policy_settings import discriminates, success_by_group, summarize_policy, write_doc
 from benchmark_data.paths import FROZEN_ROOT, cells_table, library_dir, query_set_dir
 from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
 from leaderboard.matrix import MISSING
@@ -156,9 +156,9 @@ def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
             "| 0.00 | 0.200 | yes |") in text
     assert "| stack-policydr-k3-orig | 3 | 0 of 5 | 0/3000 | no complete seed yet |" in text
     # 40 states x 3 experiences failures on draws 1-3, all with a succeeding draw-0 twin
-    assert ("| stack | stack-orig | 100% (120/120, 1 seed) | no complete seed yet | 26% -> 2% |"
-            in text)
-    assert "| door | door-orig | no complete seed yet | no complete seed yet | not given" in text
+    assert ("| stack | stack-orig | 100% [100, 100] (120/120, 1 seed) | no complete seed yet | n/a "
+            "| 26% -> 2% |") in text
+    assert "| door | door-orig | no complete seed yet | no complete seed yet | n/a | not given" in text
 
 
 def test_success_by_group_averages_experiences_seeds_and_scenes_of_each_group():

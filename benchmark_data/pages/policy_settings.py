@@ -15,99 +15,16 @@ from pathlib import Path
 import numpy as np
 
 from benchmark_data.frozen import load_transfer
+from benchmark_data.pages.appearance_failures import (AppearanceFailureShare, ShareDifference,
+                                                      appearance_failure_share, appearance_share_difference,
+                                                      complete_seeds)
 from benchmark_data.pages.doc_page import page_main
 from benchmark_data.pages.setting_figures import discriminates, summarize
 from benchmark_data.registry import SETTINGS, Mechanism
 from leaderboard.findings.paper import APPEARANCE_FAILURE_SHARE, TABLE_I
 from leaderboard.matrix import MISSING
 
-__all__ = ["AppearanceFailureShare", "PolicySettingSummary", "appearance_failure_share",
-           "complete_seeds", "discriminates", "success_by_group", "summarize_policy", "write_doc"]
-
-
-def complete_seeds(outcomes: np.ndarray) -> tuple[int, ...]:
-    """The seed indices whose K x Q slice of `outcomes` (K x Q x S) holds no `MISSING` cell."""
-    outcomes = np.asarray(outcomes)
-    if outcomes.ndim != 3:
-        raise ValueError(f"outcomes must be a (K, Q, S) tensor, got shape {outcomes.shape}")
-    done = (outcomes != MISSING).all(axis=(0, 1))
-    return tuple(int(s) for s in np.flatnonzero(done))
-
-
-@dataclass(frozen=True)
-class AppearanceFailureShare:
-    """Failures on perturbed appearance draws and how many of them appearance caused.
-
-    failures : failures on appearance draws 1-4, counted over experiences, scenes and seeds.
-    appearance_caused : of those, the ones whose draw-0 twin succeeded.
-    share : appearance_caused / failures; None when there is no such failure.
-    seeds : the seeds counted.
-    """
-
-    failures: int
-    appearance_caused: int
-    share: float | None
-    seeds: tuple[int, ...]
-
-
-def appearance_failure_share(outcomes: np.ndarray, state_ids, appearance_draw,
-                             seeds) -> AppearanceFailureShare:
-    """The share of failures caused by appearance (the paper's figure, Stack: Policy 26%, Policy+DR 2%).
-
-    Definition: over the given seeds and all K experiences, take every failure
-    (outcome 0) of experience i in a scene q with appearance draw 1-4 under
-    seed s. Its draw-0 twin is the outcome of the same experience i, under the
-    same seed s, in the scene with the same physical state (`state_ids[q]`) and
-    appearance draw 0. The failure counts as caused by appearance when that
-    twin succeeded (outcome 1): the same policy, state and seed succeed under
-    nominal appearance. The share is (failures whose twin succeeded) /
-    (failures on draws 1-4); None when there is no failure on draws 1-4.
-
-    `outcomes` is K x Q x S; `state_ids` and `appearance_draw` have length Q.
-    Every state must have exactly one draw-0 scene, and no cell of the given
-    seeds may be `MISSING` (pass `complete_seeds(outcomes)`).
-    """
-    outcomes = np.asarray(outcomes)
-    if outcomes.ndim != 3:
-        raise ValueError(f"outcomes must be a (K, Q, S) tensor, got shape {outcomes.shape}")
-    state_ids = np.asarray(state_ids)
-    draws = np.asarray(appearance_draw, dtype=np.int64)
-    n_scenes = outcomes.shape[1]
-    if state_ids.shape != (n_scenes,) or draws.shape != (n_scenes,):
-        raise ValueError(f"state_ids and appearance_draw must have shape ({n_scenes},), got "
-                         f"{state_ids.shape} and {draws.shape}")
-    seeds = tuple(int(s) for s in seeds)
-    bad = [s for s in seeds if not 0 <= s < outcomes.shape[2]]
-    if bad:
-        raise ValueError(f"seeds: {bad[0]} is not in 0-{outcomes.shape[2] - 1}")
-    if not seeds:
-        return AppearanceFailureShare(failures=0, appearance_caused=0, share=None, seeds=())
-    y = outcomes[:, :, list(seeds)]
-    missing = [s for j, s in enumerate(seeds) if (y[:, :, j] == MISSING).any()]
-    if missing:
-        raise ValueError(f"seeds: seed {missing[0]} has MISSING cells; pass complete seeds only")
-    twin = _draw0_twin(state_ids, draws)
-    perturbed = draws >= 1
-    fail = y[:, perturbed, :] == 0
-    twin_ok = y[:, twin[perturbed], :] == 1
-    failures = int(fail.sum())
-    caused = int((fail & twin_ok).sum())
-    return AppearanceFailureShare(failures=failures, appearance_caused=caused,
-                                  share=None if failures == 0 else caused / failures, seeds=seeds)
-
-
-def _draw0_twin(state_ids: np.ndarray, draws: np.ndarray) -> np.ndarray:
-    """For every scene, the index of the draw-0 scene of its physical state."""
-    nominal: dict = {}
-    for q in np.flatnonzero(draws == 0):
-        sid = state_ids[q]
-        if sid in nominal:
-            raise ValueError(f"appearance_draw: state {sid!r} has more than one draw-0 scene")
-        nominal[sid] = int(q)
-    absent = [sid for sid in state_ids if sid not in nominal]
-    if absent:
-        raise ValueError(f"appearance_draw: state {absent[0]!r} has no draw-0 scene")
-    return np.array([nominal[sid] for sid in state_ids], dtype=np.int64)
+__all__ = ["PolicySettingSummary", "discriminates", "success_by_group", "summarize_policy", "write_doc"]
 
 
 @dataclass(frozen=True)
@@ -157,10 +74,25 @@ def _fmt(value, digits=2) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+def _interval_txt(interval, scale: float = 100.0, signed: bool = False) -> str:
+    if interval is None:
+        return ""
+    if interval.low is None:
+        return f" [no interval: {interval.reason}]"
+    fmt = "{:+.0f}" if signed else "{:.0f}"
+    return f" [{fmt.format(scale * interval.low)}, {fmt.format(scale * interval.high)}]"
+
+
 def _pct(share: AppearanceFailureShare) -> str:
     seeds = f"{len(share.seeds)} seed{'s' if len(share.seeds) != 1 else ''}"
     value = "n/a" if share.share is None else f"{100 * share.share:.0f}%"
-    return f"{value} ({share.appearance_caused}/{share.failures}, {seeds})"
+    return f"{value}{_interval_txt(share.interval)} ({share.appearance_caused}/{share.failures}, {seeds})"
+
+
+def _points(diff: ShareDifference) -> str:
+    if diff.difference is None:
+        return "n/a"
+    return f"{100 * diff.difference:+.0f} points{_interval_txt(diff.interval, signed=True)}"
 
 
 def policy_settings() -> list:
@@ -194,14 +126,15 @@ def settings_table(root=None) -> str:
 
 
 def appearance_table(root=None) -> str:
-    """Markdown: appearance-caused failure share, Policy beside Policy+DR, per task and query set."""
+    """Markdown: appearance-caused failure share, Policy beside Policy+DR and their paired
+    difference, per task and query set, with state-clustered 95% intervals."""
     pairs: dict[tuple[str, str], dict] = {}
     for setting in policy_settings():
         pairs.setdefault((setting.task, setting.query_set), {})[setting.mechanism] = setting
-    lines = ["| task | query set | Policy | Policy+DR | paper (Policy -> Policy+DR) |",
-             "|---|---|---|---|---|"]
+    lines = ["| task | query set | Policy | Policy+DR | Policy - Policy+DR | paper (Policy -> Policy+DR) |",
+             "|---|---|---|---|---|---|"]
     for (task, query_set), by_mech in pairs.items():
-        cells = []
+        cells, tensors = [], []
         for mech in (Mechanism.POLICY, Mechanism.POLICY_DR):
             setting = by_mech.get(mech)
             if setting is None:
@@ -209,15 +142,22 @@ def appearance_table(root=None) -> str:
                 continue
             data = load_transfer(setting.id, root)
             seeds = complete_seeds(data.outcomes)
-            if not seeds:
-                cells.append("no complete seed yet")
-                continue
+            tensors.append((data, seeds))
             cells.append(_pct(appearance_failure_share(
-                data.outcomes, data.scenes.state_ids, data.scenes.appearance_draw, seeds)))
+                data.outcomes, data.scenes.state_ids, data.scenes.appearance_draw, seeds))
+                if seeds else "no complete seed yet")
+        difference = "n/a"
+        if len(tensors) == 2:
+            (first, seeds_a), (second, seeds_b) = tensors
+            both = tuple(s for s in seeds_a if s in seeds_b)
+            if both:
+                difference = _points(appearance_share_difference(
+                    first.outcomes, second.outcomes, first.scenes.state_ids,
+                    first.scenes.appearance_draw, both))
         paper = APPEARANCE_FAILURE_SHARE.get(task)
         paper_txt = ("not given (the paper reports that randomization also degrades layout performance)"
                      if paper is None else f"{100 * paper[0]:.0f}% -> {100 * paper[1]:.0f}%")
-        lines.append(f"| {task} | {query_set} | {cells[0]} | {cells[1]} | {paper_txt} |")
+        lines.append(f"| {task} | {query_set} | {cells[0]} | {cells[1]} | {difference} | {paper_txt} |")
     return "\n".join(lines)
 
 
@@ -295,8 +235,13 @@ APPEARANCE_HEAD = """
 Over the complete seeds and all K experiences: among the failures in scenes
 with appearance draw 1-4, the share whose draw-0 twin (same experience, same
 physical state, same seed, nominal appearance) succeeded. Shown as share
-(appearance-caused / failures on draws 1-4, seeds counted); n/a when there is
-no such failure. The paper reports one Stack figure, 26% for Policy and 2% for
+[95% interval] (appearance-caused / failures on draws 1-4, seeds counted); n/a
+when there is no such failure. The intervals resample the 40 physical states
+of the query set with replacement (2,000 resamples, all five renders, every
+experience and seed of a state together), as the audit's intervals do.
+**Policy - Policy+DR** is the difference of the two shares in percentage
+points over the seeds complete in both, its interval paired: each resample
+draws one set of states for both settings, which run the same scenes. The paper reports one Stack figure, 26% for Policy and 2% for
 Policy+DR, shown beside both Stack query sets. The paper gives no Door figure;
 it reports instead that on Door domain randomization also degrades performance
 on layout changes.

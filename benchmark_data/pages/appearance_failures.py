@@ -1,0 +1,206 @@
+"""Failures caused by appearance, with intervals clustered over physical states.
+
+The paper's appearance figure (Stack: Policy 26%, Policy+DR 2%) is the share
+of failures on perturbed appearance draws whose nominal twin succeeded. The
+five renders of one physical state share its layout, so they are not
+independent: the intervals here resample whole states (the 40 clusters of a
+query set), as the audit's do (AUDIT_SPEC "Intervals"). Policy and Policy+DR
+of one task and query set run the same scenes, so their difference is
+resampled with the same states on both sides (paired), which is narrower and
+honest about what is compared. Pure functions: arrays in, a frozen result out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from leaderboard.matrix import MISSING
+from leaderboard.metrics import defaults
+from leaderboard.metrics.bootstrap import (Interval, cluster_index, cluster_sums, percentile_interval,
+                                          resample_counts)
+
+__all__ = ["AppearanceFailureShare", "ShareDifference", "appearance_failure_share",
+           "appearance_share_difference", "complete_seeds"]
+
+
+def complete_seeds(outcomes: np.ndarray) -> tuple[int, ...]:
+    """The seed indices whose K x Q slice of `outcomes` (K x Q x S) holds no `MISSING` cell."""
+    outcomes = np.asarray(outcomes)
+    if outcomes.ndim != 3:
+        raise ValueError(f"outcomes must be a (K, Q, S) tensor, got shape {outcomes.shape}")
+    done = (outcomes != MISSING).all(axis=(0, 1))
+    return tuple(int(s) for s in np.flatnonzero(done))
+
+
+@dataclass(frozen=True)
+class AppearanceFailureShare:
+    """Failures on perturbed appearance draws and how many of them appearance caused.
+
+    failures : failures on appearance draws 1-4, counted over experiences, scenes and seeds.
+    appearance_caused : of those, the ones whose draw-0 twin succeeded.
+    share : appearance_caused / failures; None when there is no such failure.
+    seeds : the seeds counted.
+    interval : 95% percentile interval of the share over resampled physical states;
+        None when the share is None (no seed, or no failure).
+    n_states : physical states (clusters) resampled.
+    """
+
+    failures: int
+    appearance_caused: int
+    share: float | None
+    seeds: tuple[int, ...]
+    interval: Interval | None = None
+    n_states: int = 0
+
+
+@dataclass(frozen=True)
+class ShareDifference:
+    """Policy share minus Policy+DR share over the same states and seeds, paired.
+
+    difference : None when either share is None.
+    interval : 95% percentile interval over resampled states, the same resample on both sides.
+    seeds : the seeds counted on both sides (complete in both).
+    """
+
+    difference: float | None
+    interval: Interval | None
+    seeds: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class _StateCounts:
+    """Per-state totals: the sufficient statistics of the share and its resamples."""
+
+    failures: np.ndarray  # (C,) failures on draws 1-4 of the scenes of each state
+    caused: np.ndarray  # (C,) of those, the ones whose draw-0 twin succeeded
+    index: np.ndarray  # (Q,) cluster of each scene
+    n_states: int
+
+
+def _check_seeds(outcomes: np.ndarray, seeds) -> tuple[int, ...]:
+    seeds = tuple(int(s) for s in seeds)
+    bad = [s for s in seeds if not 0 <= s < outcomes.shape[2]]
+    if bad:
+        raise ValueError(f"seeds: {bad[0]} is not in 0-{outcomes.shape[2] - 1}")
+    y = outcomes[:, :, list(seeds)]
+    missing = [s for j, s in enumerate(seeds) if (y[:, :, j] == MISSING).any()]
+    if missing:
+        raise ValueError(f"seeds: seed {missing[0]} has MISSING cells; pass complete seeds only")
+    return seeds
+
+
+def _check_scenes(outcomes: np.ndarray, state_ids, appearance_draw) -> tuple[np.ndarray, np.ndarray]:
+    if outcomes.ndim != 3:
+        raise ValueError(f"outcomes must be a (K, Q, S) tensor, got shape {outcomes.shape}")
+    state_ids = np.asarray(state_ids)
+    draws = np.asarray(appearance_draw, dtype=np.int64)
+    n_scenes = outcomes.shape[1]
+    if state_ids.shape != (n_scenes,) or draws.shape != (n_scenes,):
+        raise ValueError(f"state_ids and appearance_draw must have shape ({n_scenes},), got "
+                         f"{state_ids.shape} and {draws.shape}")
+    return state_ids, draws
+
+
+def _draw0_twin(state_ids: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """For every scene, the index of the draw-0 scene of its physical state."""
+    nominal: dict = {}
+    for q in np.flatnonzero(draws == 0):
+        sid = state_ids[q]
+        if sid in nominal:
+            raise ValueError(f"appearance_draw: state {sid!r} has more than one draw-0 scene")
+        nominal[sid] = int(q)
+    absent = [sid for sid in state_ids if sid not in nominal]
+    if absent:
+        raise ValueError(f"appearance_draw: state {absent[0]!r} has no draw-0 scene")
+    return np.array([nominal[sid] for sid in state_ids], dtype=np.int64)
+
+
+def _state_counts(outcomes: np.ndarray, state_ids: np.ndarray, draws: np.ndarray,
+                  seeds: tuple[int, ...]) -> _StateCounts:
+    """Failures on draws 1-4 and appearance-caused failures, summed per physical state."""
+    y = outcomes[:, :, list(seeds)]
+    twin = _draw0_twin(state_ids, draws)
+    perturbed = (draws >= 1)[None, :, None]
+    fail = (y == 0) & perturbed
+    caused = fail & (y[:, twin, :] == 1)
+    index, n_states = cluster_index(state_ids)
+    per_scene = np.stack([fail.sum(axis=(0, 2)), caused.sum(axis=(0, 2))], axis=1).astype(np.float64)
+    sums = cluster_sums(index, n_states, per_scene)
+    return _StateCounts(failures=sums[:, 0], caused=sums[:, 1], index=index, n_states=n_states)
+
+
+def _resampled_shares(counts: list[_StateCounts], n_bootstrap: int, seed: int) -> list[np.ndarray]:
+    """(B,) resampled shares of each count set, every one under the same state resamples."""
+    n_states = counts[0].n_states
+    weights = resample_counts(n_states, n_bootstrap, np.random.default_rng(seed)).astype(np.float64)
+    out = []
+    for c in counts:
+        failures = weights @ c.failures
+        share = np.full(n_bootstrap, np.nan)
+        np.divide(weights @ c.caused, failures, out=share, where=failures > 0)
+        out.append(share)
+    return out
+
+
+def appearance_failure_share(outcomes: np.ndarray, state_ids, appearance_draw, seeds, *,
+                             n_bootstrap: int = defaults.N_BOOTSTRAP,
+                             seed: int = defaults.SEED) -> AppearanceFailureShare:
+    """The share of failures caused by appearance, with a state-clustered interval.
+
+    Definition: over the given seeds and all K experiences, take every failure
+    (outcome 0) of experience i in a scene q with appearance draw 1-4 under
+    seed s. Its draw-0 twin is the outcome of the same experience i, under the
+    same seed s, in the scene with the same physical state (`state_ids[q]`) and
+    appearance draw 0. The failure counts as caused by appearance when that
+    twin succeeded (outcome 1): the same policy, state and seed succeed under
+    nominal appearance. The share is (failures whose twin succeeded) /
+    (failures on draws 1-4); None when there is no failure on draws 1-4.
+
+    The interval resamples physical states with replacement (`n_bootstrap`
+    times, generator `seed`), all of a state's scenes, experiences and seeds
+    together. `outcomes` is K x Q x S; `state_ids` and `appearance_draw` have
+    length Q. Every state must have exactly one draw-0 scene, and no cell of
+    the given seeds may be `MISSING` (pass `complete_seeds(outcomes)`).
+    """
+    outcomes = np.asarray(outcomes)
+    state_ids, draws = _check_scenes(outcomes, state_ids, appearance_draw)
+    seeds = _check_seeds(outcomes, seeds)
+    if not seeds:
+        return AppearanceFailureShare(failures=0, appearance_caused=0, share=None, seeds=())
+    counts = _state_counts(outcomes, state_ids, draws, seeds)
+    failures, caused = int(counts.failures.sum()), int(counts.caused.sum())
+    if failures == 0:
+        return AppearanceFailureShare(failures=0, appearance_caused=0, share=None, seeds=seeds,
+                                      n_states=counts.n_states)
+    (resampled,) = _resampled_shares([counts], n_bootstrap, seed)
+    return AppearanceFailureShare(failures=failures, appearance_caused=caused, share=caused / failures,
+                                  seeds=seeds, interval=percentile_interval(resampled, "share"),
+                                  n_states=counts.n_states)
+
+
+def appearance_share_difference(policy: np.ndarray, policy_dr: np.ndarray, state_ids, appearance_draw,
+                                seeds, *, n_bootstrap: int = defaults.N_BOOTSTRAP,
+                                seed: int = defaults.SEED) -> ShareDifference:
+    """Policy share minus Policy+DR share, with a paired state-clustered interval.
+
+    `policy` and `policy_dr` are K x Q x S tensors over the same scenes (one
+    task and query set); `seeds` must be complete in both. Each resample draws
+    one multiset of physical states and computes both shares on it, so the
+    interval is of the paired difference.
+    """
+    policy, policy_dr = np.asarray(policy), np.asarray(policy_dr)
+    state_ids, draws = _check_scenes(policy, state_ids, appearance_draw)
+    _check_scenes(policy_dr, state_ids, draws)
+    seeds = _check_seeds(policy, seeds)
+    _check_seeds(policy_dr, seeds)
+    if not seeds:
+        return ShareDifference(difference=None, interval=None, seeds=())
+    counts = [_state_counts(y, state_ids, draws, seeds) for y in (policy, policy_dr)]
+    if any(c.failures.sum() == 0 for c in counts):
+        return ShareDifference(difference=None, interval=None, seeds=seeds)
+    point = [c.caused.sum() / c.failures.sum() for c in counts]
+    first, second = _resampled_shares(counts, n_bootstrap, seed)
+    return ShareDifference(difference=float(point[0] - point[1]),
+                           interval=percentile_interval(first - second, "share difference"), seeds=seeds)
