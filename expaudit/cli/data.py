@@ -85,6 +85,16 @@ def register(subparsers) -> None:
                           "(default: --root), e.g. the staging root")
     ver.set_defaults(handler=_run)
 
+    ado = sub.add_parser("adopt-staging",
+                         help="replace the published policy settings with the staging root's complete "
+                              "regeneration (policies, cells, encoder features, manifest)")
+    ado.add_argument("--check", action="store_true",
+                     help="only list what the staging root still lacks; exit 0 when ready, 1 when not")
+    ado.add_argument("--staging", default=None,
+                     help="staging root (default: benchmark_data/staging)")
+    ado.add_argument("--root", default=None, help="published data root (default: the package's)")
+    ado.set_defaults(handler=_run)
+
     exp = sub.add_parser("export", help="write a setting as experiences.csv, scenes.csv, outcomes.csv")
     exp.add_argument("setting", help="setting id")
     exp.add_argument("directory", help="output directory (created if needed)")

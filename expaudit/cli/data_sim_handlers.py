@@ -1,5 +1,5 @@
 """The handlers of the `expaudit data` actions that run the simulator: generate, train and
-evaluate policies, verify, render images and build the Door data.
+evaluate policies, verify, render images, build the Door data and adopt the staging root.
 
 They need the `sim` extra (robosuite, MuJoCo) and, for policies, torch, so
 `data_handlers` loads this module only when one of these actions runs.
@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmark_data.generation.adopt_staging import adopt, staging_state
 from benchmark_data.generation.images import write_base_images, write_query_images
 from benchmark_data.generation.library_stream import build_door_library
 from benchmark_data.generation.policies import evaluate_policy, train_policy
@@ -26,6 +27,7 @@ from benchmark_data.paths import STAGING_ROOT, root_or_default
 from benchmark_data.policy_files import PolicyNotFoundError, is_trained, policy_dir, policy_experiences
 from benchmark_data.query_sets import write_scenes
 from benchmark_data.registry import LIBRARY_IDS, N_SEEDS, QUERY_SETS, SETTINGS, Mechanism, get_setting
+from expaudit.errors import InvalidInput
 from expaudit.numerics import blas_kernel, torch_cpu_capability
 from runner.appearance import SceneRenderer
 from runner.door_sim import DoorSim
@@ -202,7 +204,29 @@ def door(args: argparse.Namespace) -> int:
     return 0
 
 
+def adopt_staging(args: argparse.Namespace) -> int:
+    staging = Path(args.staging) if args.staging is not None else STAGING_ROOT
+    if staging.resolve() == root_or_default(args.root).resolve():
+        print(f"expaudit data adopt-staging: --staging {staging} is the published root", file=sys.stderr)
+        return 2
+    if args.check:
+        state = staging_state(staging, args.root)
+        for line in state.problems():
+            print(line)
+        print("ready to adopt" if state.ready else f"not ready: {len(state.problems())} item(s) missing")
+        return 0 if state.ready else 1
+    try:
+        adopt(staging, args.root, log=_log)
+    except InvalidInput as exc:
+        print(f"expaudit data adopt-staging: {exc}", file=sys.stderr)
+        return 2
+    _log("adopted; now regenerate the pages, findings and leaderboard (docs/data.md, "
+         "\"Adopting the regenerated policy settings\")")
+    return 0
+
+
 HANDLERS = {
+    "adopt-staging": adopt_staging,
     "generate": generate,
     "train-policies": train_policies,
     "evaluate-policy": evaluate,

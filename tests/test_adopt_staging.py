@@ -1,0 +1,132 @@
+"""Adopting the staging root: all or nothing, and only once every policy and cell is there."""
+
+import hashlib
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from benchmark_data.cells import load_cells
+from benchmark_data.generation.adopt_staging import adopt, staging_state
+from benchmark_data.journal import CELL_COLUMNS
+from benchmark_data.paths import FROZEN_ROOT, cells_journal, cells_table
+from benchmark_data.policy_files import policy_dir, policy_experiences
+from benchmark_data.query_sets import read_scenes
+from benchmark_data.registry import N_SEEDS, SETTINGS, Mechanism
+from expaudit.errors import InvalidInput
+
+POLICY_SETTINGS = [s for s in SETTINGS.values() if s.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR)]
+
+
+def _published(tmp_path):
+    """A published root with the real query-set scene tables and version-1 policies and cells."""
+    root = tmp_path / "published"
+    for q in {s.query_set for s in POLICY_SETTINGS}:
+        (root / "query_sets" / q).mkdir(parents=True)
+        shutil.copyfile(FROZEN_ROOT / "query_sets" / q / "scenes.parquet",
+                        root / "query_sets" / q / "scenes.parquet")
+    for _, mechanism, eid in policy_experiences():
+        d = policy_dir(mechanism, eid, root)
+        d.mkdir(parents=True)
+        (d / "weights.pt").write_bytes(b"version 1")
+        (d / "spec.json").write_text(json.dumps({"image_size": 64}))
+        (d / "training.json").write_text(json.dumps({"task": eid.split("-")[0], "mechanism": mechanism}))
+    _cells(root, success=0, code_version="sha256:old")
+    return root
+
+
+def _cells(root, *, success, code_version, skip=0):
+    """Every cell of every policy setting (minus the last `skip` of each), as journals."""
+    for setting in POLICY_SETTINGS:
+        scenes = list(read_scenes(setting.query_set, root).scene_id)
+        rows = [dict(mechanism=setting.mechanism.value, query_set=setting.query_set, experience_id=e,
+                     state_id=sid, seed=seed, success=success, state_hash="s", final_hash="f", wall_s=1.0,
+                     code_version=code_version, packages="{}")
+                for seed in range(N_SEEDS) for e in setting.experience_ids for sid in scenes]
+        rows = rows[:len(rows) - skip]
+        journal = cells_journal(setting.mechanism.value, setting.query_set, root)
+        journal.parent.mkdir(parents=True, exist_ok=True)
+        with journal.open("a") as fh:
+            fh.writelines(json.dumps({k: r[k] for k in CELL_COLUMNS}) + "\n" for r in rows)
+
+
+def _staging(tmp_path, root, *, skip_policy=None, skip_cells=0, validation=(30, 40, 60, 160)):
+    staging = tmp_path / "staging"
+    for task, mechanism, eid in policy_experiences():
+        if (mechanism, eid) == skip_policy:
+            continue
+        d = policy_dir(mechanism, eid, staging)
+        d.mkdir(parents=True)
+        (d / "weights.pt").write_bytes(f"version 2 {mechanism} {eid}".encode())
+        (d / "spec.json").write_text(json.dumps({"image_size": 64, "policy_mechanism": 2}))
+        d0, n0, d14, n14 = validation
+        (d / "training.json").write_text(json.dumps({
+            "task": task, "mechanism": mechanism, "experience_id": eid, "gates": {},
+            "validation": {"groups": {"draw 0": [d0, n0], "draws 1-4": [d14, n14], "own": [20, 20]}}}))
+    # the scenes come from the published root; staging holds policies and cells only
+    for q in {s.query_set for s in POLICY_SETTINGS}:
+        (staging / "query_sets" / q).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / "query_sets" / q / "scenes.parquet", staging / "query_sets" / q / "scenes.parquet")
+    _cells(staging, success=1, code_version="sha256:new", skip=skip_cells)
+    return staging
+
+
+def _tree_hash(path):
+    h = hashlib.sha256()
+    for p in sorted(path.rglob("*")):
+        if p.is_file():
+            h.update(p.relative_to(path).as_posix().encode() + p.read_bytes())
+    return h.hexdigest()
+
+
+def _export(calls):
+    def export(task, root):
+        calls.append(task)
+        path = root / "policies" / "policy_dr" / f"encoder_features_{task}.parquet"
+        pd.DataFrame({"task": [task]}).to_parquet(path)
+        return path
+    return export
+
+
+@pytest.mark.parametrize("case", ["policy missing", "one cell missing", "no go"])
+def test_a_staging_root_that_is_not_ready_changes_nothing_and_says_what_is_missing(tmp_path, case):
+    root = _published(tmp_path)
+    kwargs = {"policy missing": dict(skip_policy=("policy_dr", "door-e001")),
+              "one cell missing": dict(skip_cells=1),
+              "no go": dict(validation=(5, 40, 10, 160))}[case]
+    staging = _staging(tmp_path, root, **kwargs)
+    before = _tree_hash(root), _tree_hash(staging / "policies")
+    calls = []
+    with pytest.raises(InvalidInput) as err:
+        adopt(staging, root, export_features=_export(calls))
+    message = str(err.value)
+    expected = {"policy missing": "policy not trained: policy_dr door-e001",
+                "one cell missing": "setting incomplete: door-policydr-k3-fresh: 2999/3000 cells",
+                "no go": "the go / no-go does not say go"}[case]
+    assert expected in message
+    assert (_tree_hash(root), _tree_hash(staging / "policies")) == before and calls == []
+    assert not staging_state(staging, root).ready
+
+
+def test_a_complete_staging_root_replaces_policies_and_cells_and_empties_itself(tmp_path):
+    root = _published(tmp_path)
+    staging = _staging(tmp_path, root)
+    assert staging_state(staging, root).ready
+    calls = []
+    adopt(staging, root, export_features=_export(calls))
+    assert calls == ["door", "stack"]
+    for _, mechanism, eid in policy_experiences():
+        d = policy_dir(mechanism, eid, root)
+        assert (d / "weights.pt").read_bytes() == f"version 2 {mechanism} {eid}".encode()
+        assert json.loads((d / "spec.json").read_text())["policy_mechanism"] == 2
+        assert not policy_dir(mechanism, eid, staging).exists()
+        assert not d.with_name(d.name + ".old").exists() and not d.with_name(d.name + ".new").exists()
+    for setting in POLICY_SETTINGS:
+        cells = load_cells(setting.mechanism.value, setting.query_set, root)
+        assert set(cells.code_version) == {"sha256:new"} and cells.success.eq(1).all()
+        assert not cells_journal(setting.mechanism.value, setting.query_set, root).exists()
+        assert not cells_table(setting.mechanism.value, setting.query_set, staging).exists()
+    manifest = json.loads((root / "manifest.json").read_text())
+    assert "policies/policy_dr/encoder_features_stack.parquet" in manifest["files"]
+    assert manifest["files"]["policies/policy/stack-e000/weights.pt"]["bytes"] == len(b"version 2 policy stack-e000")
