@@ -16,3 +16,9 @@ pin_kernels()  # before any module of this package loads numpy or torch
 # imported (by a module of this package), and EGL needs no display. An explicit MUJOCO_GL
 # (osmesa, glfw) wins.
 os.environ.setdefault("MUJOCO_GL", "egl")
+# Mesa's software renderer (llvmpipe, EGL without a GPU) starts one rasterizer thread per core
+# in every rendering process; the CPU runners already keep one process per core, so those
+# threads only contend. 0 rasterizes in the calling thread: the same pixels, faster
+# (benchmarks/render_threads_bench.py). Read once, when the first context is made; an explicit
+# LP_NUM_THREADS wins.
+os.environ.setdefault("LP_NUM_THREADS", "0")

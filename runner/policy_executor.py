@@ -86,6 +86,17 @@ def make_camera(sim, task: str, kind: tuple[int, int]):
     return PolicyCamera(sim, task=task, size=size)
 
 
+def gl_renderer(camera) -> str:
+    """"GL_RENDERER / GL_VERSION" of the OpenGL context a policy camera draws with, e.g.
+    "llvmpipe (LLVM 15.0.6, 256 bits) / 4.5 (Compatibility Profile) Mesa 22.3.6"."""
+    from OpenGL import GL
+
+    if camera.renderer._gl_context is not None:
+        camera.renderer._gl_context.make_current()
+    names = [GL.glGetString(name) for name in (GL.GL_RENDERER, GL.GL_VERSION)]
+    return " / ".join(n.decode(errors="replace") if n else "unknown" for n in names)
+
+
 class PolicyRunner:
     """Simulators, cameras and loaded policies of one process; runs groups of cells."""
 
@@ -146,7 +157,7 @@ class PolicyRunner:
         if mechanism not in POLICY_MECHANISM_NAMES:
             raise ValueError(f"cell mechanism {mechanism!r} is not a policy mechanism {POLICY_MECHANISM_NAMES}")
         actor, kind, version = self._loaded(mechanism, eid)
-        packages = policy_package_versions(self.device)
+        packages = None
         horizon = policy_rollout.HORIZON[self.world.task]  # read per call (tests shorten it)
         results = []
         for start in range(0, len(cells), self.envs):
@@ -158,6 +169,8 @@ class PolicyRunner:
                     raise KeyError(f"scene {cell.state_id!r} is not in query set {cell.query_set!r}")
                 scenes.append(scene)
             sims, cameras = self._environments(len(batch), kind)
+            if packages is None:
+                packages = policy_package_versions(self.device, gl_renderer(cameras[0]))
             before = []
             for sim, scene in zip(sims, scenes):
                 sim.restore(scene.layout)

@@ -26,6 +26,10 @@ POLICY_MECHANISM_SOURCES = {1: POLICY_SOURCES, 2: RECIPE_POLICY_SOURCES}
 """The sources a policy of each mechanism version runs (its spec.json names the version)."""
 POLICY_PACKAGES = PACKAGES + ("torch", "robomimic")
 """Packages whose versions can change a policy rollout."""
+RENDERER_KEY = "renderer"
+"""Packages entry of a policy cell: the OpenGL renderer and version its camera drew with. A
+software renderer's vector width (llvmpipe's "256 bits" or "512 bits") changes the rounding
+of pixels, hence a policy's actions and final state (docs/data.md, "What reproduces where")."""
 
 
 REPLAY_MECHANISM = 1
@@ -122,10 +126,13 @@ def package_versions() -> str:
 
 
 @lru_cache(maxsize=None)
-def policy_package_versions(device: str = "cpu") -> str:
-    """JSON object of the versions of `POLICY_PACKAGES`, numpy's and torch's CPU kernels and the
-    inference device."""
+def policy_package_versions(device: str = "cpu", renderer: str | None = None) -> str:
+    """JSON object of the versions of `POLICY_PACKAGES`, numpy's and torch's CPU kernels, the
+    inference device and, when given, the OpenGL renderer the policy camera drew with
+    (`RENDERER_KEY`)."""
     versions = json.loads(_versions(POLICY_PACKAGES))
     versions[TORCH_KERNEL_KEY] = torch_cpu_capability()
     versions["device"] = device
+    if renderer is not None:
+        versions[RENDERER_KEY] = renderer
     return json.dumps(versions, sort_keys=True)

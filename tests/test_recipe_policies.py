@@ -162,6 +162,8 @@ def test_a_cell_of_the_policy_runs_with_both_cameras_and_verifies(trained):
     assert record["code_version"] == policy_code_version(str(out))
     assert record["code_version"] != policy_source_version(1)
     assert (report.n_checked, report.mismatches) == (1, ())
+    renderer = json.loads(record["packages"])["renderer"]  # what drew the pixels the policy read
+    assert " / " in renderer and "unknown" not in renderer
 
 
 def test_a_version_1_policy_acts_the_same_after_a_version_2_policy_is_built_in_its_process():
