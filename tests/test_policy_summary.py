@@ -109,6 +109,7 @@ def test_setting_summary_uses_the_mean_over_complete_seeds_only():
     assert s.headroom == pytest.approx(1 - 2.5 / 4)
     assert s.best_fixed_advantage == pytest.approx((2.5 / 4 - 0.5) / (1 - 0.5))
     assert s.discriminates is True
+    assert s.quality_range == pytest.approx(2.5 / 4 - 1.5 / 4)  # e000 0.625, e001 0.375, e002 0.5
 
 
 def test_setting_summary_without_a_complete_seed_has_no_figures():
@@ -116,7 +117,7 @@ def test_setting_summary_without_a_complete_seed_has_no_figures():
     s = summarize_policy(y)
     assert s.seeds_complete == () and (s.cells_done, s.cells_total) == (3, 8)
     assert s.random is None and s.oracle is None and s.best_fixed is None
-    assert s.headroom is None and s.discriminates is None
+    assert s.headroom is None and s.discriminates is None and s.quality_range is None
 
 
 def test_discrimination_bar():
@@ -153,7 +154,7 @@ def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
     text = write_doc(tmp_path / "policy_settings.md", tmp_path).read_text()
     # 600 cells of seed 0 + 300 of seed 1; random = 1 - 120/600, every scene has a success
     assert ("| stack-policy-k3-orig | 3 | 1 of 5 | 900/3000 | 0.80 | 1.00 | stack-e000 | 0.80 "
-            "| 0.00 | 0.200 | yes |") in text
+            "| 0.00 | 0.200 | 0.00 | yes |") in text
     assert "| stack-policydr-k3-orig | 3 | 0 of 5 | 0/3000 | no complete seed yet |" in text
     # 40 states x 3 experiences failures on draws 1-3, all with a succeeding draw-0 twin
     assert ("| stack | stack-orig | 100% [100, 100] (120/120, 1 seed) | no complete seed yet | n/a "

@@ -37,6 +37,8 @@ class PolicySettingSummary:
     The remaining fields come from `summarize` on the seed-mean success matrix
     over `seeds_complete` (AUDIT_SPEC definitions); all None when no seed is
     complete. `discriminates` applies the benchmark's bar to random and oracle.
+    quality_range : the best experience's mean success minus the worst's: the policies must
+        differ in quality for a selector to have something to find.
     """
 
     seeds_complete: tuple[int, ...]
@@ -50,6 +52,7 @@ class PolicySettingSummary:
     best_fixed_advantage: float | None
     headroom: float | None
     discriminates: bool | None
+    quality_range: float | None = None
 
 
 def summarize_policy(outcomes: np.ndarray) -> PolicySettingSummary:
@@ -62,12 +65,15 @@ def summarize_policy(outcomes: np.ndarray) -> PolicySettingSummary:
                                     cells_total=total, random=None, oracle=None, best_fixed=None,
                                     best_fixed_success=None, best_fixed_advantage=None,
                                     headroom=None, discriminates=None)
-    s = summarize(outcomes[:, :, list(seeds)].astype(np.float64).mean(axis=2))
+    y = outcomes[:, :, list(seeds)].astype(np.float64).mean(axis=2)
+    s = summarize(y)
+    quality = y.mean(axis=1)
     return PolicySettingSummary(seeds_complete=seeds, n_seeds=outcomes.shape[2], cells_done=done,
                                 cells_total=total, random=s.random, oracle=s.oracle,
                                 best_fixed=s.best_fixed, best_fixed_success=s.best_fixed_success,
                                 best_fixed_advantage=s.best_fixed_advantage, headroom=s.headroom,
-                                discriminates=discriminates(s.random, s.oracle))
+                                discriminates=discriminates(s.random, s.oracle),
+                                quality_range=float(quality.max() - quality.min()))
 
 
 def _fmt(value, digits=2) -> str:
@@ -104,8 +110,8 @@ def policy_settings() -> list:
 def settings_table(root=None) -> str:
     """The Markdown table of the policy settings' figures from the frozen data."""
     lines = ["| setting | K | seeds complete | cells | random | oracle | best-fixed | best-fixed success "
-             "| best-fixed A | headroom | discriminates | paper: random, oracle, A, headroom |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| best-fixed A | headroom | experience range | discriminates | paper: random, oracle, A, headroom |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for setting in policy_settings():
         data = load_transfer(setting.id, root)
         s = summarize_policy(data.outcomes)
@@ -116,11 +122,11 @@ def settings_table(root=None) -> str:
         head = (f"| {setting.id} | {setting.k} | {len(s.seeds_complete)} of {s.n_seeds} "
                 f"| {s.cells_done}/{s.cells_total} ")
         if not s.seeds_complete:
-            lines.append(head + f"| no complete seed yet | | | | | | | {paper_txt} |")
+            lines.append(head + f"| no complete seed yet | | | | | | | | {paper_txt} |")
             continue
         lines.append(head + f"| {s.random:.2f} | {s.oracle:.2f} "
                      f"| {data.experience_ids[s.best_fixed]} | {s.best_fixed_success:.2f} "
-                     f"| {_fmt(s.best_fixed_advantage)} | {s.headroom:.3f} "
+                     f"| {_fmt(s.best_fixed_advantage)} | {s.headroom:.3f} | {s.quality_range:.2f} "
                      f"| {'yes' if s.discriminates else 'no'} | {paper_txt} |")
     return "\n".join(lines)
 
@@ -223,7 +229,9 @@ success over all experiences and scenes; **oracle**: mean over scenes of the
 best experience's success; **best-fixed**: the experience with the highest
 mean success, and that success; **best-fixed A**: (best-fixed - random) /
 (oracle - random), n/a when oracle - random is below 0.05; **headroom**:
-oracle - best-fixed. **discriminates**: oracle - random >= 0.10 and random
+oracle - best-fixed; **experience range**: the best experience's mean success
+minus the worst's (the policies must differ in quality, >= 0.10 asked of the
+regenerated policies). **discriminates**: oracle - random >= 0.10 and random
 within 0.30-0.85, the same bar as the Replay settings.
 
 """
