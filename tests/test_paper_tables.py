@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from benchmark_data.pages import policy_settings, replay_settings
-from benchmark_data.pages.setting_figures import discriminates, summarize
+from benchmark_data.pages.setting_figures import summarize
 from leaderboard.findings import measure, page, paper
 from leaderboard.findings.paper import TABLE_I, TABLE_IV, TableIRow
+from leaderboard.metrics.discrimination import discriminates
 from leaderboard.metrics.ranking import r2_scene
 from leaderboard.metrics.reference import reference_quantities
 from leaderboard.metrics.selection import oracle_tie_counts

@@ -8,10 +8,11 @@ import pytest
 
 from benchmark_data.cells import CELL_COLUMNS
 from benchmark_data.pages.appearance_failures import appearance_failure_share, complete_seeds
-from benchmark_data.pages.policy_settings import discriminates, success_by_group, summarize_policy, write_doc
+from benchmark_data.pages.policy_settings import success_by_group, summarize_policy, write_doc
 from benchmark_data.paths import FROZEN_ROOT, cells_table, library_dir, query_set_dir
 from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
 from leaderboard.matrix import MISSING
+from leaderboard.metrics.discrimination import discriminates, shortfall
 
 M = MISSING
 
@@ -128,6 +129,15 @@ def test_discrimination_bar():
     assert not discriminates(random=0.86, oracle=1.00)
     # an all-success matrix: random 1.0, no gap
     assert summarize_policy(np.ones((3, 4, 1), dtype=np.int8)).discriminates is False
+
+
+def test_the_shortfall_names_each_part_of_the_bar_that_misses_with_its_numbers():
+    assert shortfall(random=0.50, oracle=0.60) is None
+    assert shortfall(random=0.18, oracle=0.30) == "random success 0.180 is below 0.30"
+    assert shortfall(random=0.90, oracle=0.95) == ("oracle - random = 0.950 - 0.900 = 0.050 is below 0.10; "
+                                                   "random success 0.900 is above 0.85")
+    assert shortfall(random=0.02, oracle=0.05) == ("oracle - random = 0.050 - 0.020 = 0.030 is below 0.10; "
+                                                   "random success 0.020 is below 0.30")
 
 
 def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):

@@ -52,13 +52,27 @@ def test_marks_are_unknown_without_numbers():
 
 
 def test_discrimination_threshold_and_reason():
-    assert discrimination([report(oracle=0.9, random=0.3)]).discriminates is True
+    met = discrimination([report(oracle=0.9, random=0.3)])
+    assert (met.discriminates, met.advantage_defined) == (True, True)
+    assert "0.900 - 0.300 = 0.600 (at least 0.10) and random success 0.300 within 0.30-0.85" in met.reason
     flat = discrimination([{"verdict": {}}, report(oracle=0.33, random=0.3)])
     assert flat.discriminates is False and flat.oracle_minus_random == pytest.approx(0.03)
-    assert "0.330 - 0.300 = 0.030, below 0.05" in flat.reason
+    assert flat.advantage_defined is False
+    assert "0.330 - 0.300 = 0.030 is below 0.10" in flat.reason and "below 0.05 A is undefined" in flat.reason
     assert rank_metric(flat) == RANK_BY_SUCCESS
     unknown = discrimination([{"reference": {"success_rule": 0.4}}])
     assert unknown.discriminates is None and rank_metric(unknown) == RANK_BY_ADVANTAGE
+
+
+def test_a_setting_whose_random_pick_almost_always_fails_does_not_discriminate_but_keeps_a():
+    """Door Policy before the regeneration: oracle - random 0.12, random success 0.18."""
+    low = discrimination([report(oracle=0.30, random=0.18)])
+    assert (low.discriminates, low.advantage_defined) == (False, True)
+    assert low.reason == "random success 0.180 is below 0.30"
+    assert rank_metric(low) == RANK_BY_ADVANTAGE
+    high = discrimination([report(oracle=0.97, random=0.88)])
+    assert high.discriminates is False and "random success 0.880 is above 0.85" in high.reason
+    assert "0.090 is below 0.10" in high.reason and high.advantage_defined is True
 
 
 def test_reference_lines_come_from_the_reports_and_link_to_published_rows():

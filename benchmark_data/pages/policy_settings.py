@@ -19,12 +19,13 @@ from benchmark_data.pages.appearance_failures import (AppearanceFailureShare, Sh
                                                       appearance_failure_share, appearance_share_difference,
                                                       complete_seeds)
 from benchmark_data.pages.doc_page import page_main
-from benchmark_data.pages.setting_figures import discriminates, summarize
+from benchmark_data.pages.setting_figures import summarize
 from benchmark_data.registry import SETTINGS, Mechanism
 from leaderboard.findings.paper import APPEARANCE_FAILURE_SHARE, TABLE_I
 from leaderboard.matrix import MISSING
+from leaderboard.metrics.discrimination import discriminates
 
-__all__ = ["PolicySettingSummary", "discriminates", "success_by_group", "summarize_policy", "write_doc"]
+__all__ = ["PolicySettingSummary", "success_by_group", "summarize_policy", "write_doc"]
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ import numpy as np
 from benchmark_data.frozen import completeness, load_transfer, own_base_success
 from benchmark_data.library import rejection_counts
 from benchmark_data.pages.doc_page import page_main
-from benchmark_data.pages.setting_figures import (DISCRIMINATION_MIN_GAP, DISCRIMINATION_RANDOM_RANGE,
-                                                  discriminates, summarize)
+from benchmark_data.pages.setting_figures import summarize
 from benchmark_data.registry import get_setting
 from leaderboard.audit import run_audit
+from leaderboard.metrics.discrimination import MIN_GAP, RANDOM_RANGE, discriminates
 from leaderboard.findings.paper import R2_SCENE, R2_SCENE_RANGES, STACK_REPLAY_SETTINGS, TABLE_I
 from leaderboard.rules.registry import get_rule
 
@@ -145,13 +145,13 @@ def comparison_text(root=None) -> str:
     paper = [TABLE_I[sid] for sid in STACK_REPLAY_SETTINGS]
     ok = all(discriminates(s.random, s.oracle) for s in ours)
     r2 = [s.r2_scene for s in ours if s.r2_scene is not None]
-    low, high = DISCRIMINATION_RANDOM_RANGE
+    low, high = RANDOM_RANGE
     return (f"\n\nOver the {len(ours)} complete settings: random {rng([s.random for s in ours])} "
             f"(paper {rng([p.random for p in paper])}), oracle {rng([s.oracle for s in ours])} "
             f"(paper {rng([p.oracle for p in paper])}), headroom {rng([s.headroom for s in ours])} "
             f"(paper {rng([p.headroom for p in paper])}), R_q^2 {rng(r2) if r2 else 'n/a'} "
             f"(paper {R2_SCENE_RANGES['replay_k3'][0]:.2f}-{R2_SCENE_RANGES['replay_k10_up'][1]:.2f}). "
-            f"Discrimination bar (oracle - random >= {DISCRIMINATION_MIN_GAP:.2f}, random within "
+            f"Discrimination bar (oracle - random >= {MIN_GAP:.2f}, random within "
             f"{low:.2f}-{high:.2f}) met in every complete setting: {'yes' if ok else 'no'}.")
 
 

@@ -3,8 +3,8 @@
 `summarize` takes the engine's reference quantities (random, oracle,
 best-fixed and its advantage, headroom), the oracle's tie-split top-pick share
 and `r2_scene` for a whole matrix, so the generated pages and the leaderboard
-share one definition of each. `discriminates` is the bar every published
-setting has to meet.
+share one definition of each. The bar every published setting has to meet
+is `leaderboard.metrics.discrimination`.
 """
 
 from __future__ import annotations
@@ -15,12 +15,8 @@ import numpy as np
 
 from leaderboard.metrics.ranking import r2_scene
 from leaderboard.metrics.reference import reference_quantities
-from leaderboard.metrics.selection import FLOAT_TOLERANCE, oracle_tie_counts, select
+from leaderboard.metrics.selection import oracle_tie_counts, select
 
-DISCRIMINATION_MIN_GAP = 0.10
-"""A setting discriminates when oracle - random is at least this ..."""
-DISCRIMINATION_RANDOM_RANGE = (0.30, 0.85)
-"""... and random success lies within this closed range (the same bar for Replay and policies)."""
 
 
 @dataclass(frozen=True)
@@ -53,10 +49,3 @@ def summarize(y: np.ndarray) -> MatrixSummary:
                          best_fixed_advantage=ref.best_fixed_advantage, headroom=ref.headroom,
                          oracle_top_pick_share=float(oracle_tie_counts(y).max() / y.shape[1]),
                          r2_scene=r2)
-
-
-def discriminates(random: float, oracle: float) -> bool:
-    """The benchmark's bar: oracle - random >= 0.10 and 0.30 <= random <= 0.85 (float slack allowed)."""
-    low, high = DISCRIMINATION_RANDOM_RANGE
-    return bool(oracle - random >= DISCRIMINATION_MIN_GAP - FLOAT_TOLERANCE
-                and low - FLOAT_TOLERANCE <= random <= high + FLOAT_TOLERANCE)

@@ -3,10 +3,13 @@
 Pure functions from report dicts to frozen results; no I/O. The published
 pages (`leaderboard.site.build`) only format what is decided here:
 
-- a setting **discriminates** when oracle minus random success is at least
-  `defaults.ADVANTAGE_MIN_DENOMINATOR` (the threshold below which A is
-  undefined); otherwise no rule can be told apart from random on it, and it is
-  left out of cross-setting summaries;
+- a setting **discriminates** when it meets the benchmark's bar
+  (`leaderboard.metrics.discrimination`: oracle - random at least 0.10 and
+  random success within 0.30-0.85, as on the data pages); one that does not
+  says which part it misses, with the numbers, and is left out of
+  cross-setting summaries. Apart from that, A is **undefined** where oracle
+  minus random is below `defaults.ADVANTAGE_MIN_DENOMINATOR`: there no rule
+  can be told apart from random, and rows are ranked by success;
 - the hindsight rows (random, best-fixed, oracle) are **reference lines**,
   not competitors: A = 0, best-fixed's A and A = 1;
 - every other row is **ranked** by A (by success where A is undefined) with
@@ -23,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from leaderboard.metrics import defaults
+from leaderboard.metrics.discrimination import MIN_GAP, RANDOM_RANGE, shortfall
 
 REFERENCE_LINES = ("random", "oracle", "best_fixed")
 """Hindsight rows drawn as reference lines: the floor, the ceiling, one good experience."""
@@ -68,14 +72,16 @@ def estimate(report: dict, name: str) -> Estimate:
 
 @dataclass(frozen=True)
 class Discrimination:
-    """Whether a setting can tell rules apart, and the measured reason."""
+    """Whether a setting meets the benchmark's bar, whether A is defined on it, and the measured
+    reason; None where no published report says yet."""
 
     discriminates: bool | None
     oracle_minus_random: float | None
     reason: str
+    advantage_defined: bool | None = None
 
     def to_json(self) -> dict:
-        return {"discriminates": self.discriminates,
+        return {"discriminates": self.discriminates, "advantage_defined": self.advantage_defined,
                 "oracle_minus_random": self.oracle_minus_random, "reason": self.reason}
 
 
@@ -85,18 +91,24 @@ def discrimination(reports: Sequence[dict]) -> Discrimination:
     They depend on the data only, so any report of the setting gives them.
     """
     threshold = defaults.ADVANTAGE_MIN_DENOMINATOR
+    low, high = RANDOM_RANGE
     for report in reports:
         reference = report.get("reference") or {}
         oracle, random = reference.get("success_oracle"), reference.get("success_random")
         if oracle is None or random is None:
             continue
-        spread = round(float(oracle) - float(random), 6)
-        if spread < threshold:
-            return Discrimination(False, spread, (
-                f"oracle - random = {oracle:.3f} - {random:.3f} = {spread:.3f}, below "
-                f"{threshold}: A is undefined and no rule can be told apart from random here"))
-        return Discrimination(True, spread, (
-            f"oracle - random = {oracle:.3f} - {random:.3f} = {spread:.3f} (at least {threshold})"))
+        oracle, random = float(oracle), float(random)
+        spread = round(oracle - random, 6)
+        defined = spread >= threshold
+        missing = shortfall(random, oracle)
+        if missing is None:
+            return Discrimination(True, spread, (
+                f"oracle - random = {oracle:.3f} - {random:.3f} = {spread:.3f} (at least {MIN_GAP:.2f}) "
+                f"and random success {random:.3f} within {low:.2f}-{high:.2f}"), True)
+        if not defined:
+            missing += (f"; with oracle - random below {threshold} A is undefined and no rule can be "
+                        f"told apart from random here")
+        return Discrimination(False, spread, missing, defined)
     return Discrimination(None, None, "no published report gives oracle and random success yet")
 
 
@@ -202,8 +214,8 @@ def standing(row_id: str, report: dict) -> Standing:
 
 
 def rank_metric(found: Discrimination) -> str:
-    """Rank by A where the setting discriminates, else by success (A is undefined there)."""
-    return RANK_BY_SUCCESS if found.discriminates is False else RANK_BY_ADVANTAGE
+    """Rank by A, or by success where A is undefined (oracle - random below the threshold)."""
+    return RANK_BY_SUCCESS if found.advantage_defined is False else RANK_BY_ADVANTAGE
 
 
 def _metric(row: Standing, metric: str) -> Estimate:
