@@ -26,6 +26,11 @@ def policy_dir(mechanism: str, experience_id: str, root=None) -> Path:
     return root_or_default(root) / "policies" / mechanism / experience_id
 
 
+def published_policy_settings() -> list:
+    """The published (not sealed) settings run by policies, in registry order."""
+    return [s for s in SETTINGS.values() if s.mechanism in POLICY_MECHANISMS and not s.sealed]
+
+
 def policy_experiences() -> list[tuple[str, str, str]]:
     """(task, mechanism, experience id) of every policy the published settings use, in order."""
     seen, out = set(), []

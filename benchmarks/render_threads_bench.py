@@ -7,8 +7,8 @@ simulator process per core, so those threads only contend with the other
 processes. `runner` therefore sets `LP_NUM_THREADS=0` (rasterize in the
 calling thread) unless the environment sets it. This compares both:
 
-- `default`: llvmpipe's own default, one thread per core (set explicitly,
-  since `runner` would otherwise set 0);
+- `default`: `LP_NUM_THREADS` unset, llvmpipe's own thread count (the child
+  removes the 0 that importing `runner` sets, before any context exists);
 - `none`: `LP_NUM_THREADS=0`.
 
 Each round starts `--workers` child processes of one mode at once (the
@@ -34,14 +34,18 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-MODES = {"default": str(min(os.cpu_count() or 1, 16)), "none": "0"}
-"""LP_NUM_THREADS of each mode: llvmpipe's default (one thread per core, at most 16) and none."""
+MODES = {"default": None, "none": "0"}
+"""LP_NUM_THREADS of each mode: unset (llvmpipe's own default) and 0."""
 FRAMES_PER_DRAW = 50
 """Frame pairs rendered per (state, draw), about a policy episode's control steps."""
 
 
-def child(frames: int) -> dict:
+def child(frames: int, llvmpipe_default: bool) -> dict:
     """Render `frames` frame pairs in this process; (seconds, sha256 of every pixel)."""
+    import runner  # noqa: F401  (sets LP_NUM_THREADS=0 unless set)
+
+    if llvmpipe_default:
+        os.environ.pop("LP_NUM_THREADS", None)
     from benchmark_data.generation.query_set_build import validation_states
     from runner.appearance import sample_draw
     from runner.stack_sim import StackSim
@@ -68,9 +72,14 @@ def child(frames: int) -> dict:
 def run_mode(mode: str, workers: int, frames: int) -> tuple[float, set]:
     """Render seconds of the slowest of `workers` concurrent children of `mode` (start-up and
     imports excluded), and their pixel hashes."""
-    env = {**os.environ, "LP_NUM_THREADS": MODES[mode]}
+    env = {k: v for k, v in os.environ.items() if k != "LP_NUM_THREADS"}
+    if MODES[mode] is not None:
+        env["LP_NUM_THREADS"] = MODES[mode]
     env.setdefault("OMP_NUM_THREADS", "1")
-    procs = [subprocess.Popen([sys.executable, __file__, "--child", str(frames)], cwd=REPO, env=env,
+    command = [sys.executable, __file__, "--child", str(frames)]
+    if MODES[mode] is None:
+        command.append("--llvmpipe-default")
+    procs = [subprocess.Popen(command, cwd=REPO, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
              for _ in range(workers)]
     outs = [p.communicate()[0] for p in procs]
@@ -86,10 +95,11 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="concurrent rendering processes (default 2)")
     parser.add_argument("--frames", type=int, default=500, help="frame pairs per process (default 500)")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--llvmpipe-default", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
         sys.path.insert(0, str(REPO))
-        print(json.dumps(child(args.child)))
+        print(json.dumps(child(args.child, args.llvmpipe_default)))
         return 0
     for name in ("rounds", "workers", "frames"):
         if getattr(args, name) < 1:

@@ -1,5 +1,6 @@
 """Adopting the staging root: all or nothing, and only once every policy and cell is there."""
 
+import functools
 import hashlib
 import json
 import shutil
@@ -15,6 +16,7 @@ from benchmark_data.policy_files import policy_dir, policy_experiences
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import N_SEEDS, SETTINGS, Mechanism
 from expaudit.errors import InvalidInput
+from runner.provenance import policy_code_version
 
 POLICY_SETTINGS = [s for s in SETTINGS.values() if s.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR)]
 
@@ -32,17 +34,18 @@ def _published(tmp_path):
         (d / "weights.pt").write_bytes(b"version 1")
         (d / "spec.json").write_text(json.dumps({"image_size": 64}))
         (d / "training.json").write_text(json.dumps({"task": eid.split("-")[0], "mechanism": mechanism}))
-    _cells(root, success=0, code_version="sha256:old")
+    _cells(root, success=0, code_version=lambda m, e: "sha256:old")
     return root
 
 
 def _cells(root, *, success, code_version, skip=0):
-    """Every cell of every policy setting (minus the last `skip` of each), as journals."""
+    """Every cell of every policy setting (minus the last `skip` of each), as journals;
+    `code_version(mechanism, experience)` names the code version of each."""
     for setting in POLICY_SETTINGS:
         scenes = list(read_scenes(setting.query_set, root).scene_id)
         rows = [dict(mechanism=setting.mechanism.value, query_set=setting.query_set, experience_id=e,
                      state_id=sid, seed=seed, success=success, state_hash="s", final_hash="f", wall_s=1.0,
-                     code_version=code_version, packages="{}")
+                     code_version=code_version(setting.mechanism.value, e), packages="{}")
                 for seed in range(N_SEEDS) for e in setting.experience_ids for sid in scenes]
         rows = rows[:len(rows) - skip]
         journal = cells_journal(setting.mechanism.value, setting.query_set, root)
@@ -51,7 +54,17 @@ def _cells(root, *, success, code_version, skip=0):
             fh.writelines(json.dumps({k: r[k] for k in CELL_COLUMNS}) + "\n" for r in rows)
 
 
-def _staging(tmp_path, root, *, skip_policy=None, skip_cells=0, validation=(30, 40, 60, 160)):
+def _staged_version(staging):
+    """The code version of each staged policy (a policy left out: a version no policy has)."""
+    @functools.cache
+    def version(mechanism, experience_id):
+        directory = policy_dir(mechanism, experience_id, staging)
+        return policy_code_version(str(directory)) if directory.exists() else "sha256:no-policy"
+    return version
+
+
+def _staging(tmp_path, root, *, skip_policy=None, skip_cells=0, validation=(30, 40, 60, 160),
+             code_version=None):
     staging = tmp_path / "staging"
     for task, mechanism, eid in policy_experiences():
         if (mechanism, eid) == skip_policy:
@@ -68,7 +81,7 @@ def _staging(tmp_path, root, *, skip_policy=None, skip_cells=0, validation=(30, 
     for q in {s.query_set for s in POLICY_SETTINGS}:
         (staging / "query_sets" / q).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(root / "query_sets" / q / "scenes.parquet", staging / "query_sets" / q / "scenes.parquet")
-    _cells(staging, success=1, code_version="sha256:new", skip=skip_cells)
+    _cells(staging, success=1, code_version=code_version or _staged_version(staging), skip=skip_cells)
     return staging
 
 
@@ -81,31 +94,36 @@ def _tree_hash(path):
 
 
 def _export(calls):
-    def export(task, root):
-        calls.append(task)
-        path = root / "policies" / "policy_dr" / f"encoder_features_{task}.parquet"
-        pd.DataFrame({"task": [task]}).to_parquet(path)
-        return path
+    """Records the call and writes a features file per task into the staging root, as the
+    policy_encoder export does (tested with real policies in its own tests)."""
+    def export(staging, root, tasks):
+        calls.append(tuple(tasks))
+        for task in tasks:
+            pd.DataFrame({"task": [task]}).to_parquet(
+                staging / "policies" / "policy_dr" / f"encoder_features_{task}.parquet")
     return export
 
 
-@pytest.mark.parametrize("case", ["policy missing", "one cell missing", "no go"])
+@pytest.mark.parametrize("case", ["policy missing", "one cell missing", "no go", "cells of another version"])
 def test_a_staging_root_that_is_not_ready_changes_nothing_and_says_what_is_missing(tmp_path, case):
     root = _published(tmp_path)
     kwargs = {"policy missing": dict(skip_policy=("policy_dr", "door-e001")),
               "one cell missing": dict(skip_cells=1),
-              "no go": dict(validation=(5, 40, 10, 160))}[case]
+              "no go": dict(validation=(5, 40, 10, 160)),
+              # cells made before a policy was trained again do not count
+              "cells of another version": dict(code_version=lambda m, e: "sha256:retrained")}[case]
     staging = _staging(tmp_path, root, **kwargs)
-    before = _tree_hash(root), _tree_hash(staging / "policies")
+    before = _tree_hash(root), _tree_hash(staging)
     calls = []
     with pytest.raises(InvalidInput) as err:
-        adopt(staging, root, export_features=_export(calls))
+        adopt(staging, root, export=_export(calls))
     message = str(err.value)
     expected = {"policy missing": "policy not trained: policy_dr door-e001",
                 "one cell missing": "setting incomplete: door-policydr-k3-fresh: 2999/3000 cells",
-                "no go": "the go / no-go does not say go"}[case]
+                "no go": "the go / no-go does not say go",
+                "cells of another version": "setting incomplete: stack-policy-k3-orig: 0/3000 cells"}[case]
     assert expected in message
-    assert (_tree_hash(root), _tree_hash(staging / "policies")) == before and calls == []
+    assert (_tree_hash(root), _tree_hash(staging)) == before and calls == []  # journals too
     assert not staging_state(staging, root).ready
 
 
@@ -114,8 +132,8 @@ def test_a_complete_staging_root_replaces_policies_and_cells_and_empties_itself(
     staging = _staging(tmp_path, root)
     assert staging_state(staging, root).ready
     calls = []
-    adopt(staging, root, export_features=_export(calls))
-    assert calls == ["door", "stack"]
+    adopt(staging, root, export=_export(calls))
+    assert calls == [("door", "stack")]
     for _, mechanism, eid in policy_experiences():
         d = policy_dir(mechanism, eid, root)
         assert (d / "weights.pt").read_bytes() == f"version 2 {mechanism} {eid}".encode()
@@ -124,9 +142,49 @@ def test_a_complete_staging_root_replaces_policies_and_cells_and_empties_itself(
         assert not d.with_name(d.name + ".old").exists() and not d.with_name(d.name + ".new").exists()
     for setting in POLICY_SETTINGS:
         cells = load_cells(setting.mechanism.value, setting.query_set, root)
-        assert set(cells.code_version) == {"sha256:new"} and cells.success.eq(1).all()
+        assert set(cells.code_version) == {policy_code_version(str(policy_dir(setting.mechanism.value, e, root)))
+                                           for e in setting.experience_ids}
+        assert cells.success.eq(1).all()
         assert not cells_journal(setting.mechanism.value, setting.query_set, root).exists()
         assert not cells_table(setting.mechanism.value, setting.query_set, staging).exists()
+    assert not list(staging.glob("policies/*/encoder_features_*.parquet"))
+    assert (root / "policies" / "policy_dr" / "encoder_features_stack.parquet").exists()
     manifest = json.loads((root / "manifest.json").read_text())
     assert "policies/policy_dr/encoder_features_stack.parquet" in manifest["files"]
     assert manifest["files"]["policies/policy/stack-e000/weights.pt"]["bytes"] == len(b"version 2 policy stack-e000")
+
+
+def test_the_published_root_is_never_its_own_staging_root(tmp_path):
+    root = _published(tmp_path)
+    before = _tree_hash(root)
+    with pytest.raises(InvalidInput, match="is the published root itself"):
+        adopt(root, root, export=_export([]))
+    with pytest.raises(InvalidInput, match="is the published root itself"):
+        staging_state(root, root)
+    assert _tree_hash(root) == before
+
+
+def test_a_rerun_after_a_crash_while_replacing_finishes_the_job(tmp_path, monkeypatch):
+    import benchmark_data.generation.adopt_staging as adopt_module
+
+    root = _published(tmp_path)
+    staging = _staging(tmp_path, root)
+    real = adopt_module._replace_file
+    calls = {"n": 0}
+
+    def crash_on_the_third_table(source, target):
+        if target.name.endswith(".parquet") and "cells" in target.parts:
+            calls["n"] += 1
+            if calls["n"] == 3:
+                raise OSError("disk full")
+        real(source, target)
+
+    monkeypatch.setattr(adopt_module, "_replace_file", crash_on_the_third_table)
+    with pytest.raises(OSError, match="disk full"):
+        adopt(staging, root, export=_export([]))
+    assert staging_state(staging, root).ready  # nothing staged is gone yet
+    monkeypatch.setattr(adopt_module, "_replace_file", real)
+    adopt(staging, root, export=_export([]))
+    for setting in POLICY_SETTINGS:
+        assert load_cells(setting.mechanism.value, setting.query_set, root).success.eq(1).all()
+    assert not list(root.rglob("*.old")) and not list(root.rglob("*.new")) and not list(root.rglob("*.tmp"))

@@ -43,7 +43,7 @@ def test_share_interval_equals_a_loop_over_resampled_states():
     y = _random_tensor(rng, 3, 6, 2)
     got = appearance_failure_share(y, states, draws, seeds=[0, 1], n_bootstrap=300, seed=7)
     want = _reference_share_interval(y, states, draws, [0, 1], 300, 7)
-    assert got.n_states == 6
+    assert (got.n_states, got.n_bootstrap, got.rng_seed) == (6, 300, 7)
     assert got.interval.low == pytest.approx(want.low) and got.interval.high == pytest.approx(want.high)
     assert got.interval.low <= got.share <= got.interval.high
 
@@ -114,6 +114,10 @@ def test_difference_rejects_incomplete_seeds_and_other_scene_counts():
     y_missing[0, 0, 1] = -1
     with pytest.raises(ValueError, match="seed 1 has MISSING cells"):
         appearance_share_difference(y, y_missing, states, draws, seeds=[0, 1])
-    with pytest.raises(ValueError, match=r"must have shape \(10,\)"):
+    with pytest.raises(ValueError, match=r"must have shape \(10,\) like the scenes of policy_dr"):
         appearance_share_difference(y, y[:, :10], states, draws, seeds=[0])
+    with pytest.raises(ValueError, match="names a seed twice"):
+        appearance_share_difference(y, y, states, draws, seeds=[0, 0])
+    with pytest.raises(ValueError, match="n_bootstrap must be at least 1"):
+        appearance_failure_share(y, states, draws, seeds=[0], n_bootstrap=0)
     assert appearance_share_difference(y, y, states, draws, seeds=[0]).difference is None

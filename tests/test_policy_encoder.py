@@ -197,6 +197,23 @@ def test_export_writes_every_query_and_base_image_deterministically(images_root,
     assert pq.read_table(again).equals(pq.read_table(path))
 
 
+def test_export_reads_the_policies_of_another_root_and_the_images_of_its_own(images_root, tmp_path):
+    """A staging root's new policies, exported before they replace the published ones."""
+    from leaderboard.rules.embeddings.setting_scores import read_tar_images
+
+    staging = tmp_path / "staging"
+    for i, eid in enumerate(STACK):
+        save_tiny(staging, eid, seed=100 + i)
+    out = export_features("stack", images_root, tmp_path / "staged.parquet", policies_root=staging)
+    staged = np.stack(pd.read_parquet(out)[FEATURES_COLUMN].to_list())
+    published = np.stack(pd.read_parquet(export_features("stack", images_root, tmp_path / "pub.parquet"))
+                         [FEATURES_COLUMN].to_list())
+    encoder = load_policy_encoder("stack", staging)
+    query_tar = images_root / "query_sets" / "stack-orig" / "images.tar"
+    assert np.array_equal(staged[:2], encoder.embed(read_tar_images(query_tar, ["stack-orig-s0", "stack-orig-s1"])))
+    assert staged.shape == published.shape and not np.allclose(staged, published)
+
+
 def test_export_entry_point_reports_a_missing_task(images_root, capsys):
     assert main(["--export", "--task", "stack", "--root", str(images_root)]) == 0
     assert main(["--export", "--task", "door", "--root", str(images_root)]) == 2

@@ -4,8 +4,10 @@
 policy cell made from now on renders in the calling thread. That is safe
 only if the pixels, hence a policy's actions, do not depend on it: here two
 fresh processes render the same two-camera frames under three appearance
-draws, one with the runner's default and one with llvmpipe's threads, and
-the frames must be identical. Speed: `benchmarks/render_threads_bench.py`.
+draws, one with the runner's default and one with llvmpipe's own default
+(the child removes the runner's 0 before any context exists), and the
+frames must be identical; a third sets 2 threads, which must win over the
+runner's default. Speed: `benchmarks/render_threads_bench.py`.
 """
 
 import json
@@ -17,9 +19,14 @@ import pytest
 
 from tests.servers import REPO_ROOT
 
+pytest.importorskip("robosuite")
+pytestmark = pytest.mark.sim
+
 CHILD = """
-import hashlib, json, os
+import hashlib, json, os, sys
 import runner
+if sys.argv[1] == "llvmpipe-default":
+    os.environ.pop("LP_NUM_THREADS")
 from benchmark_data.generation.query_set_build import validation_states
 from runner.appearance import sample_draw
 from runner.policy_executor import gl_renderer
@@ -36,12 +43,12 @@ print(json.dumps({"lp": os.environ.get("LP_NUM_THREADS"), "renderer": gl_rendere
 """
 
 
-def _render(lp_num_threads):
+def _render(lp_num_threads, mode="runner"):
     env = {k: v for k, v in os.environ.items() if k != "LP_NUM_THREADS"}
     env.setdefault("MUJOCO_GL", "egl")
     if lp_num_threads is not None:
         env["LP_NUM_THREADS"] = lp_num_threads
-    done = subprocess.run([sys.executable, "-c", CHILD], cwd=REPO_ROOT, env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", CHILD, mode], cwd=REPO_ROOT, env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -52,7 +59,9 @@ def test_the_runner_renders_without_llvmpipe_threads_and_draws_the_same_pixels()
     if not default["renderer"].startswith("llvmpipe"):
         pytest.skip(f"the renderer is {default['renderer']!r}, not Mesa's llvmpipe")
     assert default["lp"] == "0"  # the runner's default
-    threaded = _render("2")
-    assert threaded["lp"] == "2"  # an explicit value wins
+    own = _render(None, "llvmpipe-default")
+    assert own["lp"] is None
+    two = _render("2")
+    assert two["lp"] == "2"  # an explicit value wins
     assert len(set(default["frames"])) == 3  # three draws, three different images
-    assert threaded["frames"] == default["frames"]
+    assert own["frames"] == default["frames"] and two["frames"] == default["frames"]

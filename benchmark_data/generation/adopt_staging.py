@@ -1,13 +1,20 @@
-"""Adopting the staging root: the regenerated policy settings replace the published ones in one step.
+"""Adopting the staging root: the regenerated policy settings replace the published ones.
 
 The policies of policy mechanism 2 and their cells are made in the staging
 root (`benchmark_data/staging/README.md`) so the published settings stay whole
 until the regeneration is complete. `adopt` moves them into the published root
 only when every one of the twelve policies is trained with its gates measured,
-the go / no-go says go, and all eight policy settings hold every cell of all
-five seeds; otherwise it changes nothing and lists what is missing. After the
-move the Policy+DR encoder features are exported from the new policies (the
-old file describes the old encoders) and the manifest is rewritten.
+the go / no-go says go, and all eight published policy settings hold every
+cell of all five seeds, each made by the staged policy's own code version;
+otherwise it changes nothing and lists what is missing.
+
+Order, so that a crash never leaves the published root without a way on:
+the Policy+DR encoder features are exported from the staged policies into the
+staging root first (the step most likely to fail: it needs torch and the
+image archives); then policies, cell tables and features replace the
+published ones, each file or folder whole; the manifest is rewritten; the
+staged copies go last. A rerun after a crash finds the staging root still
+complete and finishes the job.
 """
 
 from __future__ import annotations
@@ -15,19 +22,26 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from benchmark_data.cells import consolidate, load_cells
+from benchmark_data.generation.export import write_manifest
+from benchmark_data.generation.recipe_policies import go_no_go, staged_records
 from benchmark_data.paths import STAGING_ROOT, cells_journal, cells_table, root_or_default
-from benchmark_data.policy_files import POLICY_MECHANISMS, is_trained, policy_dir, policy_experiences
+from benchmark_data.policy_files import (is_trained, policy_dir, policy_experiences,
+                                         published_policy_settings)
 from benchmark_data.query_sets import read_scenes
-from benchmark_data.registry import N_SEEDS, SETTINGS
+from benchmark_data.registry import N_SEEDS
 from expaudit.errors import InvalidInput
-from runner.provenance import POLICY_MECHANISM, policy_mechanism_of
+from runner.provenance import POLICY_MECHANISM, policy_code_version, policy_mechanism_of
 
 __all__ = ["StagingState", "adopt", "staging_state"]
+
+ENCODER_MECHANISM = "policy_dr"
+"""The mechanism whose policies' encoder the policy_encoder rule reads."""
+
 
 @dataclass(frozen=True)
 class StagingState:
@@ -35,7 +49,8 @@ class StagingState:
 
     policies_missing : "mechanism experience" of policies not trained there.
     policies_not_gated : trained there but not of the current policy mechanism with gates measured.
-    settings_incomplete : "setting: done/total cells" of policy settings missing cells.
+    settings_incomplete : "setting: done/total cells" of published policy settings missing cells;
+        a cell counts only when the staged policy's current code version made it.
     go : the go / no-go of docs/policy_protocol.md.
     """
 
@@ -50,49 +65,54 @@ class StagingState:
 
     def problems(self) -> list[str]:
         out = [f"policy not trained: {p}" for p in self.policies_missing]
-        out += [f"policy not of mechanism {POLICY_MECHANISM} with gates: {p}" for p in self.policies_not_gated]
+        out += [f"policy not of mechanism {POLICY_MECHANISM} with gates: {p}"
+                for p in self.policies_not_gated]
         out += [f"setting incomplete: {s}" for s in self.settings_incomplete]
         if not self.go:
             out.append("the go / no-go does not say go (scripts/policy_gates.py)")
         return out
 
 
-def policy_settings() -> list:
-    """Every setting run by policies (the sealed ones included, if any)."""
-    return [s for s in SETTINGS.values() if s.mechanism in POLICY_MECHANISMS]
+def _roots(staging, root) -> tuple[Path, Path]:
+    staging = STAGING_ROOT if staging is None else Path(staging)
+    root = root_or_default(root)
+    if staging.resolve() == root.resolve():
+        raise InvalidInput(f"staging: {staging} is the published root itself")
+    return staging, root
 
 
 def _gated(mechanism: str, experience_id: str, staging: Path) -> bool:
     directory = policy_dir(mechanism, experience_id, staging)
     training = json.loads((directory / "training.json").read_text())
-    return policy_mechanism_of(directory) == POLICY_MECHANISM and "gates" in training
+    return policy_mechanism_of(str(directory)) == POLICY_MECHANISM and "gates" in training
 
 
-def _cells_done(setting, staging: Path, root: Path) -> tuple[int, int]:
-    """(stored cells of the setting's experiences, scenes and seeds in the staging root, total)."""
+def _cells_done(setting, staging: Path, root: Path, versions: dict) -> tuple[int, int]:
+    """(cells of the setting in the staging root made by its staged policies' code versions, total)."""
     scene_ids = set(read_scenes(setting.query_set, root).scene_id)
     cells = load_cells(setting.mechanism.value, setting.query_set, staging)
+    made_by = cells.experience_id.map(lambda e: versions.get((setting.mechanism.value, e)))
     keep = (cells.experience_id.isin(setting.experience_ids) & cells.state_id.isin(scene_ids)
-            & cells.seed.astype(int).between(0, N_SEEDS - 1))
+            & cells.seed.astype(int).between(0, N_SEEDS - 1) & (cells.code_version == made_by))
     done = len(cells[keep].drop_duplicates(["experience_id", "state_id", "seed"]))
     return done, setting.k * len(scene_ids) * N_SEEDS
 
 
 def staging_state(staging=None, root=None) -> StagingState:
-    """Read what the staging root holds (scenes come from the published root `root`)."""
-    from benchmark_data.generation.recipe_policies import go_no_go, staged_records
-
-    staging = STAGING_ROOT if staging is None else Path(staging)
-    root = root_or_default(root)
-    missing, not_gated = [], []
+    """Read what the staging root holds, journals included; changes nothing. Scenes come from
+    the published root `root`."""
+    staging, root = _roots(staging, root)
+    missing, not_gated, versions = [], [], {}
     for _, mechanism, eid in policy_experiences():
         if not is_trained(mechanism, eid, staging):
             missing.append(f"{mechanism} {eid}")
-        elif not _gated(mechanism, eid, staging):
+            continue
+        versions[(mechanism, eid)] = policy_code_version(str(policy_dir(mechanism, eid, staging)))
+        if not _gated(mechanism, eid, staging):
             not_gated.append(f"{mechanism} {eid}")
     incomplete = []
-    for setting in policy_settings():
-        done, total = _cells_done(setting, staging, root)
+    for setting in published_policy_settings():
+        done, total = _cells_done(setting, staging, root, versions)
         if done < total:
             incomplete.append(f"{setting.id}: {done}/{total} cells")
     _, go = go_no_go(staged_records(staging))
@@ -100,15 +120,16 @@ def staging_state(staging=None, root=None) -> StagingState:
 
 
 def _replace_dir(source: Path, target: Path) -> None:
-    """Copy `source` to `target`, replacing it; the old folder goes only once the new one is whole."""
+    """Copy `source` over `target`; the old folder goes only once the new one is whole."""
     fresh = target.with_name(target.name + ".new")
     old = target.with_name(target.name + ".old")
     shutil.rmtree(fresh, ignore_errors=True)
+    shutil.rmtree(old, ignore_errors=True)
     shutil.copytree(source, fresh)
     if target.exists():
         os.replace(target, old)
     os.replace(fresh, target)
-    shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(old)
 
 
 def _replace_file(source: Path, target: Path) -> None:
@@ -118,41 +139,54 @@ def _replace_file(source: Path, target: Path) -> None:
     os.replace(tmp, target)
 
 
-def adopt(staging=None, root=None, *, export_features: Callable | None = None,
+def _features(task: str, staging: Path) -> Path:
+    return staging / "policies" / ENCODER_MECHANISM / f"encoder_features_{task}.parquet"
+
+
+def _export_staged_features(staging: Path, root: Path, tasks: list[str]) -> None:
+    """The policy_encoder features of the staged Policy+DR policies, written into the staging root."""
+    from leaderboard.rules.embeddings.policy_encoder import export_features  # deferred: loads torch
+
+    for task in tasks:
+        export_features(task, root, _features(task, staging), policies_root=staging)
+
+
+def adopt(staging=None, root=None, *, export: Callable[[Path, Path, list[str]], None] | None = None,
           log: Callable[[str], None] = lambda s: None) -> StagingState:
-    """Move the staging root's policies and policy cells into the published root `root`.
+    """Move the staging root's policies, policy cells and encoder features into `root`.
 
     Raises `InvalidInput` listing every missing piece, and changes nothing, when
-    the staging root is not ready. `export_features(task, root)` writes the
-    Policy+DR encoder features of a task (default: the policy_encoder rule's
-    export); the manifest is rewritten last. The staging copies are removed
-    once everything is in place.
+    the staging root is not ready (or is `root` itself). `export(staging, root,
+    tasks)` writes each task's encoder features into the staging root (default:
+    the policy_encoder rule's export from the staged policies). Returns the
+    state that was adopted.
     """
-    staging = STAGING_ROOT if staging is None else Path(staging)
-    root = root_or_default(root)
-    for setting in policy_settings():
-        consolidate(setting.mechanism.value, setting.query_set, staging)
+    staging, root = _roots(staging, root)
     state = staging_state(staging, root)
     if not state.ready:
         raise InvalidInput("the staging root is not ready to replace the published policy settings: "
                            + "; ".join(state.problems()))
+    settings = published_policy_settings()
+    tasks = sorted({s.task for s in settings})
+    (export or _export_staged_features)(staging, root, tasks)
+    log(f"encoder features of {', '.join(tasks)}: exported from the staged policies")
+    tables = sorted({(s.mechanism.value, s.query_set) for s in settings})
+    for mechanism, query_set in tables:
+        consolidate(mechanism, query_set, staging)
     for _, mechanism, eid in policy_experiences():
         _replace_dir(policy_dir(mechanism, eid, staging), policy_dir(mechanism, eid, root))
         log(f"policy {mechanism} {eid}: published")
-    tables = sorted({(s.mechanism.value, s.query_set) for s in policy_settings()})
+    for task in tasks:
+        _replace_file(_features(task, staging), _features(task, root))
     for mechanism, query_set in tables:
         _replace_file(cells_table(mechanism, query_set, staging), cells_table(mechanism, query_set, root))
-        cells_journal(mechanism, query_set, root).unlink(missing_ok=True)
+        cells_journal(mechanism, query_set, root).unlink(missing_ok=True)  # the old cells' journal
         log(f"cells {mechanism} {query_set}: published")
-    if export_features is None:
-        from leaderboard.rules.embeddings.policy_encoder import export_features
-    for task in sorted({s.task for s in policy_settings()}):
-        log(f"encoder features {task}: {export_features(task, root)}")
-    from benchmark_data.generation.export import write_manifest
-
     log(f"manifest: {write_manifest(root)}")
     for _, mechanism, eid in policy_experiences():
         shutil.rmtree(policy_dir(mechanism, eid, staging))
+    for task in tasks:
+        _features(task, staging).unlink()
     for mechanism, query_set in tables:
         cells_table(mechanism, query_set, staging).unlink()
     return state

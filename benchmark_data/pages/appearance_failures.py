@@ -45,14 +45,17 @@ class AppearanceFailureShare:
     interval : 95% percentile interval of the share over resampled physical states;
         None when the share is None (no seed, or no failure).
     n_states : physical states (clusters) resampled.
+    n_bootstrap, rng_seed : the resamples drawn and the generator's seed, to reproduce the interval.
     """
 
     failures: int
     appearance_caused: int
     share: float | None
     seeds: tuple[int, ...]
-    interval: Interval | None = None
-    n_states: int = 0
+    interval: Interval | None
+    n_states: int
+    n_bootstrap: int
+    rng_seed: int
 
 
 @dataclass(frozen=True)
@@ -62,11 +65,15 @@ class ShareDifference:
     difference : None when either share is None.
     interval : 95% percentile interval over resampled states, the same resample on both sides.
     seeds : the seeds counted on both sides (complete in both).
+    n_states, n_bootstrap, rng_seed : as in `AppearanceFailureShare`.
     """
 
     difference: float | None
     interval: Interval | None
     seeds: tuple[int, ...]
+    n_states: int
+    n_bootstrap: int
+    rng_seed: int
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,8 @@ class _StateCounts:
 
 def _check_seeds(outcomes: np.ndarray, seeds) -> tuple[int, ...]:
     seeds = tuple(int(s) for s in seeds)
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds: {list(seeds)} names a seed twice")
     bad = [s for s in seeds if not 0 <= s < outcomes.shape[2]]
     if bad:
         raise ValueError(f"seeds: {bad[0]} is not in 0-{outcomes.shape[2] - 1}")
@@ -91,16 +100,22 @@ def _check_seeds(outcomes: np.ndarray, seeds) -> tuple[int, ...]:
     return seeds
 
 
-def _check_scenes(outcomes: np.ndarray, state_ids, appearance_draw) -> tuple[np.ndarray, np.ndarray]:
+def _check_scenes(outcomes: np.ndarray, state_ids, appearance_draw,
+                  name: str = "outcomes") -> tuple[np.ndarray, np.ndarray]:
     if outcomes.ndim != 3:
-        raise ValueError(f"outcomes must be a (K, Q, S) tensor, got shape {outcomes.shape}")
+        raise ValueError(f"{name} must be a (K, Q, S) tensor, got shape {outcomes.shape}")
     state_ids = np.asarray(state_ids)
     draws = np.asarray(appearance_draw, dtype=np.int64)
     n_scenes = outcomes.shape[1]
     if state_ids.shape != (n_scenes,) or draws.shape != (n_scenes,):
-        raise ValueError(f"state_ids and appearance_draw must have shape ({n_scenes},), got "
-                         f"{state_ids.shape} and {draws.shape}")
+        raise ValueError(f"state_ids and appearance_draw must have shape ({n_scenes},) like the scenes of "
+                         f"{name}, got {state_ids.shape} and {draws.shape}")
     return state_ids, draws
+
+
+def _check_resamples(n_bootstrap: int) -> None:
+    if n_bootstrap < 1:
+        raise ValueError(f"n_bootstrap must be at least 1, got {n_bootstrap}")
 
 
 def _draw0_twin(state_ids: np.ndarray, draws: np.ndarray) -> np.ndarray:
@@ -167,17 +182,20 @@ def appearance_failure_share(outcomes: np.ndarray, state_ids, appearance_draw, s
     outcomes = np.asarray(outcomes)
     state_ids, draws = _check_scenes(outcomes, state_ids, appearance_draw)
     seeds = _check_seeds(outcomes, seeds)
+    _check_resamples(n_bootstrap)
+    plan = dict(n_bootstrap=n_bootstrap, rng_seed=seed)
     if not seeds:
-        return AppearanceFailureShare(failures=0, appearance_caused=0, share=None, seeds=())
+        return AppearanceFailureShare(failures=0, appearance_caused=0, share=None, seeds=(), interval=None,
+                                      n_states=0, **plan)
     counts = _state_counts(outcomes, state_ids, draws, seeds)
     failures, caused = int(counts.failures.sum()), int(counts.caused.sum())
     if failures == 0:
-        return AppearanceFailureShare(failures=0, appearance_caused=0, share=None, seeds=seeds,
-                                      n_states=counts.n_states)
+        return AppearanceFailureShare(failures=0, appearance_caused=0, share=None, seeds=seeds, interval=None,
+                                      n_states=counts.n_states, **plan)
     (resampled,) = _resampled_shares([counts], n_bootstrap, seed)
     return AppearanceFailureShare(failures=failures, appearance_caused=caused, share=caused / failures,
                                   seeds=seeds, interval=percentile_interval(resampled, "share"),
-                                  n_states=counts.n_states)
+                                  n_states=counts.n_states, **plan)
 
 
 def appearance_share_difference(policy: np.ndarray, policy_dr: np.ndarray, state_ids, appearance_draw,
@@ -191,16 +209,20 @@ def appearance_share_difference(policy: np.ndarray, policy_dr: np.ndarray, state
     interval is of the paired difference.
     """
     policy, policy_dr = np.asarray(policy), np.asarray(policy_dr)
-    state_ids, draws = _check_scenes(policy, state_ids, appearance_draw)
-    _check_scenes(policy_dr, state_ids, draws)
+    state_ids, draws = _check_scenes(policy, state_ids, appearance_draw, "policy")
+    _check_scenes(policy_dr, state_ids, draws, "policy_dr")
     seeds = _check_seeds(policy, seeds)
     _check_seeds(policy_dr, seeds)
+    _check_resamples(n_bootstrap)
+    plan = dict(n_bootstrap=n_bootstrap, rng_seed=seed)
     if not seeds:
-        return ShareDifference(difference=None, interval=None, seeds=())
+        return ShareDifference(difference=None, interval=None, seeds=(), n_states=0, **plan)
     counts = [_state_counts(y, state_ids, draws, seeds) for y in (policy, policy_dr)]
+    n_states = counts[0].n_states
     if any(c.failures.sum() == 0 for c in counts):
-        return ShareDifference(difference=None, interval=None, seeds=seeds)
+        return ShareDifference(difference=None, interval=None, seeds=seeds, n_states=n_states, **plan)
     point = [c.caused.sum() / c.failures.sum() for c in counts]
     first, second = _resampled_shares(counts, n_bootstrap, seed)
     return ShareDifference(difference=float(point[0] - point[1]),
-                           interval=percentile_interval(first - second, "share difference"), seeds=seeds)
+                           interval=percentile_interval(first - second, "share difference"), seeds=seeds,
+                           n_states=n_states, **plan)

@@ -20,7 +20,8 @@ from benchmark_data.pages.appearance_failures import (AppearanceFailureShare, Sh
                                                       complete_seeds)
 from benchmark_data.pages.doc_page import page_main
 from benchmark_data.pages.setting_figures import summarize
-from benchmark_data.registry import SETTINGS, Mechanism
+from benchmark_data.policy_files import published_policy_settings
+from benchmark_data.registry import Mechanism
 from leaderboard.findings.paper import APPEARANCE_FAILURE_SHARE, TABLE_I
 from leaderboard.matrix import MISSING
 from leaderboard.metrics.discrimination import discriminates
@@ -53,7 +54,7 @@ class PolicySettingSummary:
     best_fixed_advantage: float | None
     headroom: float | None
     discriminates: bool | None
-    quality_range: float | None = None
+    quality_range: float | None
 
 
 def summarize_policy(outcomes: np.ndarray) -> PolicySettingSummary:
@@ -65,7 +66,7 @@ def summarize_policy(outcomes: np.ndarray) -> PolicySettingSummary:
         return PolicySettingSummary(seeds_complete=(), n_seeds=outcomes.shape[2], cells_done=done,
                                     cells_total=total, random=None, oracle=None, best_fixed=None,
                                     best_fixed_success=None, best_fixed_advantage=None,
-                                    headroom=None, discriminates=None)
+                                    headroom=None, discriminates=None, quality_range=None)
     y = outcomes[:, :, list(seeds)].astype(np.float64).mean(axis=2)
     s = summarize(y)
     quality = y.mean(axis=1)
@@ -102,18 +103,13 @@ def _points(diff: ShareDifference) -> str:
     return f"{100 * diff.difference:+.0f} points{_interval_txt(diff.interval, signed=True)}"
 
 
-def policy_settings() -> list:
-    """The published image-policy settings, in registry order."""
-    return [s for s in SETTINGS.values()
-            if s.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR) and not s.sealed]
-
-
 def settings_table(root=None) -> str:
     """The Markdown table of the policy settings' figures from the frozen data."""
     lines = ["| setting | K | seeds complete | cells | random | oracle | best-fixed | best-fixed success "
-             "| best-fixed A | headroom | experience range | discriminates | paper: random, oracle, A, headroom |",
+             "| best-fixed A | headroom | quality range | discriminates "
+             "| paper: random, oracle, A, headroom |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for setting in policy_settings():
+    for setting in published_policy_settings():
         data = load_transfer(setting.id, root)
         s = summarize_policy(data.outcomes)
         paper = TABLE_I.get(setting.id)
@@ -136,7 +132,7 @@ def appearance_table(root=None) -> str:
     """Markdown: appearance-caused failure share, Policy beside Policy+DR and their paired
     difference, per task and query set, with state-clustered 95% intervals."""
     pairs: dict[tuple[str, str], dict] = {}
-    for setting in policy_settings():
+    for setting in published_policy_settings():
         pairs.setdefault((setting.task, setting.query_set), {})[setting.mechanism] = setting
     lines = ["| task | query set | Policy | Policy+DR | Policy - Policy+DR | paper (Policy -> Policy+DR) |",
              "|---|---|---|---|---|---|"]
@@ -157,6 +153,9 @@ def appearance_table(root=None) -> str:
         if len(tensors) == 2:
             (first, seeds_a), (second, seeds_b) = tensors
             both = tuple(s for s in seeds_a if s in seeds_b)
+            if list(first.scenes.scene_ids) != list(second.scenes.scene_ids):
+                raise ValueError(f"{task} {query_set}: Policy and Policy+DR list their scenes in "
+                                 f"different orders")
             if both:
                 difference = _points(appearance_share_difference(
                     first.outcomes, second.outcomes, first.scenes.state_ids,
@@ -191,7 +190,7 @@ def breakdown_table(root=None) -> str:
     """Markdown: success by layout level and nominal vs perturbed appearance, per setting."""
     lines = ["| setting | level 0 | level 1 | level 2 | level 3 | draw 0 | draws 1-4 |",
              "|---|---|---|---|---|---|---|"]
-    for setting in policy_settings():
+    for setting in published_policy_settings():
         data = load_transfer(setting.id, root)
         seeds = complete_seeds(data.outcomes)
         if not seeds:
@@ -230,10 +229,12 @@ success over all experiences and scenes; **oracle**: mean over scenes of the
 best experience's success; **best-fixed**: the experience with the highest
 mean success, and that success; **best-fixed A**: (best-fixed - random) /
 (oracle - random), n/a when oracle - random is below 0.05; **headroom**:
-oracle - best-fixed; **experience range**: the best experience's mean success
-minus the worst's (the policies must differ in quality, >= 0.10 asked of the
-regenerated policies). **discriminates**: oracle - random >= 0.10 and random
-within 0.30-0.85, the same bar as the Replay settings.
+oracle - best-fixed; **quality range**: the best experience's mean success
+minus the worst's (the policies must differ in quality for a selector to have
+something to find; the regenerated settings are asked for at least 0.10).
+**discriminates**: oracle - random >= 0.10 and random within 0.30-0.85, the
+same bar as the Replay settings (`leaderboard.metrics.discrimination`, also
+the leaderboard's label).
 
 """
 
@@ -250,8 +251,9 @@ of the query set with replacement (2,000 resamples, all five renders, every
 experience and seed of a state together), as the audit's intervals do.
 **Policy - Policy+DR** is the difference of the two shares in percentage
 points over the seeds complete in both, its interval paired: each resample
-draws one set of states for both settings, which run the same scenes. The paper reports one Stack figure, 26% for Policy and 2% for
-Policy+DR, shown beside both Stack query sets. The paper gives no Door figure;
+draws one set of states for both settings, which run the same scenes. The
+paper reports one Stack figure, 26% for Policy and 2% for Policy+DR, shown
+beside both Stack query sets. The paper gives no Door figure;
 it reports instead that on Door domain randomization also degrades performance
 on layout changes.
 

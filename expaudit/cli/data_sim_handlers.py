@@ -27,7 +27,6 @@ from benchmark_data.paths import STAGING_ROOT, root_or_default
 from benchmark_data.policy_files import PolicyNotFoundError, is_trained, policy_dir, policy_experiences
 from benchmark_data.query_sets import write_scenes
 from benchmark_data.registry import LIBRARY_IDS, N_SEEDS, QUERY_SETS, SETTINGS, Mechanism, get_setting
-from expaudit.errors import InvalidInput
 from expaudit.numerics import blas_kernel, torch_cpu_capability
 from runner.appearance import SceneRenderer
 from runner.door_sim import DoorSim
@@ -205,21 +204,13 @@ def door(args: argparse.Namespace) -> int:
 
 
 def adopt_staging(args: argparse.Namespace) -> int:
-    staging = Path(args.staging) if args.staging is not None else STAGING_ROOT
-    if staging.resolve() == root_or_default(args.root).resolve():
-        print(f"expaudit data adopt-staging: --staging {staging} is the published root", file=sys.stderr)
-        return 2
     if args.check:
-        state = staging_state(staging, args.root)
+        state = staging_state(args.staging, args.root)
         for line in state.problems():
             print(line)
         print("ready to adopt" if state.ready else f"not ready: {len(state.problems())} item(s) missing")
         return 0 if state.ready else 1
-    try:
-        adopt(staging, args.root, log=_log)
-    except InvalidInput as exc:
-        print(f"expaudit data adopt-staging: {exc}", file=sys.stderr)
-        return 2
+    adopt(args.staging, args.root, log=_log)
     _log("adopted; now regenerate the pages, findings and leaderboard (docs/data.md, "
          "\"Adopting the regenerated policy settings\")")
     return 0

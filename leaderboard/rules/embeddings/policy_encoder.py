@@ -236,8 +236,12 @@ def task_images(task: str, root: str | Path | None = None) -> list[tuple[dict, n
     return out
 
 
-def export_features(task: str, root: str | Path | None = None, out: str | Path | None = None) -> Path:
+def export_features(task: str, root: str | Path | None = None, out: str | Path | None = None, *,
+                    policies_root: str | Path | None = None) -> Path:
     """Write the policy-encoder features of the task's query and base images to Parquet.
+
+    Images come from `root`, the policies from `policies_root` (default `root`): a staging
+    root's new policies can be exported before they replace the published ones.
 
     Columns: `kind` ("query" or "base"), `query_set` and `scene_id` (query
     rows; null for base rows), `experience_id` (base rows; null for query
@@ -249,7 +253,7 @@ def export_features(task: str, root: str | Path | None = None, out: str | Path |
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    encoder = load_policy_encoder(task, root)
+    encoder = load_policy_encoder(task, root if policies_root is None else policies_root)
     if isinstance(encoder, NotComputed):
         raise FileNotFoundError(encoder.message)
     rows = task_images(task, root)
