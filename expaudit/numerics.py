@@ -36,18 +36,33 @@ TORCH_CPU_CAPABILITY = "avx2"
 
 
 @lru_cache(maxsize=1)
-def cpu_has_avx2() -> bool:
-    """Whether this is an x86-64 CPU with AVX2 (read from /proc/cpuinfo; False where it is absent)."""
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags on x86-64 Linux (/proc/cpuinfo); empty elsewhere or when unreadable."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
-        return False
+        return frozenset()
     try:
         with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
             for line in info:
                 if line.startswith("flags"):
-                    return "avx2" in line.split()
+                    return frozenset(line.split(":", 1)[-1].split())
     except OSError:
         pass
-    return False
+    return frozenset()
+
+
+def cpu_has_avx2() -> bool:
+    """Whether this is an x86-64 CPU with AVX2 (read from /proc/cpuinfo; False where it is absent)."""
+    return "avx2" in cpu_flags()
+
+
+AVX512_FLAGS = frozenset({"avx512f", "avx512bw", "avx512vl", "avx512dq"})
+"""The AVX-512 subsets torch's AVX512 CPU kernels use."""
+
+
+def cpu_has_avx512() -> bool:
+    """Whether the CPU runs torch's AVX512 kernels. Asking torch for them elsewhere
+    (`ATEN_CPU_CAPABILITY=avx512`) is not refused: the process dies of an illegal instruction."""
+    return AVX512_FLAGS <= cpu_flags()
 
 
 def kernel_env() -> dict[str, str]:
