@@ -292,6 +292,8 @@ policies and the figures above are untouched until the recipe is fixed).
 expaudit data train-policies --out benchmark_data/staging
 scripts/policy_gates.py benchmark_data/staging
 expaudit data generate SETTING --seeds 0 1 2 3 4 --out benchmark_data/staging
+expaudit data adopt-staging --check
+expaudit data adopt-staging
 python -m benchmark_data.pages.policy_settings
 ```
 
@@ -300,9 +302,12 @@ recipe (policy mechanism 2) and measures each one's gates on the validation
 set (resumable, in `./policy-training`); `policy_gates.py` prints the gates
 and the go / no-go of `docs/policy_protocol.md`, decided before any cell is
 generated; `generate` runs the cells of one policy setting for the given
-seeds, in order (resumable). Policies and cells are made in the staging root
-and replace the published ones once all eight settings are complete; the
-last command rewrites this page.
+seeds, in order (resumable). Policies and cells are made in the staging root;
+`adopt-staging --check` lists what it still lacks, and `adopt-staging`
+replaces the published policies, cells and encoder features with them once
+all twelve policies and all eight settings are complete (`docs/data.md`,
+"Adopting the regenerated policy settings"); the last command rewrites this
+page.
 """
 
 
