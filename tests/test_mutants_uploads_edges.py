@@ -32,17 +32,7 @@ from service.request_body import BoundedBody, FixedScriptName
 from service.upload_limits import FLOOR_BODY_BYTES, UploadLimits, catalog_limits, full_file_needs
 from service.uploads import detect_format, read_frame, validate_upload
 from tests.servers import synthetic_setting
-
-SOURCE = "up.parquet"
-LOOSE = dict(max_rows=10**6, max_bytes=10**9, max_cell_chars=1024, max_columns=100,
-             max_page_bytes=10**9)
-"""Limits far above what the small files here need: each test tightens one of them."""
-
-
-def _parquet(table, **options) -> bytes:
-    buffer = io.BytesIO()
-    pq.write_table(table, buffer, **options)
-    return buffer.getvalue()
+from tests.test_mutants_uploads import LOOSE, SOURCE, _parquet
 
 
 def _refusal(data: bytes, **limits) -> InputError:
