@@ -73,7 +73,7 @@ def frozen(tmp_path_factory):
     pytest.importorskip("robomimic")
     import torch
 
-    from benchmark_data.generation.policies import _experience
+    from benchmark_data.generation.policies import experience_scene
     from benchmark_data.policy_files import policy_dir
     from runner.policy_camera import PolicyCamera
     from runner.stack_policy_demos import plan_demos, record_demo
@@ -85,7 +85,7 @@ def frozen(tmp_path_factory):
     copy_query_set(root, QUERY_SET, STATES)
     spec = PolicySpec(train_steps=2, batch_size=2, hidden_dim=16, feature_dim=16, keypoints=8,
                       image_size=32)
-    base, style = _experience("stack", EXPERIENCE, root)
+    base, style = experience_scene("stack", EXPERIENCE, root)
     sim = StackSim()
     camera = PolicyCamera(sim, task="stack", size=spec.image_size)
     threads = torch.get_num_threads()

@@ -53,7 +53,9 @@ LOG_EVERY = 500
 """Training steps between progress lines."""
 
 
-def _experience(task: str, experience_id: str, root=None):
+def experience_scene(task: str, experience_id: str, root=None):
+    """(base layout, style) of an experience, from its library: where and how its demonstrations
+    are recorded."""
     frame = read_experiences(LIBRARY_IDS[task], root).set_index("experience_id")
     if experience_id not in frame.index:
         raise KeyError(f"experience_id {experience_id!r} is not in library {LIBRARY_IDS[task]!r}")
@@ -89,7 +91,7 @@ def record_training_demos(task: str, mechanism: str, experience_id: str, n_demos
     """
     if mechanism not in {m.value for m in POLICY_MECHANISMS}:
         raise ValueError(f"mechanism must be one of {[m.value for m in POLICY_MECHANISMS]}, got {mechanism!r}")
-    base, style = _experience(task, experience_id, root)
+    base, style = experience_scene(task, experience_id, root)
     randomized = mechanism == Mechanism.POLICY_DR.value
     if task == "stack":
         sim, collect_demos = StackSim(), collect_stack_demos

@@ -139,7 +139,7 @@ class Demos:
 def record_demos(task: str, experience_id: str, mechanism: str, n: int, workdir: Path, *,
                  library_root=None, chunk: int = DEMO_CHUNK, log: Log = lambda line: None) -> Demos:
     """The first `n` successful demonstrations (chunks already recorded are read back)."""
-    from benchmark_data.generation.policies import _experience
+    from benchmark_data.generation.policies import experience_scene
     from runner.demo_recording import record_demo
     from runner.policy_model import Demo
     from runner.recipe_demos import demo_task, recipe_plans
@@ -150,7 +150,7 @@ def record_demos(task: str, experience_id: str, mechanism: str, n: int, workdir:
     check_validation_disjoint(VALIDATION[task], [p.layout for p in plans], [p.draw_key for p in plans])
     out = workdir / "demos"
     out.mkdir(parents=True, exist_ok=True)
-    _, style = _experience(task, experience_id, library_root)
+    _, style = experience_scene(task, experience_id, library_root)
     sim = camera = None
     demos, kept, walls = [], [], []
     fields = ("images", "eef_pos", "gripper_qpos", "actions", "object_state")
