@@ -27,9 +27,9 @@ import pytest
 from PIL import Image
 
 from runner.sandbox import defaults
-from runner.sandbox.base import Limits
+from runner.sandbox.base import Limits, SandboxConfigError
 from runner.sandbox.demo import demo_data, demo_input, png_bytes
-from runner.sandbox.protocol import ProtocolError, prepare_input
+from runner.sandbox.protocol import prepare_input
 
 RAW32 = Path(__file__).resolve().parents[1] / "examples" / "selectors" / "raw32" / "selector.py"
 
@@ -108,8 +108,11 @@ def test_a_seed_gives_the_same_tree_and_another_seed_another(tmp_path):
 
 
 def test_demo_input_refuses_a_non_empty_directory(tmp_path):
+    """The user's own directory: a user error (`InvalidInput`) naming the field, not the
+    service's `ProtocolError`."""
     (tmp_path / "left.txt").write_text("x")
-    with pytest.raises(ProtocolError, match=f"input directory '{tmp_path}' is not empty"):
+    with pytest.raises(SandboxConfigError,
+                       match=f"field 'directory': input directory '{tmp_path}' is not empty"):
         demo_input(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["left.txt"]
 

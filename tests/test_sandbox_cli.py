@@ -47,4 +47,5 @@ def test_run_reports_bad_arguments(tmp_path, capsys):
 def test_demo_input_refuses_non_empty_directory(tmp_path, capsys):
     (tmp_path / "left.txt").write_text("x")
     assert _main(["selector", "demo-input", str(tmp_path)]) == 2
-    assert f"input directory '{tmp_path}' is not empty" in capsys.readouterr().err
+    assert (f"field 'directory': input directory '{tmp_path}' is not empty"
+            in capsys.readouterr().err)

@@ -17,7 +17,6 @@ from runner.sandbox.base import Limits, RunSpec, SandboxConfigError
 from runner.sandbox.demo import demo_input
 from runner.sandbox.execute import run_selector
 from runner.sandbox.local import LocalSandbox
-from runner.sandbox.protocol import ProtocolError
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -48,7 +47,7 @@ def demo_command(args: argparse.Namespace) -> int:
     try:
         setting = demo_input(args.directory, n_experiences=args.experiences,
                              n_scenes=args.scenes)
-    except (OSError, ProtocolError) as exc:
+    except (OSError, SandboxConfigError) as exc:
         sys.stderr.write(f"expaudit selector demo-input: error: {exc}\n")
         return 2
     sys.stdout.write(f"wrote {args.directory}: {len(setting.experience_ids)} experiences, "

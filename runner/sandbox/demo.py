@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from runner.sandbox.base import SandboxConfigError
 from runner.sandbox.protocol import LibraryItem, QueryScene, SettingInfo, prepare_input
 
 DEMO_SETTING = "demo"
@@ -69,8 +70,19 @@ def demo_data(*, n_experiences: int = 3, n_scenes: int = 6,
 
 def demo_input(directory: Path, *, n_experiences: int = 3, n_scenes: int = 6,
                seed: int = 0) -> SettingInfo:
-    """Write the demo /input tree into `directory` and return its setting."""
+    """Write the demo /input tree into `directory` and return its setting.
+
+    Raises
+    ------
+    SandboxConfigError : `directory` already holds files; the demo writes a new tree and
+        never mixes it with the user's own (a user error, unlike `prepare_input`'s own
+        refusal, which guards the service's freshly made /input).
+    """
+    directory = Path(directory)
+    if directory.is_dir() and any(directory.iterdir()):
+        raise SandboxConfigError(f"field 'directory': input directory '{directory}' is not "
+                                 "empty; give a new or empty directory")
     setting, library, scenes = demo_data(n_experiences=n_experiences, n_scenes=n_scenes,
                                          seed=seed)
-    prepare_input(Path(directory), setting, library, scenes)
+    prepare_input(directory, setting, library, scenes)
     return setting
