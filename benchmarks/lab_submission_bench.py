@@ -81,7 +81,7 @@ def main() -> None:
             connection = redis.Redis.from_url(server.url)
             store = LocalStore(Path(tmp) / "store")
             app = create_app({"admin_token": ADMIN_TOKEN}, store=store, redis=connection, catalog=catalog,
-                             settings=ServiceConfig())
+                             service_config=ServiceConfig())
             client = app.test_client()
             token = client.post("/api/v1/tokens", json={"name": "lab"}, headers=bearer(ADMIN_TOKEN)).json["token"]
             t0, c0 = time.perf_counter(), time.process_time()

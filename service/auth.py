@@ -39,7 +39,7 @@ TOKEN_PREFIX = "ea_"
 """Prefix of issued tokens, so a leaked one is recognisable in a secret scanner."""
 
 ADMIN_ID = "admin"
-"""Token id of the administrator token configured in the settings."""
+"""Token id of the administrator token of the service config (`EXPAUDIT_ADMIN_TOKEN`)."""
 
 
 EVICTIONS_PREFIX = "token-evictions/"

@@ -247,11 +247,11 @@ class BenchmarkCatalog(Catalog):
         return setting.mechanism is Mechanism.REPLAY and setting.task == "stack"
 
 
-def open_catalog(settings) -> Catalog:
-    """The catalog named by `settings.catalog` (a `ServiceConfig`)."""
-    if settings.catalog:
-        return DirectoryCatalog(settings.catalog)
-    return BenchmarkCatalog(getattr(settings, "frozen_root", None))
+def open_catalog(config) -> Catalog:
+    """The catalog named by `config.catalog` (a `ServiceConfig`)."""
+    if config.catalog:
+        return DirectoryCatalog(config.catalog)
+    return BenchmarkCatalog(getattr(config, "frozen_root", None))
 
 
 def _cells_signature(setting_id: str, root: Path | None) -> tuple:

@@ -114,16 +114,16 @@ def run_container(ctx, sid: str, manifest: Manifest) -> ContainerOutcome:
     return ContainerOutcome(scores, provenance(manifest, result))
 
 
-def make_sandbox(settings):
-    """The sandbox named by `settings.sandbox`; None for `none` or a host that cannot run it
+def make_sandbox(config):
+    """The sandbox named by `config.sandbox`; None for `none` or a host that cannot run it
     (container submissions then fail with fault `infrastructure`, naming why).
 
     The Docker client is created here, once per worker, from the usual
     `DOCKER_HOST` environment (only runners hold the Docker socket).
     """
-    if settings.sandbox == "none":
+    if config.sandbox == "none":
         return None
-    if settings.sandbox == "docker":
+    if config.sandbox == "docker":
         import docker
 
         try:
@@ -139,6 +139,6 @@ def make_sandbox(settings):
         return None
 
 
-def selector_limits(settings) -> Limits:
+def selector_limits(config) -> Limits:
     """The limits of a selector run: the sandbox defaults with the configured wall clock."""
-    return Limits(wall_seconds=float(settings.selector_wall_seconds))
+    return Limits(wall_seconds=float(config.selector_wall_seconds))

@@ -22,7 +22,7 @@ from service.storage import ObjectStore
 class Services:
     """Everything a request handler needs; built once by `create_app`."""
 
-    settings: ServiceConfig
+    config: ServiceConfig
     store: ObjectStore
     redis: redis_lib.Redis
     catalog: Catalog
@@ -38,7 +38,7 @@ class Services:
 
     @property
     def audit_options(self) -> AuditOptions:
-        return AuditOptions(self.settings.n_shuffles, self.settings.n_bootstrap)
+        return AuditOptions(self.config.n_shuffles, self.config.n_bootstrap)
 
 
 def services() -> Services:

@@ -115,25 +115,25 @@ def admin_token_file(path: Path) -> str:
     return token
 
 
-def publish_initial(settings: ServiceConfig) -> int:
+def publish_initial(config: ServiceConfig) -> int:
     """A site at once (no reference report computed here); the worker's rebuild completes it."""
-    store = open_store(settings)
+    store = open_store(config)
     if isinstance(store, S3Store):
         store.ensure_bucket()
-    redis = redis_lib.Redis.from_url(settings.redis_url, socket_timeout=5, socket_connect_timeout=3)
+    redis = redis_lib.Redis.from_url(config.redis_url, socket_timeout=5, socket_connect_timeout=3)
     try:
-        return publish_first(store, open_catalog(settings), redis).files_written
+        return publish_first(store, open_catalog(config), redis).files_written
     finally:
         redis.close()
 
 
-def frozen_root(settings: ServiceConfig) -> Path:
+def frozen_root(config: ServiceConfig) -> Path:
     """The frozen data directory web, worker and runner all use, as an absolute path.
 
-    `EXPAUDIT_FROZEN_ROOT` (settings.frozen_root) when set, else the data shipped
+    `EXPAUDIT_FROZEN_ROOT` (config.frozen_root) when set, else the data shipped
     in the package; absolute, so a child started in another directory agrees.
     """
-    return root_or_default(settings.frozen_root).resolve()
+    return root_or_default(config.frozen_root).resolve()
 
 
 def simulator_missing() -> str | None:
@@ -156,14 +156,14 @@ def runner_command(root: Path) -> list[str]:
 
 
 def web_command(host: str, port: int, web_workers: int) -> list[str]:
-    """The command of the embedded web process (gunicorn with the service's settings)."""
+    """The command of the embedded web process (gunicorn with `service.gunicorn_conf`)."""
     return [sys.executable, "-m", "gunicorn", "--config", "python:service.gunicorn_conf",
             "--workers", str(web_workers), "--bind", f"{host}:{port}", "--access-logfile", "-",
             "--timeout", str(defaults.WEB_TIMEOUT_S), "--no-control-socket",
             "service.web.app:create_app()"]
 
 
-def serve(settings: ServiceConfig, *, host: str, port: int, web_workers: int,
+def serve(config: ServiceConfig, *, host: str, port: int, web_workers: int,
           on_ready: Callable[[str, str], None], var_dir: Path = Path("var"),
           on_runner: Callable[[str], None] | None = None) -> int:
     """Run Redis (if needed), gunicorn, one worker and (with the simulator) one runner
@@ -178,21 +178,21 @@ def serve(settings: ServiceConfig, *, host: str, port: int, web_workers: int,
     children: list[Child] = []
     redis_child = None
     try:
-        if not settings.redis_url:
+        if not config.redis_url:
             redis_dir = var_dir / "redis"
             proc, url = start_redis(redis_dir)
             redis_port = int(url.rsplit(":", 1)[1].split("/")[0])
             redis_child = Child("redis", lambda: start_redis(redis_dir, redis_port)[0], proc)
-            settings = replace(settings, redis_url=url)
+            config = replace(config, redis_url=url)
         token_note = "the configured EXPAUDIT_ADMIN_TOKEN"
-        if not settings.admin_token:
-            settings = replace(settings, admin_token=admin_token_file(var_dir / "admin-token"))
+        if not config.admin_token:
+            config = replace(config, admin_token=admin_token_file(var_dir / "admin-token"))
             token_note = f"the admin token is in {var_dir / 'admin-token'}"
-        if settings.catalog is None:
-            settings = replace(settings, frozen_root=str(frozen_root(settings)))
-        n_files = publish_initial(settings)
+        if config.catalog is None:
+            config = replace(config, frozen_root=str(frozen_root(config)))
+        n_files = publish_initial(config)
         log.info("leaderboard published: %d files", n_files)
-        env = {**os.environ, **to_env(settings)}
+        env = {**os.environ, **to_env(config)}
         web = Child.started("web", lambda: subprocess.Popen(web_command(host, port, web_workers),
                                                             env=env))
         children.append(web)
@@ -202,7 +202,7 @@ def serve(settings: ServiceConfig, *, host: str, port: int, web_workers: int,
         _wait_for_http(f"http://{host}:{port}/healthz", web.proc)
         children.append(Child.started("worker", lambda: subprocess.Popen(worker_command(), env=env)))
         runners: list[subprocess.Popen] = []
-        note = start_runner(settings, env, runners)
+        note = start_runner(config, env, runners)
         children.extend(Child("runner", lambda args=p.args: subprocess.Popen(args, env=env), p)
                         for p in runners)
         if on_runner is not None:
@@ -215,14 +215,14 @@ def serve(settings: ServiceConfig, *, host: str, port: int, web_workers: int,
             _stop([redis_child.proc])
 
 
-def start_runner(settings: ServiceConfig, env: dict[str, str],
+def start_runner(config: ServiceConfig, env: dict[str, str],
                   children: list[subprocess.Popen]) -> str:
     """Start one rollout runner when it can do anything; returns what happened, as a sentence."""
-    if settings.catalog is not None:
+    if config.catalog is not None:
         return ("no rollout runner: EXPAUDIT_CATALOG serves complete directory settings, "
                 "which need no rollouts")
     missing = simulator_missing()
-    root = frozen_root(settings)
+    root = frozen_root(config)
     if missing is not None:
         return (f"no rollout runner: {missing}; submissions needing missing cells wait for "
                 f"`expaudit runner --frozen-root {shown_root(root)}`")
@@ -232,7 +232,7 @@ def start_runner(settings: ServiceConfig, env: dict[str, str],
 
 def shown_root(root: Path) -> str:
     """The frozen root as printed to the console: relative to the current directory when it
-    is under it, else by the setting that names it; never an absolute host path (a console
+    is under it, else by the variable that names it; never an absolute host path (a console
     line is copied into issues and logs)."""
     try:
         return str(root.relative_to(Path.cwd().resolve())) or "."

@@ -346,11 +346,11 @@ class S3Store(ObjectStore):
         return f"s3://{self.bucket}/{self.prefix} at {endpoint}"
 
 
-def open_store(settings) -> ObjectStore:
-    """The store named by `settings.store` (a `ServiceConfig`)."""
-    if settings.is_s3:
-        bucket, prefix = parse_s3_url(settings.store)
-        client = make_s3_client(settings.s3_endpoint, settings.s3_region,
-                                settings.s3_access_key, settings.s3_secret_key)
+def open_store(config) -> ObjectStore:
+    """The store named by `config.store` (a `ServiceConfig`)."""
+    if config.is_s3:
+        bucket, prefix = parse_s3_url(config.store)
+        client = make_s3_client(config.s3_endpoint, config.s3_region,
+                                config.s3_access_key, config.s3_secret_key)
         return S3Store(client, bucket, prefix)
-    return LocalStore(settings.store)
+    return LocalStore(config.store)

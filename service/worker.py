@@ -1,7 +1,7 @@
 """The worker process: connections, the reconciler, and an RQ worker loop.
 
 `run_worker` installs the job context once, reconciles the store against
-the queues, then works on the queues of `settings.worker_queues` (publish
+the queues, then works on the queues of `config.worker_queues` (publish
 and audit; `selectors` too where the worker should run container
 submissions itself, as in `expaudit serve`). The RQ worker returns when it has been idle for
 `RECONCILE_INTERVAL_S` (the loop reconciles again) or when Redis dropped
@@ -40,11 +40,11 @@ class ServiceWorker(StopsCleanly, Worker):
     leave a half-read socket behind for the parent.
     """
 
-    settings: ServiceConfig | None = None
+    config: ServiceConfig | None = None
 
     def main_work_horse(self, job, queue):
-        if self.settings is not None:
-            install_context(build_context(self.settings))
+        if self.config is not None:
+            install_context(build_context(self.config))
         return super().main_work_horse(job, queue)
 
 
@@ -71,25 +71,25 @@ def connect_redis(url: str) -> redis_lib.Redis:
                             f"{exc}") from None
 
 
-def build_context(settings: ServiceConfig, *, sandbox: bool | None = None) -> JobContext:
+def build_context(config: ServiceConfig, *, sandbox: bool | None = None) -> JobContext:
     """The connections of one process's jobs.
 
-    `sandbox`: build the selector sandbox of `settings.sandbox` (the runner
+    `sandbox`: build the selector sandbox of `config.sandbox` (the runner
     passes True); None builds it only when this worker serves the `selectors`
     queue, so a worker without the Docker socket never looks for an engine.
     The local sandbox claims this process's worker directory, and first stops
     the sandboxes and removes the run trees of workers that died
     (`runner.sandbox.workdir`).
     """
-    if not settings.redis_url:
+    if not config.redis_url:
         raise ConfigError("no Redis: set EXPAUDIT_REDIS_URL or pass --redis-url")
     if sandbox is None:
-        sandbox = defaults.SELECTOR_QUEUE in settings.worker_queues
-    return JobContext(store=open_store(settings), redis=connect_redis(settings.redis_url),
-                      catalog=open_catalog(settings),
-                      options=AuditOptions(settings.n_shuffles, settings.n_bootstrap),
-                      sandbox=make_sandbox(settings) if sandbox else None,
-                      selector_limits=selector_limits(settings))
+        sandbox = defaults.SELECTOR_QUEUE in config.worker_queues
+    return JobContext(store=open_store(config), redis=connect_redis(config.redis_url),
+                      catalog=open_catalog(config),
+                      options=AuditOptions(config.n_shuffles, config.n_bootstrap),
+                      sandbox=make_sandbox(config) if sandbox else None,
+                      selector_limits=selector_limits(config))
 
 
 def queues(redis: redis_lib.Redis,
@@ -101,10 +101,10 @@ def queues(redis: redis_lib.Redis,
             if name in names]
 
 
-def run_worker(settings: ServiceConfig, *, burst: bool = False,
+def run_worker(config: ServiceConfig, *, burst: bool = False,
                idle_s: int = defaults.RECONCILE_INTERVAL_S) -> None:
     """Reconcile and work until a shutdown signal (or, with `burst`, until the queues are empty)."""
-    context = build_context(settings)
+    context = build_context(config)
     install_context(context)
 
     def work_once() -> None:
@@ -112,9 +112,9 @@ def run_worker(settings: ServiceConfig, *, burst: bool = False,
         if result.enqueued:
             log.info("reconciler re-enqueued %d of %d open submissions", len(result.enqueued),
                      result.open)
-        worker = ServiceWorker(queues(context.redis, settings.worker_queues),
+        worker = ServiceWorker(queues(context.redis, config.worker_queues),
                                connection=context.redis)
-        worker.settings = settings
+        worker.config = config
         worker.work(burst=burst, max_idle_time=None if burst else idle_s, with_scheduler=not burst,
                     logging_level="INFO")
 

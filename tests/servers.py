@@ -485,7 +485,7 @@ def make_app(store, redis_conn, catalog=None, **config):
     base = {"admin_token": ADMIN_TOKEN, "n_shuffles": 100, "n_bootstrap": 100}
     base.update(config)
     return create_app(base, store=store, redis=redis_conn, catalog=catalog or toy_catalog(),
-                      settings=ServiceConfig())
+                      service_config=ServiceConfig())
 
 
 def run_jobs(store, redis_conn, catalog) -> None:

@@ -164,12 +164,12 @@ def test_no_token_in_any_log_line(store, redis_conn, catalog, caplog):  # noqa: 
         assert secret not in text
 
 
-def test_settings_repr_and_redacted_hide_secrets():
+def test_config_repr_and_redacted_hide_secrets():
     from service.config import ServiceConfig
 
-    settings = ServiceConfig(admin_token="adm-secret", s3_secret_key="s3-secret")
-    assert "adm-secret" not in repr(settings) and "s3-secret" not in repr(settings)
-    assert settings.redacted()["admin_token"] == "***"
+    config = ServiceConfig(admin_token="adm-secret", s3_secret_key="s3-secret")
+    assert "adm-secret" not in repr(config) and "s3-secret" not in repr(config)
+    assert config.redacted()["admin_token"] == "***"
 
 
 def test_rate_limit_is_shared_between_processes(redis_conn):  # noqa: F811

@@ -146,11 +146,11 @@ def test_bucket_setup_runs_once_before_the_app(config):
 
 def test_app_environment_is_what_the_service_reads(config):
     env = config["services"]["web"]["environment"]
-    settings = from_env(env)
-    assert settings.is_s3 and settings.store == "s3://expaudit"
-    assert settings.s3_endpoint == "http://minio:9000"
-    assert settings.redis_url == "redis://redis:6379/0"
-    read_back = to_env(settings)
+    service_config = from_env(env)
+    assert service_config.is_s3 and service_config.store == "s3://expaudit"
+    assert service_config.s3_endpoint == "http://minio:9000"
+    assert service_config.redis_url == "redis://redis:6379/0"
+    read_back = to_env(service_config)
     unused = {key for key, value in env.items() if value and key not in read_back}
     assert unused == set()
 

@@ -29,9 +29,9 @@ def test_serve_publishes_before_computing_any_reference_report(tmp_path, redis_s
     """The old start computed every reference report before the web process started (78 s on
     the benchmark's data); now nothing is computed before serving."""
     summary, data = synthetic_setting("first-k4", k=4)
-    settings = ServiceConfig(store=str(tmp_path / "store"), redis_url=redis_server.url,
-                               catalog=str(write_catalog(tmp_path / "catalog", (summary, data))))
-    publish_initial(settings)
+    config = ServiceConfig(store=str(tmp_path / "store"), redis_url=redis_server.url,
+                             catalog=str(write_catalog(tmp_path / "catalog", (summary, data))))
+    publish_initial(config)
     from service.storage import LocalStore
 
     store = LocalStore(tmp_path / "store")

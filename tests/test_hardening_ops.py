@@ -114,7 +114,7 @@ def test_a_script_name_that_reaches_the_app_does_not_move_its_routes_or_links(st
     from service.config import from_env
 
     stack, (summary, _data) = stack
-    client = create_app(settings=from_env(stack.env())).test_client()
+    client = create_app(service_config=from_env(stack.env())).test_client()
     response = client.get(f"/v1/settings/{summary.id}", environ_overrides={"SCRIPT_NAME": "/api"})
     assert response.status_code == 200, response.status_code
     assert '"/api/api/v1/' not in response.get_data(as_text=True)

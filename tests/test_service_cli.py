@@ -139,7 +139,7 @@ def _assert_no_worker_left_registered(redis_dir) -> None:
         server.wait(10)
 
 
-def _runner_settings(redis_url: str, **overrides):
+def _runner_config(redis_url: str, **overrides):
     from service.config import ServiceConfig
 
     return ServiceConfig(redis_url=redis_url, **overrides)
@@ -169,13 +169,13 @@ def test_serve_starts_a_rollout_runner_on_the_frozen_root_it_serves(tmp_path, re
     root = tmp_path / "frozen"
     root.mkdir()
     monkeypatch.chdir(tmp_path)  # printed relative to the current directory, never absolute
-    settings = _runner_settings(redis_server.url, frozen_root=str(root))
+    config = _runner_config(redis_server.url, frozen_root=str(root))
     env = service_env(PYTHONPATH=str(REPO_ROOT), EXPAUDIT_REDIS_URL=redis_server.url)
     children: list[subprocess.Popen] = []
     try:
-        note = start_runner(settings, env, children)
+        note = start_runner(config, env, children)
         assert note == "rollout runner started: missing cells are appended to frozen"
-        assert frozen_root(settings) == root.resolve()
+        assert frozen_root(config) == root.resolve()
         assert len(children) == 1 and children[0].args[-2:] == ["--frozen-root", str(root.resolve())]
         assert _listeners(redis_server.url, ROLLOUT_QUEUE, 1, 60) == 1, \
             "the runner never served `rollouts`"
@@ -191,12 +191,12 @@ def test_serve_says_why_it_starts_no_runner(tmp_path, redis_server, monkeypatch)
     from service.embedded import simulator_missing, start_runner
 
     children: list[subprocess.Popen] = []
-    with_catalog = _runner_settings(redis_server.url, catalog=str(tmp_path))
+    with_catalog = _runner_config(redis_server.url, catalog=str(tmp_path))
     assert start_runner(with_catalog, {}, children).startswith(
         "no rollout runner: EXPAUDIT_CATALOG serves complete directory settings")
     monkeypatch.setitem(sys.modules, "robosuite", None)  # how Python blocks an import
     assert simulator_missing() == "robosuite is not installed (pip install 'expaudit[sim]')"
-    note = start_runner(_runner_settings(redis_server.url, frozen_root=str(tmp_path)), {}, children)
+    note = start_runner(_runner_config(redis_server.url, frozen_root=str(tmp_path)), {}, children)
     assert note.startswith("no rollout runner: robosuite is not installed")
     assert "expaudit runner --frozen-root $EXPAUDIT_FROZEN_ROOT" in note  # outside the current directory
     assert str(tmp_path) not in note

@@ -1,4 +1,4 @@
-"""Settings from the environment, the catalogs, and the submission records."""
+"""The service config from the environment, the catalogs, and the submission records."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from tests.servers import synthetic_setting, write_catalog
 
 
 def test_defaults_without_environment():
-    settings = from_env({})
-    assert settings.store == "var/store" and not settings.is_s3
-    assert settings.redis_url is None and settings.admin_token is None
-    assert settings.n_shuffles is None and settings.catalog is None
+    config = from_env({})
+    assert config.store == "var/store" and not config.is_s3
+    assert config.redis_url is None and config.admin_token is None
+    assert config.n_shuffles is None and config.catalog is None
 
 
 def test_environment_is_read_and_round_trips():
@@ -24,9 +24,9 @@ def test_environment_is_read_and_round_trips():
            "EXPAUDIT_ADMIN_TOKEN": "adm", "EXPAUDIT_MAX_UPLOAD_BYTES": "1000",
            "EXPAUDIT_RATE_LIMIT_PER_MINUTE": "5", "EXPAUDIT_MAX_ACTIVE_SUBMISSIONS": "2",
            "EXPAUDIT_N_SHUFFLES": "300", "EXPAUDIT_CATALOG": "/data/settings"}
-    settings = from_env(env)
-    assert settings.is_s3 and settings.max_upload_bytes == 1000 and settings.n_shuffles == 300
-    assert from_env(to_env(settings)) == settings
+    config = from_env(env)
+    assert config.is_s3 and config.max_upload_bytes == 1000 and config.n_shuffles == 300
+    assert from_env(to_env(config)) == config
 
 
 @pytest.mark.parametrize("name,value,message", [
@@ -127,11 +127,11 @@ def test_app_and_worker_need_a_redis_url(tmp_path):
     from service.web.app import create_app
     from service.worker import build_context
 
-    settings = ServiceConfig(store=str(tmp_path))
+    config = ServiceConfig(store=str(tmp_path))
     with pytest.raises(ValueError, match="no Redis: set EXPAUDIT_REDIS_URL or pass redis="):
-        create_app(settings=settings, store=LocalStore(tmp_path))
+        create_app(service_config=config, store=LocalStore(tmp_path))
     with pytest.raises(ValueError, match="no Redis: set EXPAUDIT_REDIS_URL"):
-        build_context(settings)
+        build_context(config)
 
 
 def test_serve_says_what_to_install_without_redis_server(tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ $EXPAUDIT_FROZEN_ROOT, else the frozen data shipped in the package; computed
 cells are appended to that root's cells journals, so in a deployment it is a
 volume shared with the audit workers. The audits of container submissions
 (queue `selectors`) run here in the sandbox of $EXPAUDIT_SANDBOX, with the
-same store and catalog settings as the worker; in a deployment the runner
+same store and catalog configuration as the worker; in a deployment the runner
 alone holds the Docker socket.
 
 Image-policy cells run their forward passes on `--policy-device` (default

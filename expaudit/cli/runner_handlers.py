@@ -22,13 +22,13 @@ from service.worker import build_context, redis_answers
 def run_runner_command(args: argparse.Namespace) -> int:
     """Check the flags, then serve the selectors and rollouts queues until stopped (or, with
     `--burst`, until they are empty)."""
-    settings = from_env()  # the same reading of the environment as web and worker
-    redis_url = args.redis_url or settings.redis_url
+    config = from_env()  # the same reading of the environment as web and worker
+    redis_url = args.redis_url or config.redis_url
     if not redis_url:
         print("expaudit runner: no Redis: pass --redis-url or set EXPAUDIT_REDIS_URL",
               file=sys.stderr)
         return 2
-    root = root_or_default(args.frozen_root or settings.frozen_root)
+    root = root_or_default(args.frozen_root or config.frozen_root)
     if not root.is_dir():
         print(f"expaudit runner: --frozen-root '{root}' is not a directory", file=sys.stderr)
         return 2
@@ -39,9 +39,9 @@ def run_runner_command(args: argparse.Namespace) -> int:
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     with redis_answers(redis_url):
-        context = build_context(replace(settings, redis_url=redis_url, frozen_root=str(root)),
+        context = build_context(replace(config, redis_url=redis_url, frozen_root=str(root)),
                                 sandbox=True)
-        print(f"runner: serving the selectors and rollouts queues (sandbox {settings.sandbox}), "
+        print(f"runner: serving the selectors and rollouts queues (sandbox {config.sandbox}), "
               f"cells go to {root}, policies run on {device} with {envs} env(s)", flush=True)
         run_runner(context.redis, root, context, burst=args.burst, policy_device=device,
                    policy_envs=envs)

@@ -1,7 +1,7 @@
 """`expaudit serve | worker | reconcile | submit | submit-selector | status | submissions |
 publish | report | download | token`, and `expaudit selector input`.
 
-Server-side commands read the service settings (`service.config`) with
+Server-side commands read the service config (`service.config`) with
 flags overriding them; client-side commands talk to `--server` (default
 $EXPAUDIT_SERVER or http://127.0.0.1:8000) with `--token` (default
 $EXPAUDIT_TOKEN).
@@ -9,7 +9,7 @@ $EXPAUDIT_TOKEN).
 This module builds the parser only; the handlers (`service_handlers`) load
 the web app, Redis, the worker and the HTTP client, so they are loaded when
 a command runs and `expaudit --help` stays light. The defaults that come
-from the service settings (port, web processes, server URL and token) are
+from the service config (port, web processes, server URL and token) are
 filled in there.
 """
 

@@ -4,7 +4,7 @@
 They load the embedded web app, Redis, the worker and the HTTP client, so
 the command's parser (`service`) loads this module only when one of them
 runs. The defaults the parser leaves unset (port, web processes, server URL
-and token) are read here from the service settings.
+and token) are read here from the service config.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from service.config import client_defaults, from_env, parse_queues
 from service.worker import build_context, redis_answers, run_worker
 
 
-def _settings(args):
+def _config(args):
     overrides = {key: getattr(args, attr) for key, attr in
                  (("store", "store"), ("redis_url", "redis_url"), ("catalog", "catalog"),
                   ("frozen_root", "frozen_root"))
@@ -47,9 +47,9 @@ def _serve(args) -> int:
         print(note, flush=True)
 
     _configure_logging()
-    settings = _settings(args)
-    with redis_answers(settings.redis_url):
-        return serve_embedded(settings, host=args.host,
+    config = _config(args)
+    with redis_answers(config.redis_url):
+        return serve_embedded(config, host=args.host,
                               port=_or_default(args.port, defaults.DEFAULT_PORT),
                               web_workers=_or_default(args.workers, defaults.GUNICORN_WORKERS),
                               on_ready=ready, on_runner=runner)
@@ -57,16 +57,16 @@ def _serve(args) -> int:
 
 def _worker(args) -> int:
     _configure_logging()
-    settings = _settings(args)
-    with redis_answers(settings.redis_url):
-        run_worker(settings, burst=args.burst)
+    config = _config(args)
+    with redis_answers(config.redis_url):
+        run_worker(config, burst=args.burst)
     return 0
 
 
 def _reconcile(args) -> int:
-    settings = _settings(args)
-    with redis_answers(settings.redis_url):
-        context = build_context(settings)
+    config = _config(args)
+    with redis_answers(config.redis_url):
+        context = build_context(config)
         result = reconcile_store(context.store, context.redis)
     print(f"open submissions: {result.open}; re-enqueued: {len(result.enqueued)}"
           + (f" ({', '.join(result.enqueued)})" if result.enqueued else "")

@@ -1,6 +1,6 @@
 """The Flask application factory: `create_app(config, store=, redis=, catalog=)`.
 
-Nothing happens at import. `create_app` reads the settings (environment,
+Nothing happens at import. `create_app` reads the `ServiceConfig` (environment,
 overridden by `config`), builds the connections it was not given, and
 registers one blueprint per resource under `/api/v1`, the static leaderboard
 route and one error handler that turns every domain error into
@@ -39,33 +39,33 @@ log = logging.getLogger(__name__)
 
 def create_app(config: dict | None = None, *, store: ObjectStore | None = None,
                redis: redis_lib.Redis | None = None, catalog: Catalog | None = None,
-               settings: ServiceConfig | None = None) -> Flask:
+               service_config: ServiceConfig | None = None) -> Flask:
     """Build the service app.
 
     Args:
         config: overrides of `ServiceConfig` fields (tests pass a dict).
         store, redis, catalog: connections to use instead of building them
-            from the settings.
-        settings: a complete settings object instead of reading the environment.
+            from the service config.
+        service_config: a complete `ServiceConfig` instead of reading the environment.
     """
-    settings = (settings or from_env()).with_overrides(config)
+    service_config = (service_config or from_env()).with_overrides(config)
     if store is None:
-        store = open_store(settings)
+        store = open_store(service_config)
     if redis is None:
-        if not settings.redis_url:
+        if not service_config.redis_url:
             raise ValueError("no Redis: set EXPAUDIT_REDIS_URL or pass redis=")
-        redis = redis_lib.Redis.from_url(settings.redis_url, socket_timeout=5,
+        redis = redis_lib.Redis.from_url(service_config.redis_url, socket_timeout=5,
                                          socket_connect_timeout=3)
     if catalog is None:
-        catalog = open_catalog(settings)
-    body_limit = BodyLimit(catalog, settings.max_upload_bytes)
+        catalog = open_catalog(service_config)
+    body_limit = BodyLimit(catalog, service_config.max_upload_bytes)
     app = Flask(__name__)
-    app.config["MAX_CONTENT_LENGTH"] = settings.max_upload_bytes  # raised per request, below
+    app.config["MAX_CONTENT_LENGTH"] = service_config.max_upload_bytes  # raised per request, below
     app.json.sort_keys = True
     app.extensions["expaudit"] = Services(
-        settings=settings, store=store, redis=redis, catalog=catalog,
-        tokens=TokenRegistry(store, redis, settings.admin_token),
-        limiter=RateLimiter(redis, settings.rate_limit_per_minute),
+        config=service_config, store=store, redis=redis, catalog=catalog,
+        tokens=TokenRegistry(store, redis, service_config.admin_token),
+        limiter=RateLimiter(redis, service_config.rate_limit_per_minute),
         active=ActiveSubmissions(redis), metrics=Metrics(redis))
     app.extensions[_FAILED_AUTH] = FailedAuthLimiter(redis, defaults.FAILED_AUTH_PER_MINUTE)
     _register_blueprints(app)
@@ -96,7 +96,7 @@ def _register_failed_auth_hooks(app: Flask) -> None:
     deployment's trusted proxies); past the limit every token from it is refused (429 with
     Retry-After) for a window, by every web process."""
     failures: FailedAuthLimiter = app.extensions[_FAILED_AUTH]
-    trusted_proxies = app.extensions["expaudit"].settings.trusted_proxies
+    trusted_proxies = app.extensions["expaudit"].config.trusted_proxies
 
     def client() -> str:
         return client_address(request.remote_addr, request.headers.get("X-Forwarded-For"),

@@ -168,7 +168,7 @@ def _prepare_scores(svc: Services, upload: Upload) -> Prepared:
 
 def _prepare_container(svc: Services, upload: Upload) -> Prepared:
     checked = container_submissions.check_selector(upload.data, upload.filename, upload.fields,
-                                                   svc.catalog, svc.settings.sandbox)
+                                                   svc.catalog, svc.config.sandbox)
     return Prepared(checked.data, checked.filename, checked.input_format, [checked.setting_id],
                     False, kind="container", backend=checked.backend, image=checked.image)
 
@@ -198,7 +198,7 @@ def create_submission():
     replay = _idempotent_replay(svc, token.token_id, key, body_hash)
     if replay is not None and svc.repo.exists(replay):
         return _accepted(_written(svc, replay), replayed=True)
-    slot = svc.active.reserve(token.token_id, svc.settings.max_active_submissions)
+    slot = svc.active.reserve(token.token_id, svc.config.max_active_submissions)
     try:
         return _create_in_slot(svc, token, upload, container, key, replay, body_hash, slot)
     finally:
@@ -216,7 +216,7 @@ def _create_in_slot(svc: Services, token, upload: Upload, container: bool, key: 
     claim = None
     if sealed:
         claim = take_sealed_quota(svc.redis, svc.store, token.token_id,
-                                  svc.settings.sealed_submissions_per_day)
+                                  svc.config.sealed_submissions_per_day)
     created = Created()
     try:
         return _create(svc, token, key, replay, body_hash, prepared, name, public, slot, created)
