@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
-from benchmark_data.pages.appearance_failures import appearance_failure_share, appearance_share_difference
+from benchmark_data.pages.appearance_failures import (appearance_failure_share, appearance_share_difference,
+                                                      noise_floor_share)
+from expaudit.errors import InvalidInput
 from leaderboard.metrics.bootstrap import percentile_interval, resample_counts
 
 
@@ -112,12 +114,77 @@ def test_difference_rejects_incomplete_seeds_and_other_scene_counts():
     y = np.ones((2, 15, 2), dtype=np.int8)
     y_missing = y.copy()
     y_missing[0, 0, 1] = -1
-    with pytest.raises(ValueError, match="seed 1 has MISSING cells"):
+    with pytest.raises(InvalidInput, match="seed 1 has MISSING cells"):
         appearance_share_difference(y, y_missing, states, draws, seeds=[0, 1])
-    with pytest.raises(ValueError, match=r"must have shape \(10,\) like the scenes of policy_dr"):
+    with pytest.raises(InvalidInput, match=r"must have shape \(10,\) like the scenes of policy_dr"):
         appearance_share_difference(y, y[:, :10], states, draws, seeds=[0])
-    with pytest.raises(ValueError, match="names a seed twice"):
+    with pytest.raises(InvalidInput, match="names a seed twice"):
         appearance_share_difference(y, y, states, draws, seeds=[0, 0])
-    with pytest.raises(ValueError, match="n_bootstrap must be at least 1"):
+    with pytest.raises(InvalidInput, match="n_bootstrap must be at least 1"):
         appearance_failure_share(y, states, draws, seeds=[0], n_bootstrap=0)
     assert appearance_share_difference(y, y, states, draws, seeds=[0]).difference is None
+
+
+# ------------------------------------------------------------------ the execution-noise floor
+
+
+def _reference_floor(y, states, draws, seeds, n_bootstrap, seed):
+    """Slow reference: every (draw-0 failure, other seed) pair, looped, over resampled states."""
+    names = sorted(set(states))
+    def totals(counts):
+        pairs = wins = 0
+        for name, count in zip(names, counts):
+            q = [q for q in np.flatnonzero(states == name) if draws[q] == 0][0]
+            for i in range(y.shape[0]):
+                for s in seeds:
+                    for other in seeds:
+                        if other != s and y[i, q, s] == 0:
+                            pairs += count
+                            wins += count * (y[i, q, other] == 1)
+        return pairs, wins
+    point = totals(np.ones(len(names), dtype=int))
+    weights = resample_counts(len(names), n_bootstrap, np.random.default_rng(seed))
+    shares = [w / p if p else np.nan for p, w in map(totals, weights)]
+    return point, percentile_interval(np.array(shares), "noise floor")
+
+
+def test_noise_floor_equals_a_loop_over_failure_and_other_seed_pairs():
+    rng = np.random.default_rng(11)
+    states, draws = _scenes(6)
+    y = _random_tensor(rng, 3, 6, 3, 0.5)
+    got = noise_floor_share(y, states, draws, seeds=[0, 2, 1], n_bootstrap=200, seed=4)
+    (pairs, wins), want = _reference_floor(y, states, draws, [0, 2, 1], 200, 4)
+    assert (got.failure_pairs, got.twin_successes) == (pairs, wins) and pairs > 0
+    assert got.share == pytest.approx(wins / pairs)
+    assert got.interval.low == pytest.approx(want.low) and got.interval.high == pytest.approx(want.high)
+
+
+def test_without_an_appearance_effect_the_share_sits_at_the_noise_floor_and_with_one_above():
+    """Every render of a state succeeds with the state's own probability: appearance changes
+    nothing, so the share of perturbed failures with a succeeding twin is the floor (about
+    0.39 here). Then draws 1-4 fail outright in half the cases: the share rises towards
+    the states' mean success (0.5), clear of the floor's interval."""
+    rng = np.random.default_rng(2)
+    n_states, k, n_seeds = 200, 3, 5
+    states, draws = _scenes(n_states)
+    p = rng.uniform(0.1, 0.9, size=(k, n_states))
+    y = (rng.random((k, n_states * 5, n_seeds)) < np.repeat(p, 5, axis=1)[:, :, None]).astype(np.int8)
+    seeds = list(range(n_seeds))
+    floor = noise_floor_share(y, states, draws, seeds, n_bootstrap=200)
+    share = appearance_failure_share(y, states, draws, seeds, n_bootstrap=200)
+    assert abs(share.share - floor.share) < 0.03
+    hit = y.copy()
+    hit[:, draws >= 1, :] *= (rng.random((k, int((draws >= 1).sum()), n_seeds)) < 0.5).astype(np.int8)
+    raised = appearance_failure_share(hit, states, draws, seeds, n_bootstrap=200)
+    assert raised.share > floor.share + 0.05 and raised.interval.low > floor.interval.high
+    assert noise_floor_share(hit, states, draws, seeds).share == floor.share  # draw 0 untouched
+
+
+def test_noise_floor_needs_two_seeds_and_a_nominal_failure():
+    states, draws = _scenes(3)
+    y = np.zeros((2, 15, 2), dtype=np.int8)
+    assert noise_floor_share(y, states, draws, seeds=[0]).share is None
+    assert noise_floor_share(y, states, draws, seeds=[0, 1]).share == 0.0
+    assert noise_floor_share(np.ones_like(y), states, draws, seeds=[0, 1]).share is None
+    with pytest.raises(InvalidInput, match="state 's01' has no draw-0 scene"):
+        noise_floor_share(y, states, np.where(states == "s01", 1, draws), seeds=[0, 1])

@@ -15,15 +15,18 @@ from pathlib import Path
 import numpy as np
 
 from benchmark_data.frozen import load_transfer
-from benchmark_data.pages.appearance_failures import (AppearanceFailureShare, ShareDifference,
-                                                      appearance_failure_share, appearance_share_difference,
+from benchmark_data.pages.appearance_failures import (AppearanceFailureShare, NoiseFloorShare,
+                                                      ShareDifference, appearance_failure_share,
+                                                      appearance_share_difference, noise_floor_share,
                                                       complete_seeds)
 from benchmark_data.pages.doc_page import page_main
 from benchmark_data.pages.setting_figures import summarize
 from benchmark_data.policy_files import published_policy_settings
 from benchmark_data.registry import Mechanism
+from expaudit.errors import InvalidInput
 from leaderboard.findings.paper import APPEARANCE_FAILURE_SHARE, TABLE_I
 from leaderboard.matrix import MISSING
+from leaderboard.metrics import defaults
 from leaderboard.metrics.discrimination import discriminates
 
 __all__ = ["PolicySettingSummary", "success_by_group", "summarize_policy", "write_doc"]
@@ -83,21 +86,37 @@ def _fmt(value, digits=2) -> str:
 
 
 def _interval_txt(interval, scale: float = 100.0, signed: bool = False) -> str:
+    """" [low, high]" in points, the reason where there is no interval, and the resamples left out."""
     if interval is None:
         return ""
     if interval.low is None:
         return f" [no interval: {interval.reason}]"
     fmt = "{:+.0f}" if signed else "{:.0f}"
-    return f" [{fmt.format(scale * interval.low)}, {fmt.format(scale * interval.high)}]"
+    left_out = f", {interval.n_undefined} resamples undefined" if interval.n_undefined else ""
+    return f" [{fmt.format(scale * interval.low)}, {fmt.format(scale * interval.high)}{left_out}]"
+
+
+def _seeds_txt(seeds) -> str:
+    return f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
 
 
 def _pct(share: AppearanceFailureShare) -> str:
-    seeds = f"{len(share.seeds)} seed{'s' if len(share.seeds) != 1 else ''}"
+    """An appearance-caused share as a table cell: share [interval] (caused/failures, seeds)."""
     value = "n/a" if share.share is None else f"{100 * share.share:.0f}%"
-    return f"{value}{_interval_txt(share.interval)} ({share.appearance_caused}/{share.failures}, {seeds})"
+    return (f"{value}{_interval_txt(share.interval)} ({share.appearance_caused}/{share.failures}, "
+            f"{_seeds_txt(share.seeds)})")
+
+
+def _floor_pct(floor: NoiseFloorShare) -> str:
+    """A noise floor as a table cell: share [interval] (twin successes/failure pairs)."""
+    if floor.share is None:
+        return "n/a (needs two seeds and a draw-0 failure)"
+    return (f"{100 * floor.share:.0f}%{_interval_txt(floor.interval)} "
+            f"({floor.twin_successes}/{floor.failure_pairs})")
 
 
 def _points(diff: ShareDifference) -> str:
+    """A paired difference as a table cell, in percentage points."""
     if diff.difference is None:
         return "n/a"
     return f"{100 * diff.difference:+.0f} points{_interval_txt(diff.interval, signed=True)}"
@@ -129,41 +148,45 @@ def settings_table(root=None) -> str:
 
 
 def appearance_table(root=None) -> str:
-    """Markdown: appearance-caused failure share, Policy beside Policy+DR and their paired
-    difference, per task and query set, with state-clustered 95% intervals."""
+    """Markdown: appearance-caused failure share of Policy and Policy+DR, each beside its
+    execution-noise floor, and their paired difference, per task and query set, with
+    state-clustered 95% intervals. Where both settings have complete seeds, every figure of
+    the row uses the seeds complete in both; otherwise each setting its own."""
     pairs: dict[tuple[str, str], dict] = {}
     for setting in published_policy_settings():
         pairs.setdefault((setting.task, setting.query_set), {})[setting.mechanism] = setting
-    lines = ["| task | query set | Policy | Policy+DR | Policy - Policy+DR | paper (Policy -> Policy+DR) |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| task | query set | Policy | its noise floor | Policy+DR | its noise floor "
+             "| Policy - Policy+DR | paper (Policy -> Policy+DR) |",
+             "|---|---|---|---|---|---|---|---|"]
     for (task, query_set), by_mech in pairs.items():
-        cells, tensors = [], []
-        for mech in (Mechanism.POLICY, Mechanism.POLICY_DR):
-            setting = by_mech.get(mech)
-            if setting is None:
-                cells.append("n/a")
-                continue
-            data = load_transfer(setting.id, root)
-            seeds = complete_seeds(data.outcomes)
-            tensors.append((data, seeds))
-            cells.append(_pct(appearance_failure_share(
-                data.outcomes, data.scenes.state_ids, data.scenes.appearance_draw, seeds))
-                if seeds else "no complete seed yet")
-        difference = "n/a"
-        if len(tensors) == 2:
-            (first, seeds_a), (second, seeds_b) = tensors
-            both = tuple(s for s in seeds_a if s in seeds_b)
+        data = {m: load_transfer(s.id, root) for m, s in by_mech.items()}
+        seeds = {m: set(complete_seeds(d.outcomes)) for m, d in data.items()}
+        both = tuple(sorted(set.intersection(*seeds.values()))) if seeds else ()
+        if len(data) == 2:
+            first, second = data[Mechanism.POLICY], data[Mechanism.POLICY_DR]
             if list(first.scenes.scene_ids) != list(second.scenes.scene_ids):
-                raise ValueError(f"{task} {query_set}: Policy and Policy+DR list their scenes in "
-                                 f"different orders")
-            if both:
-                difference = _points(appearance_share_difference(
-                    first.outcomes, second.outcomes, first.scenes.state_ids,
-                    first.scenes.appearance_draw, both))
+                raise InvalidInput(f"{task} {query_set}: Policy and Policy+DR list their scenes in "
+                                   "different orders")
+        cells = []
+        for mech in (Mechanism.POLICY, Mechanism.POLICY_DR):
+            d = data.get(mech)
+            used = both or tuple(sorted(seeds.get(mech, ())))
+            if d is None:
+                cells += ["n/a", "n/a"]
+            elif not used:
+                cells += ["no complete seed yet", "n/a"]
+            else:
+                scenes = (d.outcomes, d.scenes.state_ids, d.scenes.appearance_draw, used)
+                cells += [_pct(appearance_failure_share(*scenes)), _floor_pct(noise_floor_share(*scenes))]
+        difference = "n/a"
+        if len(data) == 2 and both:
+            difference = _points(appearance_share_difference(
+                first.outcomes, second.outcomes, first.scenes.state_ids,
+                first.scenes.appearance_draw, both))
         paper = APPEARANCE_FAILURE_SHARE.get(task)
         paper_txt = ("not given (the paper reports that randomization also degrades layout performance)"
                      if paper is None else f"{100 * paper[0]:.0f}% -> {100 * paper[1]:.0f}%")
-        lines.append(f"| {task} | {query_set} | {cells[0]} | {cells[1]} | {difference} | {paper_txt} |")
+        lines.append(f"| {task} | {query_set} | " + " | ".join(cells) + f" | {difference} | {paper_txt} |")
     return "\n".join(lines)
 
 
@@ -176,13 +199,13 @@ def success_by_group(outcomes: np.ndarray, groups, seeds) -> dict[int, float]:
     outcomes = np.asarray(outcomes)
     groups = np.asarray(groups)
     if outcomes.ndim != 3 or groups.shape != (outcomes.shape[1],):
-        raise ValueError(f"groups must label the {outcomes.shape[1] if outcomes.ndim == 3 else '?'} "
-                         f"scenes of outcomes (K, Q, S), got shape {groups.shape}")
+        raise InvalidInput(f"groups must label the {outcomes.shape[1] if outcomes.ndim == 3 else '?'} "
+                           f"scenes of outcomes (K, Q, S), got shape {groups.shape}")
     if not seeds:
         return {}
     y = outcomes[:, :, list(seeds)].astype(np.float64)
     if (y < 0).any():
-        raise ValueError("seeds: a given seed has MISSING cells")
+        raise InvalidInput("seeds: a given seed has MISSING cells")
     return {int(g): float(y[:, groups == g, :].mean()) for g in np.unique(groups)}
 
 
@@ -238,24 +261,35 @@ the leaderboard's label).
 
 """
 
-APPEARANCE_HEAD = """
+APPEARANCE_HEAD = f"""
 
 ## Failures caused by appearance
 
-Over the complete seeds and all K experiences: among the failures in scenes
-with appearance draw 1-4, the share whose draw-0 twin (same experience, same
-physical state, same seed, nominal appearance) succeeded. Shown as share
-[95% interval] (appearance-caused / failures on draws 1-4, seeds counted); n/a
-when there is no such failure. The intervals resample the 40 physical states
-of the query set with replacement (2,000 resamples, all five renders, every
-experience and seed of a state together), as the audit's intervals do.
-**Policy - Policy+DR** is the difference of the two shares in percentage
-points over the seeds complete in both, its interval paired: each resample
-draws one set of states for both settings, which run the same scenes. The
-paper reports one Stack figure, 26% for Policy and 2% for Policy+DR, shown
-beside both Stack query sets. The paper gives no Door figure;
-it reports instead that on Door domain randomization also degrades performance
-on layout changes.
+Over the seeds complete in both settings of a row (or, while one has none,
+each setting's own complete seeds) and all K experiences: among the failures
+in scenes with appearance draw 1-4, the share whose draw-0 twin (same
+experience, same physical state, same seed, nominal appearance) succeeded.
+Shown as share [95% interval] (appearance-caused / failures on draws 1-4,
+seeds counted); n/a when there is no such failure.
+
+A policy is stochastic, so a failure's twin can also succeed by execution
+noise alone. **Its noise floor** is that share on the nominal draw: of every
+draw-0 failure paired with each other seed of the same experience and scene,
+the share whose twin succeeded (twin successes / pairs; it needs two seeds).
+Were appearance to change nothing, a failure on draws 1-4 would be one more
+execution of its state and the share would sit at the floor; what it
+exceeds the floor by is appearance's doing.
+
+The intervals resample the physical states of the query set with replacement
+({defaults.N_BOOTSTRAP:,} resamples, generator seed {defaults.SEED}; all five
+renders, every experience and seed of a state together), as the audit's
+intervals do; resamples on which a share is undefined (no failure drawn) are
+left out and counted. **Policy - Policy+DR** is the difference of the two
+shares in percentage points, its interval paired: each resample draws one set
+of states for both settings, which run the same scenes. The paper reports one
+Stack figure, 26% for Policy and 2% for Policy+DR, shown beside both Stack
+query sets. The paper gives no Door figure; it reports instead that on Door
+domain randomization also degrades performance on layout changes.
 
 """
 
