@@ -16,6 +16,8 @@ from expaudit.errors import DataNotFound
 
 POLICY_MECHANISMS = (Mechanism.POLICY, Mechanism.POLICY_DR)
 """The mechanisms whose cells are run by a frozen policy."""
+ENCODER_MECHANISM = Mechanism.POLICY_DR.value
+"""The policies whose visual encoder the policy_encoder reference rule reads."""
 
 
 class PolicyNotFoundError(DataNotFound, FileNotFoundError):
@@ -23,7 +25,14 @@ class PolicyNotFoundError(DataNotFound, FileNotFoundError):
 
 
 def policy_dir(mechanism: str, experience_id: str, root=None) -> Path:
+    """`policies/<mechanism>/<experience_id>/` under `root` (default: the frozen root)."""
     return root_or_default(root) / "policies" / mechanism / experience_id
+
+
+def encoder_features_path(task: str, root=None) -> Path:
+    """`policies/policy_dr/encoder_features_<task>.parquet`: the policy_encoder rule's exported
+    features of a task, under `root` (default: the frozen root)."""
+    return root_or_default(root) / "policies" / ENCODER_MECHANISM / f"encoder_features_{task}.parquet"
 
 
 def published_policy_settings() -> list:

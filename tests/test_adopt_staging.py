@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from benchmark_data.cells import load_cells
-from benchmark_data.generation.adopt_staging import adopt, staging_state
+from benchmark_data.generation.adopt_staging import adopt, drop_stale, staging_state
 from benchmark_data.journal import CELL_COLUMNS
 from benchmark_data.paths import FROZEN_ROOT, cells_journal, cells_table
 from benchmark_data.policy_files import policy_dir, policy_experiences
@@ -188,3 +188,84 @@ def test_a_rerun_after_a_crash_while_replacing_finishes_the_job(tmp_path, monkey
     for setting in POLICY_SETTINGS:
         assert load_cells(setting.mechanism.value, setting.query_set, root).success.eq(1).all()
     assert not list(root.rglob("*.old")) and not list(root.rglob("*.new")) and not list(root.rglob("*.tmp"))
+
+
+def test_a_rerun_after_a_crash_between_the_two_renames_of_a_policy_finishes_the_job(tmp_path, monkeypatch):
+    """The published folder was moved aside and the crash came before the new one took its
+    place: the rerun finds no published folder there and must not trip over the absent `.old`."""
+    import os
+
+    import benchmark_data.generation.adopt_staging as adopt_module
+
+    root = _published(tmp_path)
+    staging = _staging(tmp_path, root)
+    target = policy_dir("policy", "stack-e001", root)
+    real_replace = os.replace
+
+    def crash_after_moving_the_old_one_aside(source, destination):
+        real_replace(source, destination)
+        if str(destination) == str(target) + ".old":
+            raise OSError("killed")
+
+    monkeypatch.setattr(adopt_module.os, "replace", crash_after_moving_the_old_one_aside)
+    with pytest.raises(OSError, match="killed"):
+        adopt(staging, root, export=_export([]))
+    monkeypatch.setattr(adopt_module.os, "replace", real_replace)
+    assert not target.exists() and staging_state(staging, root).ready
+    adopt(staging, root, export=_export([]))
+    assert (target / "weights.pt").read_bytes() == b"version 2 policy stack-e001"
+    assert not list(root.rglob("*.old")) and not list(root.rglob("*.new"))
+
+
+def test_a_rerun_after_a_crash_while_removing_the_staged_copies_finishes_the_cleanup(tmp_path, monkeypatch):
+    import benchmark_data.generation.adopt_staging as adopt_module
+
+    root = _published(tmp_path)
+    staging = _staging(tmp_path, root)
+    real_rmtree = adopt_module.shutil.rmtree
+    removed = []
+
+    def crash_on_the_third_policy(path, *args, **kwargs):
+        if "policies" in str(path) and str(path).startswith(str(staging)):
+            removed.append(path)
+            if len(removed) == 3:
+                raise OSError("killed")
+        real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(adopt_module.shutil, "rmtree", crash_on_the_third_policy)
+    with pytest.raises(OSError, match="killed"):
+        adopt(staging, root, export=_export([]))
+    monkeypatch.setattr(adopt_module.shutil, "rmtree", real_rmtree)
+    published = _tree_hash(root)
+    state = staging_state(staging, root)
+    assert state.adopted and not state.ready
+    assert "already adopted" in state.problems()[0] and len(state.problems()) == 1
+    adopt(staging, root, export=_export([]))
+    assert _tree_hash(root) == published  # the rerun only cleans up
+    assert not (staging / "ADOPTED.json").exists()
+    assert not list(staging.glob("policies/*/*")) and not list(staging.glob("cells/*.parquet"))
+
+
+def test_stale_cells_are_named_and_dropped_so_that_generation_runs_them_anew(tmp_path):
+    """Cells of a staged policy trained again never count; `drop_stale` removes exactly those."""
+    root = _published(tmp_path)
+    staging = _staging(tmp_path, root)
+    retrained = policy_dir("policy", "stack-e000", staging) / "weights.pt"
+    retrained.write_bytes(b"version 2, trained again")
+    state = staging_state(staging, root)
+    per_setting = sum(1 for s in POLICY_SETTINGS if s.mechanism == Mechanism.POLICY and s.task == "stack")
+    stale = per_setting * 200 * N_SEEDS
+    assert state.stale_cells == stale and not state.ready
+    assert any(f"{stale} stale cells" in line and "--drop-stale" in line for line in state.problems())
+    assert "setting incomplete: stack-policy-k3-orig: 2000/3000 cells" in state.problems()
+    assert drop_stale(staging, root) == stale
+    assert staging_state(staging, root).stale_cells == 0
+    for setting in POLICY_SETTINGS:
+        cells = load_cells(setting.mechanism.value, setting.query_set, staging)
+        left = cells[cells.experience_id == "stack-e000"]
+        assert setting.mechanism != Mechanism.POLICY or left.empty
+    # generation runs the dropped cells anew under the current version: the root is ready again
+    current = _staged_version(staging)
+    _cells(staging, success=1, code_version=current)
+    assert staging_state(staging, root).ready
+    assert drop_stale(staging, root) == 0

@@ -23,10 +23,10 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("robomimic")
 
-from benchmark_data.policy_files import policy_dir  # noqa: E402
+from benchmark_data.policy_files import encoder_features_path, policy_dir  # noqa: E402
 from leaderboard.rules.embeddings import NotComputed, embedding_scores, load_encoder  # noqa: E402
 from leaderboard.rules.embeddings.policy_encoder import (  # noqa: E402
-    FEATURES_COLUMN, PolicyEncoder, export_features, features_path, load_policy_encoder, main,
+    FEATURES_COLUMN, PolicyEncoder, export_features, load_policy_encoder, main,
     task_experience_ids)
 from runner.policy_model import IMAGE_KEY, PolicySpec, build_policy, load_policy, save_policy  # noqa: E402
 
@@ -176,7 +176,7 @@ def test_export_writes_every_query_and_base_image_deterministically(images_root,
     import pyarrow.parquet as pq
 
     path = export_features("stack", images_root)
-    assert path == features_path("stack", images_root)
+    assert path == encoder_features_path("stack", images_root)
     assert path.relative_to(images_root).as_posix() == "policies/policy_dr/encoder_features_stack.parquet"
     frame = pd.read_parquet(path)
     assert list(frame.columns) == ["kind", "query_set", "scene_id", "experience_id", FEATURES_COLUMN]

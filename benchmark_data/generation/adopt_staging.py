@@ -12,9 +12,15 @@ Order, so that a crash never leaves the published root without a way on:
 the Policy+DR encoder features are exported from the staged policies into the
 staging root first (the step most likely to fail: it needs torch and the
 image archives); then policies, cell tables and features replace the
-published ones, each file or folder whole; the manifest is rewritten; the
-staged copies go last. A rerun after a crash finds the staging root still
-complete and finishes the job.
+published ones, each file or folder whole; the manifest is rewritten; a
+marker (`ADOPTED.json`) is written into the staging root; the staged copies
+go; the marker goes last. A rerun after a crash before the marker finds the
+staging root still complete and does it all again; after the marker, it only
+finishes removing the staged copies.
+
+Cells of a staged policy trained again are stale (another code version made
+them) and never count; `drop_stale` removes them from the staging tables so
+that `expaudit data generate --out` runs them anew.
 """
 
 from __future__ import annotations
@@ -30,17 +36,18 @@ from benchmark_data.cells import consolidate, load_cells
 from benchmark_data.generation.export import write_manifest
 from benchmark_data.generation.recipe_policies import go_no_go, staged_records
 from benchmark_data.paths import STAGING_ROOT, cells_journal, cells_table, root_or_default
-from benchmark_data.policy_files import (is_trained, policy_dir, policy_experiences,
-                                         published_policy_settings)
+from benchmark_data.policy_files import (encoder_features_path, is_trained, policy_dir,
+                                         policy_experiences, published_policy_settings)
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import N_SEEDS
 from expaudit.errors import InvalidInput
 from runner.provenance import POLICY_MECHANISM, policy_code_version, policy_mechanism_of
 
-__all__ = ["StagingState", "adopt", "staging_state"]
+__all__ = ["ADOPTED_MARKER", "StagingState", "adopt", "drop_stale", "staging_state"]
 
-ENCODER_MECHANISM = "policy_dr"
-"""The mechanism whose policies' encoder the policy_encoder rule reads."""
+ADOPTED_MARKER = "ADOPTED.json"
+"""Written into the staging root once the published root holds everything; while it is there,
+what remains of the staging root is leftovers to remove, not work to adopt."""
 
 
 @dataclass(frozen=True)
@@ -52,28 +59,43 @@ class StagingState:
     settings_incomplete : "setting: done/total cells" of published policy settings missing cells;
         a cell counts only when the staged policy's current code version made it.
     go : the go / no-go of docs/policy_protocol.md.
+    stale_cells : cells in the staging tables made by an earlier training of a staged policy.
+    adopted : an earlier `adopt` published everything and left staged copies to remove.
     """
 
     policies_missing: tuple[str, ...]
     policies_not_gated: tuple[str, ...]
     settings_incomplete: tuple[str, ...]
     go: bool
+    stale_cells: int = 0
+    adopted: bool = False
 
     @property
     def ready(self) -> bool:
-        return self.go and not (self.policies_missing or self.policies_not_gated or self.settings_incomplete)
+        """Nothing missing: `adopt` would publish the staging root."""
+        return (self.go and not self.adopted
+                and not (self.policies_missing or self.policies_not_gated or self.settings_incomplete))
 
     def problems(self) -> list[str]:
+        """One line per missing piece, each saying what to do."""
+        if self.adopted:
+            return [f"already adopted ({ADOPTED_MARKER} is in the staging root): run "
+                    "`expaudit data adopt-staging` again to remove the staged copies left"]
         out = [f"policy not trained: {p}" for p in self.policies_missing]
         out += [f"policy not of mechanism {POLICY_MECHANISM} with gates: {p}"
                 for p in self.policies_not_gated]
         out += [f"setting incomplete: {s}" for s in self.settings_incomplete]
+        if self.stale_cells:
+            out.append(f"{self.stale_cells} stale cells (made by an earlier training of a staged policy) "
+                       "never count: `expaudit data adopt-staging --drop-stale` removes them, then "
+                       "`expaudit data generate --out` runs them anew")
         if not self.go:
             out.append("the go / no-go does not say go (scripts/policy_gates.py)")
         return out
 
 
 def _roots(staging, root) -> tuple[Path, Path]:
+    """(staging root, published root), refused when they are the same folder."""
     staging = STAGING_ROOT if staging is None else Path(staging)
     root = root_or_default(root)
     if staging.resolve() == root.resolve():
@@ -82,41 +104,88 @@ def _roots(staging, root) -> tuple[Path, Path]:
 
 
 def _gated(mechanism: str, experience_id: str, staging: Path) -> bool:
+    """Whether a staged policy is of the current mechanism and has its gates measured."""
     directory = policy_dir(mechanism, experience_id, staging)
     training = json.loads((directory / "training.json").read_text())
     return policy_mechanism_of(str(directory)) == POLICY_MECHANISM and "gates" in training
 
 
-def _cells_done(setting, staging: Path, root: Path, versions: dict) -> tuple[int, int]:
-    """(cells of the setting in the staging root made by its staged policies' code versions, total)."""
+def _current_versions(cells, mechanism: str, versions: dict):
+    """The current code version of each row's staged policy (NaN where none is staged)."""
+    return cells.experience_id.map(lambda e: versions.get((mechanism, e)))
+
+
+def _cells_done(setting, staging: Path, root: Path, versions: dict) -> tuple[int, int, int]:
+    """(cells of the setting in the staging root made by its staged policies' code versions,
+    total, stale cells of its experiences: made by an earlier training of a staged policy)."""
     scene_ids = set(read_scenes(setting.query_set, root).scene_id)
     cells = load_cells(setting.mechanism.value, setting.query_set, staging)
-    made_by = cells.experience_id.map(lambda e: versions.get((setting.mechanism.value, e)))
-    keep = (cells.experience_id.isin(setting.experience_ids) & cells.state_id.isin(scene_ids)
-            & cells.seed.astype(int).between(0, N_SEEDS - 1) & (cells.code_version == made_by))
+    current = _current_versions(cells, setting.mechanism.value, versions)
+    ours = cells.experience_id.isin(setting.experience_ids)
+    keep = (ours & cells.state_id.isin(scene_ids) & cells.seed.astype(int).between(0, N_SEEDS - 1)
+            & (cells.code_version == current))
+    stale = ours & current.notna() & (cells.code_version != current)
     done = len(cells[keep].drop_duplicates(["experience_id", "state_id", "seed"]))
-    return done, setting.k * len(scene_ids) * N_SEEDS
+    return done, setting.k * len(scene_ids) * N_SEEDS, int(stale.sum())
 
 
 def staging_state(staging=None, root=None) -> StagingState:
     """Read what the staging root holds, journals included; changes nothing. Scenes come from
     the published root `root`."""
     staging, root = _roots(staging, root)
-    missing, not_gated, versions = [], [], {}
+    if (staging / ADOPTED_MARKER).exists():
+        return StagingState((), (), (), go=True, adopted=True)
+    versions = _staged_versions(staging)
+    missing, not_gated = [], []
     for _, mechanism, eid in policy_experiences():
-        if not is_trained(mechanism, eid, staging):
+        if (mechanism, eid) not in versions:
             missing.append(f"{mechanism} {eid}")
-            continue
-        versions[(mechanism, eid)] = policy_code_version(str(policy_dir(mechanism, eid, staging)))
-        if not _gated(mechanism, eid, staging):
+        elif not _gated(mechanism, eid, staging):
             not_gated.append(f"{mechanism} {eid}")
-    incomplete = []
+    incomplete, stale_tables = [], {}
     for setting in published_policy_settings():
-        done, total = _cells_done(setting, staging, root, versions)
+        done, total, stale = _cells_done(setting, staging, root, versions)
+        stale_tables[(setting.mechanism.value, setting.query_set)] = stale  # settings may share a table
         if done < total:
             incomplete.append(f"{setting.id}: {done}/{total} cells")
     _, go = go_no_go(staged_records(staging))
-    return StagingState(tuple(missing), tuple(not_gated), tuple(incomplete), go)
+    return StagingState(tuple(missing), tuple(not_gated), tuple(incomplete), go,
+                        stale_cells=sum(stale_tables.values()))
+
+
+def _staged_versions(staging: Path) -> dict[tuple[str, str], str]:
+    """(mechanism, experience id) -> current code version of every policy trained in `staging`."""
+    return {(m, e): policy_code_version(str(policy_dir(m, e, staging)))
+            for _, m, e in policy_experiences() if is_trained(m, e, staging)}
+
+
+def _policy_tables() -> list[tuple[str, str]]:
+    """(mechanism, query set) of every cells table of the published policy settings."""
+    return sorted({(s.mechanism.value, s.query_set) for s in published_policy_settings()})
+
+
+def drop_stale(staging=None, root=None, log: Callable[[str], None] = lambda s: None) -> int:
+    """Remove the staging tables' cells made by an earlier training of a staged policy, so that
+    generation runs them anew; returns how many went. Journals are folded in first. Run it only
+    while no `expaudit data generate --out` writes to the staging root."""
+    staging, root = _roots(staging, root)
+    versions = _staged_versions(staging)
+    removed = 0
+    for mechanism, query_set in _policy_tables():
+        consolidate(mechanism, query_set, staging)
+        table = cells_table(mechanism, query_set, staging)
+        if not table.exists():
+            continue
+        cells = load_cells(mechanism, query_set, staging)
+        current = _current_versions(cells, mechanism, versions)
+        stale = current.notna() & (cells.code_version != current)
+        if stale.any():
+            tmp = table.with_name(table.name + ".tmp")
+            cells[~stale].to_parquet(tmp, index=False)
+            os.replace(tmp, table)
+            removed += int(stale.sum())
+            log(f"cells {mechanism} {query_set}: {int(stale.sum())} stale removed")
+    return removed
 
 
 def _replace_dir(source: Path, target: Path) -> None:
@@ -129,18 +198,15 @@ def _replace_dir(source: Path, target: Path) -> None:
     if target.exists():
         os.replace(target, old)
     os.replace(fresh, target)
-    shutil.rmtree(old)
+    shutil.rmtree(old, ignore_errors=True)  # absent when `target` was (e.g. a rerun after a crash here)
 
 
 def _replace_file(source: Path, target: Path) -> None:
+    """Copy `source` over `target` through a temporary file, so `target` is old or new, whole."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
     shutil.copyfile(source, tmp)
     os.replace(tmp, target)
-
-
-def _features(task: str, staging: Path) -> Path:
-    return staging / "policies" / ENCODER_MECHANISM / f"encoder_features_{task}.parquet"
 
 
 def _export_staged_features(staging: Path, root: Path, tasks: list[str]) -> None:
@@ -148,45 +214,57 @@ def _export_staged_features(staging: Path, root: Path, tasks: list[str]) -> None
     from leaderboard.rules.embeddings.policy_encoder import export_features  # deferred: loads torch
 
     for task in tasks:
-        export_features(task, root, _features(task, staging), policies_root=staging)
+        export_features(task, root, encoder_features_path(task, staging), policies_root=staging)
+
+
+def _remove_staged(staging: Path, tasks: list[str]) -> None:
+    """Remove the staged policies, features and cell tables; what is already gone is skipped."""
+    for _, mechanism, eid in policy_experiences():
+        shutil.rmtree(policy_dir(mechanism, eid, staging), ignore_errors=True)
+    for task in tasks:
+        encoder_features_path(task, staging).unlink(missing_ok=True)
+    for mechanism, query_set in _policy_tables():
+        cells_table(mechanism, query_set, staging).unlink(missing_ok=True)
 
 
 def adopt(staging=None, root=None, *, export: Callable[[Path, Path, list[str]], None] | None = None,
-          log: Callable[[str], None] = lambda s: None) -> StagingState:
+          log: Callable[[str], None] = lambda s: None) -> None:
     """Move the staging root's policies, policy cells and encoder features into `root`.
 
     Raises `InvalidInput` listing every missing piece, and changes nothing, when
     the staging root is not ready (or is `root` itself). `export(staging, root,
     tasks)` writes each task's encoder features into the staging root (default:
-    the policy_encoder rule's export from the staged policies). Returns the
-    state that was adopted.
+    the policy_encoder rule's export from the staged policies). After a crash,
+    run it again: before the marker it redoes the whole step, after it only
+    removes the staged copies left.
     """
     staging, root = _roots(staging, root)
+    tasks = sorted({s.task for s in published_policy_settings()})
+    marker = staging / ADOPTED_MARKER
+    if marker.exists():
+        _remove_staged(staging, tasks)
+        marker.unlink()
+        log("staged copies removed (published by an earlier adopt-staging)")
+        return
     state = staging_state(staging, root)
     if not state.ready:
         raise InvalidInput("the staging root is not ready to replace the published policy settings: "
                            + "; ".join(state.problems()))
-    settings = published_policy_settings()
-    tasks = sorted({s.task for s in settings})
     (export or _export_staged_features)(staging, root, tasks)
     log(f"encoder features of {', '.join(tasks)}: exported from the staged policies")
-    tables = sorted({(s.mechanism.value, s.query_set) for s in settings})
+    tables = _policy_tables()
     for mechanism, query_set in tables:
         consolidate(mechanism, query_set, staging)
     for _, mechanism, eid in policy_experiences():
         _replace_dir(policy_dir(mechanism, eid, staging), policy_dir(mechanism, eid, root))
         log(f"policy {mechanism} {eid}: published")
     for task in tasks:
-        _replace_file(_features(task, staging), _features(task, root))
+        _replace_file(encoder_features_path(task, staging), encoder_features_path(task, root))
     for mechanism, query_set in tables:
         _replace_file(cells_table(mechanism, query_set, staging), cells_table(mechanism, query_set, root))
         cells_journal(mechanism, query_set, root).unlink(missing_ok=True)  # the old cells' journal
         log(f"cells {mechanism} {query_set}: published")
     log(f"manifest: {write_manifest(root)}")
-    for _, mechanism, eid in policy_experiences():
-        shutil.rmtree(policy_dir(mechanism, eid, staging))
-    for task in tasks:
-        _features(task, staging).unlink()
-    for mechanism, query_set in tables:
-        cells_table(mechanism, query_set, staging).unlink()
-    return state
+    marker.write_text(json.dumps({"published_to": root.name, "tables": [list(t) for t in tables]}) + "\n")
+    _remove_staged(staging, tasks)
+    marker.unlink()

@@ -88,8 +88,12 @@ def register(subparsers) -> None:
     ado = sub.add_parser("adopt-staging",
                          help="replace the published policy settings with the staging root's complete "
                               "regeneration (policies, cells, encoder features, manifest)")
-    ado.add_argument("--check", action="store_true",
-                     help="only list what the staging root still lacks; exit 0 when ready, 1 when not")
+    what = ado.add_mutually_exclusive_group()
+    what.add_argument("--check", action="store_true",
+                      help="only list what the staging root still lacks; exit 0 when ready, 1 when not")
+    what.add_argument("--drop-stale", action="store_true",
+                      help="only remove the staging tables' cells made by an earlier training of a "
+                           "staged policy, so that generate runs them anew (never while it runs)")
     ado.add_argument("--staging", default=None,
                      help="staging root (default: benchmark_data/staging)")
     ado.add_argument("--root", default=None, help="published data root (default: the package's)")

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmark_data.generation.adopt_staging import adopt, staging_state
+from benchmark_data.generation.adopt_staging import adopt, drop_stale, staging_state
 from benchmark_data.generation.images import write_base_images, write_query_images
 from benchmark_data.generation.library_stream import build_door_library
 from benchmark_data.generation.policies import evaluate_policy, train_policy
@@ -204,12 +204,18 @@ def door(args: argparse.Namespace) -> int:
 
 
 def adopt_staging(args: argparse.Namespace) -> int:
+    """`--check` lists what is missing; `--drop-stale` removes stale cells; else adopt."""
     if args.check:
         state = staging_state(args.staging, args.root)
         for line in state.problems():
             print(line)
         print("ready to adopt" if state.ready else f"not ready: {len(state.problems())} item(s) missing")
         return 0 if state.ready else 1
+    if args.drop_stale:
+        removed = drop_stale(args.staging, args.root, log=_log)
+        _log(f"{removed} stale cells removed" + ("; run `expaudit data generate --policies TASK --out "
+                                                 "STAGING` to run them anew" if removed else ""))
+        return 0
     adopt(args.staging, args.root, log=_log)
     _log("adopted; now regenerate the pages, findings and leaderboard (docs/data.md, "
          "\"Adopting the regenerated policy settings\")")

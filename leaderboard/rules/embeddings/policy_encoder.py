@@ -47,7 +47,8 @@ import numpy as np
 
 from benchmark_data.library import read_experiences
 from benchmark_data.paths import library_dir, query_set_dir, root_or_default
-from benchmark_data.policy_files import is_trained, policy_dir, policy_experiences
+from benchmark_data.policy_files import (ENCODER_MECHANISM, encoder_features_path, is_trained, policy_dir,
+                                         policy_experiences)
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
 from leaderboard.rules.embeddings.base import WEIGHTS_MISSING, NotComputed, check_images, file_sha256
@@ -57,8 +58,6 @@ from runner.provenance import policy_mechanism_of
 from runner.robomimic_compat import import_robomimic
 
 NAME = "policy_encoder"
-MECHANISM = "policy_dr"
-"""The policies whose visual encoder is the rule (benchmark_data.registry.Mechanism.POLICY_DR)."""
 TASKS = ("stack", "door")
 POLICY_FILES = ("weights.pt", "spec.json", "training.json")
 BATCH = 32
@@ -75,12 +74,12 @@ def task_experience_ids(task: str) -> tuple[str, ...]:
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     return tuple(eid for t, mechanism, eid in policy_experiences()
-                 if t == task and mechanism == MECHANISM)
+                 if t == task and mechanism == ENCODER_MECHANISM)
 
 
 def missing_policies(task: str, root: str | Path | None = None) -> list[str]:
     """Experience ids of the task's Policy+DR policies that are not trained under `root`."""
-    return [eid for eid in task_experience_ids(task) if not is_trained(MECHANISM, eid, root)]
+    return [eid for eid in task_experience_ids(task) if not is_trained(ENCODER_MECHANISM, eid, root)]
 
 
 def not_computed_reason(task: str | None, root: str | Path | None = None) -> str | None:
@@ -89,7 +88,7 @@ def not_computed_reason(task: str | None, root: str | Path | None = None) -> str
         return NO_TASK_REASON
     missing = missing_policies(task, root)
     if missing:
-        names = ", ".join(f"policies/{MECHANISM}/{eid}" for eid in missing)
+        names = ", ".join(f"policies/{ENCODER_MECHANISM}/{eid}" for eid in missing)
         return (f"{WEIGHTS_MISSING}: the Policy+DR image policies are not trained for task "
                 f"{task!r}: {names} missing from the frozen data (each needs "
                 f"{', '.join(POLICY_FILES)}; `expaudit data train-policies` trains them)")
@@ -206,13 +205,11 @@ def load_policy_encoder(task: str | None, root: str | Path | None = None) -> Pol
     reason = not_computed_reason(task, root)
     if reason is not None:
         return NotComputed(NAME, reason)
-    return PolicyEncoder(task, [policy_dir(MECHANISM, eid, root) for eid in task_experience_ids(task)])
+    return PolicyEncoder(task, [policy_dir(ENCODER_MECHANISM, eid, root)
+                                for eid in task_experience_ids(task)])
 
 
 # ---- export ------------------------------------------------------------------------------
-def features_path(task: str, root: str | Path | None = None) -> Path:
-    """`policies/policy_dr/encoder_features_<task>.parquet` under the frozen root."""
-    return root_or_default(root) / "policies" / MECHANISM / f"encoder_features_{task}.parquet"
 
 
 def task_images(task: str, root: str | Path | None = None) -> list[tuple[dict, np.ndarray]]:
@@ -262,10 +259,10 @@ def export_features(task: str, root: str | Path | None = None, out: str | Path |
                for key in ("kind", "query_set", "scene_id", "experience_id")}
     columns[FEATURES_COLUMN] = pa.array(list(vectors), type=pa.list_(pa.float32()))
     metadata = {"content_hash": encoder.content_hash, "task": task,
-                "policies": ",".join(f"{MECHANISM}/{e}" for e in encoder.experience_ids),
+                "policies": ",".join(f"{ENCODER_MECHANISM}/{e}" for e in encoder.experience_ids),
                 "definition": PREPROCESSING}
     table = pa.table(columns).replace_schema_metadata(metadata)
-    path = Path(out) if out is not None else features_path(task, root)
+    path = Path(out) if out is not None else encoder_features_path(task, root)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(table, tmp)
