@@ -416,7 +416,8 @@ def test_a_setting_that_cannot_discriminate_says_why_and_is_left_out(data):
     summary = json.loads(site["index.json"])["cross_setting"]
     assert summary["settings"] == [SETTING]
     assert summary["left_out"][0]["setting_id"] == "stack-replay-k3-orig"
-    assert "stack-replay-k3-orig" in site["index.html"].decode().split("Across settings")[1]
+    across = site["index.html"].decode().split("Across settings")[1]
+    assert f"stack-replay-k3-orig ({summary['left_out'][0]['reason']})" in across
 
 
 def test_cross_setting_summary_has_every_ranked_rule_with_intervals(site, entries):
