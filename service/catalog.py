@@ -21,7 +21,7 @@ import numpy as np
 from benchmark_data.frozen import load_transfer
 from benchmark_data.image_archive import query_images_path
 from benchmark_data.paths import cells_journal, cells_table, library_dir, query_set_dir
-from benchmark_data.policy_files import is_trained
+from benchmark_data.policy_files import failed_gates, is_trained
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import N_SEEDS, SETTINGS, Mechanism, Setting, UnknownSettingError, get_setting
 from expaudit.errors import DataNotFound, UserError
@@ -141,6 +141,12 @@ class Catalog(abc.ABC):
         self.get_setting(setting_id)
         return False
 
+    def policy_gates_failed(self, setting_id: str) -> tuple[str, ...]:
+        """The gates the setting's policies failed before it was generated, one line each
+        (`benchmark_data.policy_files.failed_gates`); none where the catalog holds no policies."""
+        self.get_setting(setting_id)
+        return ()
+
     def pair_ids(self, setting_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(experience ids, scene ids) of a setting, for sizing its uploads without its outcomes."""
         data = self.load_transfer(setting_id)
@@ -245,6 +251,10 @@ class BenchmarkCatalog(Catalog):
         if setting.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR):
             return all(is_trained(setting.mechanism.value, e, self.root) for e in setting.experience_ids)
         return setting.mechanism is Mechanism.REPLAY and setting.task == "stack"
+
+    def policy_gates_failed(self, setting_id: str) -> tuple[str, ...]:
+        """The failed gates of the setting's policies under this catalog's data root."""
+        return failed_gates(self.get_setting(setting_id), self.root)
 
 
 def open_catalog(config) -> Catalog:

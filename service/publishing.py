@@ -208,10 +208,12 @@ def baseline_reports(store: ObjectStore, catalog: Catalog, setting_id: str,
 
 
 def setting_infos(catalog: Catalog) -> list:
+    """What the site says of each setting besides its rows: completeness and failed policy gates."""
     infos = []
     for s in catalog.list_settings():
         done = catalog.completeness(s.id)
-        infos.append(SettingInfo(s, cells_done=done.cells_done, cells_total=done.cells_total))
+        infos.append(SettingInfo(s, cells_done=done.cells_done, cells_total=done.cells_total,
+                                 policy_gates_failed=catalog.policy_gates_failed(s.id)))
     return infos
 
 

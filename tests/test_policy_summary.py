@@ -1,5 +1,6 @@
 """Figures of the image-policy settings over complete seeds (pure functions, hand-built arrays)."""
 
+import json
 import shutil
 
 import numpy as np
@@ -10,6 +11,7 @@ from benchmark_data.cells import CELL_COLUMNS
 from benchmark_data.pages.appearance_failures import appearance_failure_share, complete_seeds
 from benchmark_data.pages.policy_settings import success_by_group, summarize_policy, write_doc
 from benchmark_data.paths import FROZEN_ROOT, cells_table, library_dir, query_set_dir
+from benchmark_data.policy_files import policy_dir
 from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
 from expaudit.errors import InvalidInput
 from leaderboard.matrix import MISSING
@@ -162,11 +164,21 @@ def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
     path.parent.mkdir(parents=True)
     pd.DataFrame(rows, columns=list(CELL_COLUMNS)).to_parquet(path, index=False)
 
+    # one stack Policy+DR policy of the root failed its draw-gap gate; the others record none
+    gated = policy_dir("policy_dr", "stack-e001", tmp_path)
+    gated.mkdir(parents=True)
+    (gated / "weights.pt").write_bytes(b"")
+    (gated / "spec.json").write_text("{}")
+    (gated / "training.json").write_text(json.dumps({"gates": {"draw gap": {
+        "value": 0.125, "n": 200, "at_most": 0.1, "min_n": 200, "passed": False}}}))
+
     text = write_doc(tmp_path / "policy_settings.md", tmp_path).read_text()
+    assert "| discriminates | failed policy gates | paper: random, oracle, A, headroom |" in text
     # 600 cells of seed 0 + 300 of seed 1; random = 1 - 120/600, every scene has a success
     assert ("| stack-policy-k3-orig | 3 | 1 of 5 | 900/3000 | 0.80 | 1.00 | stack-e000 | 0.80 "
-            "| 0.00 | 0.200 | 0.00 | yes |") in text
-    assert "| stack-policydr-k3-orig | 3 | 0 of 5 | 0/3000 | no complete seed yet |" in text
+            "| 0.00 | 0.200 | 0.00 | yes | none | not given |") in text
+    assert ("| stack-policydr-k3-orig | 3 | 0 of 5 | 0/3000 | no complete seed yet | | | | | | | "
+            "| stack-e001 Policy+DR: draw gap 0.12 (n 200), above its gate 0.10 | not given |") in text
     # 40 states x 3 experiences failures on draws 1-3, all with a succeeding draw-0 twin
     # one seed: no noise floor (it compares seeds)
     assert ("| stack | stack-orig | 100% [100, 100] (120/120, 1 seed) "

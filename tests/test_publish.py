@@ -420,6 +420,39 @@ def test_a_setting_that_cannot_discriminate_says_why_and_is_left_out(data):
     assert f"stack-replay-k3-orig ({summary['left_out'][0]['reason']})" in across
 
 
+GATES_FAILED = ("door-e000 Policy: draws 1-4 success 0.16 (n 160), below its gate 0.20",
+                "door-e001 Policy: <own> success 0.70 (n 20), below its gate 0.80")
+"""Failed policy gates as the publisher hands them over; the second checks escaping."""
+
+
+def test_failed_policy_gates_are_shown_beside_the_discrimination_label(data):
+    gated = "door-policy-k3-orig"
+    settings = [SettingInfo(Setting(SETTING, "stack", "replay", 10, "stack-orig"), 50000, 50000),
+                SettingInfo(Setting(gated, "door", "policy", 3, "door-orig"), 3000, 3000,
+                            policy_gates_failed=GATES_FAILED)]
+    rows = make_entries(data) + [
+        replace(e, submission_id=e.submission_id.replace(SETTING, gated)
+                if e.kind == "baseline" else e.submission_id + "-gated",
+                setting_id=gated, report=report)
+        for e, report in zip(make_entries(data), [r.report for r in make_entries(flat_data(data))])]
+    site = build_leaderboard(rows, settings)
+    assert json.loads(site[f"settings/{gated}.json"])["setting"]["policy_gates_failed"] == list(GATES_FAILED)
+    assert json.loads(site[f"settings/{SETTING}.json"])["setting"]["policy_gates_failed"] == []
+    by_id = {s["setting_id"]: s for s in json.loads(site["index.json"])["settings"]}
+    assert by_id[gated]["policy_gates_failed"] == list(GATES_FAILED)
+    assert by_id[SETTING]["policy_gates_failed"] == []
+    escaped = f"{GATES_FAILED[0]}; {html.escape(GATES_FAILED[1])}"
+    page = site[f"settings/{gated}.html"].decode()
+    assert ('<p class="warning" id="policy-gates">Policy gates failed before this setting was '
+            f"generated (<code>docs/policy_protocol.md</code>): {escaped}.</p>") in page
+    assert "<own>" not in page
+    assert 'id="policy-gates"' not in site[f"settings/{SETTING}.html"].decode()
+    reason = by_id[gated]["discrimination"]["reason"]
+    index = site["index.html"].decode()
+    assert f'<span class="no">no</span>: {reason}; failed policy gates: {escaped}</dd>' in index
+    assert "<own>" not in index and index.count("failed policy gates") == 1
+
+
 def test_cross_setting_summary_has_every_ranked_rule_with_intervals(site, entries):
     summary = json.loads(site["index.json"])["cross_setting"]
     keys = [r["key"] for r in summary["rules"]]
@@ -566,6 +599,13 @@ def test_setting_cells_are_validated():
     with pytest.raises(ValueError, match=r"field 'cells_done' must be between 0 and "
                                          r"cells_total=10, got 11"):
         SettingInfo(Setting("x", "stack", "replay", 3, "stack-orig"), 11, 10)
+
+
+@pytest.mark.parametrize("gates", [["a line"], ("a line", 3), "a line"])
+def test_setting_policy_gates_are_validated(gates):
+    with pytest.raises(ValueError, match=r"setting 'x': field 'policy_gates_failed' must be a "
+                                         r"tuple of str, got"):
+        SettingInfo(Setting("x", "stack", "replay", 3, "stack-orig"), 1, 10, policy_gates_failed=gates)
 
 
 # ------------------------------------------------------ rules not computed --

@@ -21,7 +21,7 @@ from benchmark_data.pages.appearance_failures import (AppearanceFailureShare, No
                                                       complete_seeds)
 from benchmark_data.pages.doc_page import page_main
 from benchmark_data.pages.setting_figures import summarize
-from benchmark_data.policy_files import published_policy_settings
+from benchmark_data.policy_files import failed_gates, published_policy_settings
 from benchmark_data.registry import Mechanism
 from expaudit.errors import InvalidInput
 from leaderboard.findings.paper import APPEARANCE_FAILURE_SHARE, TABLE_I
@@ -123,11 +123,12 @@ def _points(diff: ShareDifference) -> str:
 
 
 def settings_table(root=None) -> str:
-    """The Markdown table of the policy settings' figures from the frozen data."""
+    """The Markdown table of the policy settings' figures from the frozen data, with the gates
+    their policies under the same root failed."""
     lines = ["| setting | K | seeds complete | cells | random | oracle | best-fixed | best-fixed success "
-             "| best-fixed A | headroom | quality range | discriminates "
+             "| best-fixed A | headroom | quality range | discriminates | failed policy gates "
              "| paper: random, oracle, A, headroom |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for setting in published_policy_settings():
         data = load_transfer(setting.id, root)
         s = summarize_policy(data.outcomes)
@@ -135,15 +136,16 @@ def settings_table(root=None) -> str:
         paper_txt = ("not given" if paper is None
                      else f"{paper.random:.2f}, {paper.oracle:.2f}, {paper.best_fixed_advantage:.2f}, "
                           f"{paper.headroom:.3f}")
+        gates_txt = "; ".join(failed_gates(setting, root)) or "none"
         head = (f"| {setting.id} | {setting.k} | {len(s.seeds_complete)} of {s.n_seeds} "
                 f"| {s.cells_done}/{s.cells_total} ")
         if not s.seeds_complete:
-            lines.append(head + f"| no complete seed yet | | | | | | | | {paper_txt} |")
+            lines.append(head + f"| no complete seed yet | | | | | | | | {gates_txt} | {paper_txt} |")
             continue
         lines.append(head + f"| {s.random:.2f} | {s.oracle:.2f} "
                      f"| {data.experience_ids[s.best_fixed]} | {s.best_fixed_success:.2f} "
                      f"| {_fmt(s.best_fixed_advantage)} | {s.headroom:.3f} | {s.quality_range:.2f} "
-                     f"| {'yes' if s.discriminates else 'no'} | {paper_txt} |")
+                     f"| {'yes' if s.discriminates else 'no'} | {gates_txt} | {paper_txt} |")
     return "\n".join(lines)
 
 
@@ -257,7 +259,11 @@ minus the worst's (the policies must differ in quality for a selector to have
 something to find; the regenerated settings are asked for at least 0.10).
 **discriminates**: oracle - random >= 0.10 and random within 0.30-0.85, the
 same bar as the Replay settings (`leaderboard.metrics.discrimination`, also
-the leaderboard's label).
+the leaderboard's label). **failed policy gates**: each gate of
+`docs/policy_protocol.md` a policy of the setting failed, from its
+`training.json`, with the measured value, its n and the bar (the leaderboard
+shows them beside its label); "none" also where the policies were made before
+the gates and record none.
 
 """
 

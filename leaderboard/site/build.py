@@ -121,11 +121,15 @@ class SettingInfo(HoldsSetting):
     setting : the setting (its id, task, mechanism, K, query set, sealed and description
         are read from it; `setting_id`, `task`, ... name them for the pages).
     cells_done, cells_total : executed cells of the outcome tensor and its size.
+    policy_gates_failed : one line per gate of `docs/policy_protocol.md` the setting's
+        policies failed before it was generated, with the measured value and n (the
+        publisher reads them; empty where none failed or none were measured).
     """
 
     setting: Setting
     cells_done: int
     cells_total: int
+    policy_gates_failed: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_id("setting_id", self.setting.id)
@@ -134,6 +138,10 @@ class SettingInfo(HoldsSetting):
                 f"setting {self.setting_id!r}: field 'cells_done' must be between 0 and "
                 f"cells_total={self.cells_total}, got {self.cells_done}"
             )
+        gates = self.policy_gates_failed
+        if not isinstance(gates, tuple) or not all(isinstance(g, str) for g in gates):
+            raise ValueError(f"setting {self.setting_id!r}: field 'policy_gates_failed' must be "
+                             f"a tuple of str, got {gates!r}")
 
     @property
     def sealed(self) -> bool:
@@ -148,7 +156,8 @@ class SettingInfo(HoldsSetting):
         return {"setting_id": self.setting_id, "task": self.task, "mechanism": self.mechanism,
                 "k": self.k, "query_set": self.query_set, "sealed": self.sealed,
                 "cells_done": self.cells_done, "cells_total": self.cells_total,
-                "description": self.description}
+                "description": self.description,
+                "policy_gates_failed": list(self.policy_gates_failed)}
 
 
 def _check_id(field: str, value: object) -> None:
