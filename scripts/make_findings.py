@@ -24,6 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmark_data.frozen import load_transfer, own_base_success  # noqa: E402
 from benchmark_data.library import LibraryNotFoundError  # noqa: E402
+from benchmark_data.policy_files import POLICY_MECHANISMS, is_trained, policy_dir  # noqa: E402
 from benchmark_data.query_sets import QuerySetNotFoundError  # noqa: E402
 from benchmark_data.registry import SETTINGS  # noqa: E402
 from expaudit.errors import UserError  # noqa: E402
@@ -34,10 +35,20 @@ from leaderboard.findings.store import (SettingInfo, compute_rule_reports, load_
 from leaderboard.metrics import defaults  # noqa: E402
 from leaderboard.rules.embeddings.setting_scores import image_rule_scores  # noqa: E402
 from leaderboard.rules.structural import structural_rule_scores  # noqa: E402
+from runner.provenance import policy_mechanism_of  # noqa: E402
+
+POLICY_MECHANISM_IDS = {m.value for m in POLICY_MECHANISMS}
 
 
-def _info(setting) -> SettingInfo:
-    return SettingInfo(setting, order=list(SETTINGS).index(setting.id))
+def _info(setting, root=None) -> SettingInfo:
+    """The findings' record of a setting; for a policy setting, the version of its policies
+    under `root` (all of a setting's policies share one; None when they are not trained)."""
+    order = list(SETTINGS).index(setting.id)
+    if setting.mechanism.value not in POLICY_MECHANISM_IDS:
+        return SettingInfo(setting, order=order)
+    versions = {policy_mechanism_of(str(policy_dir(setting.mechanism.value, e, root)))
+                for e in setting.experience_ids if is_trained(setting.mechanism.value, e, root)}
+    return SettingInfo(setting, order=order, policy_mechanism=versions.pop() if len(versions) == 1 else None)
 
 
 def _status(setting, root) -> tuple[object | None, str | None]:
@@ -68,13 +79,13 @@ def compute(directory: Path, root, cache_dir: Path, args) -> None:
             continue
         data, reason = _status(setting, root)
         if data is None:
-            missing.append((_info(setting), reason))
+            missing.append((_info(setting, root), reason))
             print(f"{setting.id}: skipped ({reason})")
             continue
         start = time.time()
         extra = structural_rule_scores(setting, data, root)
         extra.update(image_rule_scores(setting, data, root, cache_dir))
-        compute_rule_reports(directory, _info(setting), data, extra, n_shuffles=args.n_shuffles,
+        compute_rule_reports(directory, _info(setting, root), data, extra, n_shuffles=args.n_shuffles,
                              n_bootstrap=args.n_bootstrap, seed=args.seed)
         libraries.add(setting.library_id)
         skipped = {rule: why for rule, why in extra.items() if isinstance(why, str)}

@@ -179,7 +179,8 @@ def test_the_image_policy_result_is_tested_only_on_audited_policy_settings(store
 
     with_policy = tmp_path / "with-policy"
     compute_rule_reports(with_policy, SETTING, data, _rules(data), **FAST)
-    policy = SettingInfo(Setting("stack-policy-k10-x", "stack", "policy", 10, "stack-orig"))
+    policy = SettingInfo(Setting("stack-policy-k10-x", "stack", "policy", 10, "stack-orig"),
+                         policy_mechanism=2)
     compute_rule_reports(with_policy, policy, data, _rules(data), **FAST)
     findings = compute_findings(load_store(with_policy))
     significant = [x for x in findings.gaps.significant if x.setting.mechanism == "policy"]
@@ -189,6 +190,10 @@ def test_the_image_policy_result_is_tested_only_on_audited_policy_settings(store
     assert (f"Image-policy settings audited here: stack-policy-k10-x. Below the envelope among their "
             f"{len(significant)} significant cases: {below} of {len(significant)}") in page
     assert below >= 1  # the bad assignment lies below its envelope
+    # which policies ran the cells is stored with the reports and cites the protocol
+    assert {x.setting.policy_mechanism for x in findings.visual_cases if x.setting.mechanism == "policy"} == {2}
+    assert ("- The policies: version 2, trained by the recipe pre-registered in docs/policy_protocol.md "
+            in page) and page.count("for 1 setting.") == 1
 
 
 def test_stored_setting_keeps_its_keys_and_old_stores_load(tmp_path):

@@ -217,12 +217,34 @@ def _policy_gap_lines(f: Findings) -> list[str]:
     significant = [x for x in f.gaps.significant if x.setting.mechanism != "replay"]
     below = [x for x in significant if x.gap_direction == "below"]
     split = [larger_on_appearance(x) for x in below]
-    return [f"- Image-policy settings audited here: {', '.join(audited)}. Below the envelope among their "
+    return [_policy_versions_line(f),
+            f"- Image-policy settings audited here: {', '.join(audited)}. Below the envelope among their "
             f"{len(significant)} significant cases: "
             + share_words(len(below), len(significant), paper_below, paper_n) + ".",
             "- Of those below the envelope, the negative gap larger on the appearance subset: "
             + share_words(sum(s is True for s in split), sum(s is not None for s in split),
                           paper_larger, paper_larger_n) + "."]
+
+
+POLICY_MECHANISM_WORDS = {
+    1: "version 1 (one agent-view camera, 80 demonstrations; most of them cannot rank: "
+       "docs/policy_settings.md)",
+    2: "version 2, trained by the recipe pre-registered in docs/policy_protocol.md (its gates and "
+       "what happens when one fails were committed before any of their cells was audited)",
+}
+"""How the findings name each policy mechanism version."""
+
+
+def _policy_versions_line(f: Findings) -> str:
+    """Which policies the audited policy settings ran with, citing the protocol."""
+    versions: dict[str, set[str]] = {}
+    for x in f.visual_cases:
+        if x.setting.mechanism != "replay":
+            key = POLICY_MECHANISM_WORDS.get(x.setting.policy_mechanism, "of an unrecorded version")
+            versions.setdefault(key, set()).add(x.setting.setting_id)
+    parts = [f"{words} for {len(ids)} setting{'s' if len(ids) != 1 else ''}"
+             for words, ids in sorted(versions.items())]
+    return "- The policies: " + "; ".join(parts) + "."
 
 
 def _result4(f: Findings) -> list[str]:

@@ -45,17 +45,24 @@ class ReportsNotFound(DataNotFound, ValueError):
 class SettingInfo(HoldsSetting):
     """A setting as the findings hold it: the registry's record and its place in publication order.
 
-    Stored as {"setting_id", "task", "mechanism", "k", "query_set", "order"}
-    (`to_json`, `from_json`), so report directories written before stay readable.
+    Stored as {"setting_id", "task", "mechanism", "k", "query_set", "order"} and, for a
+    policy setting, "policy_mechanism" (`to_json`, `from_json`), so report directories
+    written before stay readable.
     """
 
     setting: Setting
     order: int = 0
     """Position in the benchmark's publication order (tables follow it)."""
+    policy_mechanism: int | None = None
+    """For a policy setting: the version of how its policies were trained when its cells
+    were audited (1: one agent-view camera; 2: docs/policy_protocol.md); None if unknown."""
 
     def to_json(self) -> dict:
-        return {"setting_id": self.setting_id, "task": self.task, "mechanism": self.mechanism,
-                "k": self.k, "query_set": self.query_set, "order": self.order}
+        out = {"setting_id": self.setting_id, "task": self.task, "mechanism": self.mechanism,
+               "k": self.k, "query_set": self.query_set, "order": self.order}
+        if self.policy_mechanism is not None:
+            out["policy_mechanism"] = self.policy_mechanism
+        return out
 
     @classmethod
     def from_json(cls, payload: dict) -> SettingInfo:
@@ -69,14 +76,15 @@ class SettingInfo(HoldsSetting):
         registered = SETTINGS.get(setting.id)
         if registered is not None and _stored_fields(registered) == _stored_fields(setting):
             setting = registered  # the registry's record (with its library and description)
-        return cls(setting, int(payload.get("order", 0)))
+        mechanism = payload.get("policy_mechanism")
+        return cls(setting, int(payload.get("order", 0)), None if mechanism is None else int(mechanism))
 
 
 def _stored_fields(setting: Setting) -> tuple:
     return setting.id, setting.task, setting.mechanism_id, setting.k, setting.query_set
 
 
-_STORED_KEYS = ("setting_id", "task", "mechanism", "k", "query_set", "order")
+_STORED_KEYS = ("setting_id", "task", "mechanism", "k", "query_set", "order", "policy_mechanism")
 
 
 @dataclass(frozen=True)
