@@ -2,14 +2,61 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+from contextlib import contextmanager
+from pathlib import Path
 
 import pandas as pd
 
 from benchmark_data.journal import CELL_COLUMNS, KEY_COLUMNS, read_journal_frame
-from benchmark_data.paths import cells_journal, cells_table
+from benchmark_data.paths import cells_journal, cells_table, root_or_default
+from expaudit.errors import InvalidInput
 
-__all__ = ["CELL_COLUMNS", "KEY_COLUMNS", "consolidate", "load_cells"]
+__all__ = ["CELL_COLUMNS", "KEY_COLUMNS", "WRITERS_LOCK", "consolidate", "load_cells", "writers_excluded",
+           "writing_cells"]
+
+WRITERS_LOCK = "cells/.writers.lock"
+"""Under a data root: held shared by every generation run writing its cells, exclusive by a step
+that rewrites or moves its tables (a run's executors keep their journals open, so folding a
+journal under them would lose the lines they write next)."""
+
+
+def _lock(root, mode: int) -> int:
+    path = root_or_default(root) / WRITERS_LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextmanager
+def writing_cells(root=None):
+    """Mark a generation run writing cells under `root` for as long as the block runs."""
+    fd = _lock(root, fcntl.LOCK_SH)
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def writers_excluded(root=None, what: str = "this step"):
+    """Hold off generation runs under `root` while the block rewrites its tables; refused at
+    once, naming the root, while one runs."""
+    try:
+        fd = _lock(root, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise InvalidInput(f"{what}: a generate run is writing cells under "
+                           f"{Path(root_or_default(root))}; wait for it to end or stop it first") from None
+    try:
+        yield
+    finally:
+        os.close(fd)
 
 
 def load_cells(mechanism: str, query_set: str, root=None) -> pd.DataFrame:

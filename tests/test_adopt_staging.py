@@ -86,9 +86,10 @@ def _staging(tmp_path, root, *, skip_policy=None, skip_cells=0, validation=(30, 
 
 
 def _tree_hash(path):
+    """Every file's path and bytes; the empty lock file generation runs take is not data."""
     h = hashlib.sha256()
     for p in sorted(path.rglob("*")):
-        if p.is_file():
+        if p.is_file() and p.name != ".writers.lock":
             h.update(p.relative_to(path).as_posix().encode() + p.read_bytes())
     return h.hexdigest()
 
@@ -269,3 +270,43 @@ def test_stale_cells_are_named_and_dropped_so_that_generation_runs_them_anew(tmp
     _cells(staging, success=1, code_version=current)
     assert staging_state(staging, root).ready
     assert drop_stale(staging, root) == 0
+
+
+def test_nothing_is_adopted_or_dropped_while_a_generate_run_writes_there(tmp_path):
+    """A run's executors keep their journals open: folding or moving the tables under them
+    would lose the cells they write next, so both steps refuse while one holds the root."""
+    from benchmark_data.cells import writing_cells
+
+    root = _published(tmp_path)
+    staging = _staging(tmp_path, root)
+    before = _tree_hash(root), _tree_hash(staging)
+    for busy in (staging, root):
+        with writing_cells(busy):
+            with pytest.raises(InvalidInput, match=f"a generate run is writing cells under {busy}"):
+                adopt(staging, root, export=_export([]))
+            if busy == staging:
+                with pytest.raises(InvalidInput, match="adopt-staging --drop-stale: a generate run"):
+                    drop_stale(staging, root)
+    assert (_tree_hash(root), _tree_hash(staging)) == before
+    adopt(staging, root, export=_export([]))  # once the run is over
+    assert not staging_state(staging, root).ready
+
+
+def test_a_generate_run_holds_its_store_for_as_long_as_it_runs(tmp_path, monkeypatch):
+    import benchmark_data.generation.rollouts as rollouts
+    from benchmark_data.cells import writers_excluded
+
+    seen = []
+
+    def inside(cells, workers, root, store, require_go, log):
+        with pytest.raises(InvalidInput, match="a generate run is writing"):
+            with writers_excluded(store):
+                pass
+        seen.append(store)
+        return 0
+
+    monkeypatch.setattr(rollouts, "_run_cells", inside)
+    assert rollouts.run_cells([], root=tmp_path / "inputs", out=tmp_path / "store") == 0
+    assert seen == [tmp_path / "store"]
+    with writers_excluded(tmp_path / "store"):  # released once it returned
+        pass

@@ -18,8 +18,8 @@ go; the marker goes last. A rerun after a crash before the marker finds the
 staging root still complete and does it all again; after the marker, it only
 finishes removing the staged copies.
 
-Cells of a staged policy trained again are stale (another code version made
-them) and never count; `drop_stale` removes them from the staging tables so
+Cells made by another code version of their staged policy (trained again,
+or its rollout sources changed) are stale and never count; `drop_stale` removes them from the staging tables so
 that `expaudit data generate --out` runs them anew.
 """
 
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark_data.cells import consolidate, load_cells
+from benchmark_data.cells import consolidate, load_cells, writers_excluded
 from benchmark_data.generation.export import write_manifest
 from benchmark_data.generation.recipe_policies import go_no_go, staged_records
 from benchmark_data.paths import STAGING_ROOT, cells_journal, cells_table, root_or_default
@@ -59,7 +59,7 @@ class StagingState:
     settings_incomplete : "setting: done/total cells" of published policy settings missing cells;
         a cell counts only when the staged policy's current code version made it.
     go : the go / no-go of docs/policy_protocol.md.
-    stale_cells : cells in the staging tables made by an earlier training of a staged policy.
+    stale_cells : cells in the staging tables made by another code version of their staged policy.
     adopted : an earlier `adopt` published everything and left staged copies to remove.
     """
 
@@ -86,8 +86,9 @@ class StagingState:
                 for p in self.policies_not_gated]
         out += [f"setting incomplete: {s}" for s in self.settings_incomplete]
         if self.stale_cells:
-            out.append(f"{self.stale_cells} stale cells (made by an earlier training of a staged policy) "
-                       "never count: `expaudit data adopt-staging --drop-stale` removes them, then "
+            out.append(f"{self.stale_cells} stale cells (made by another code version of their "
+                       "policy: trained again, or its rollout sources changed) never count: "
+                       "`expaudit data adopt-staging --drop-stale` removes them, then "
                        "`expaudit data generate --out` runs them anew")
         if not self.go:
             out.append("the go / no-go does not say go (scripts/policy_gates.py)")
@@ -165,27 +166,36 @@ def _policy_tables() -> list[tuple[str, str]]:
 
 
 def drop_stale(staging=None, root=None, log: Callable[[str], None] = lambda s: None) -> int:
-    """Remove the staging tables' cells made by an earlier training of a staged policy, so that
-    generation runs them anew; returns how many went. Journals are folded in first. Run it only
-    while no `expaudit data generate --out` writes to the staging root."""
+    """Remove the staging tables' stale cells (made by another code version of their policy
+    than its current one: the policy was trained again, or its rollout sources changed), so
+    that generation runs them anew; returns how many went. Journals are folded in first.
+    Refused while a generate run writes to the staging root."""
     staging, root = _roots(staging, root)
     versions = _staged_versions(staging)
     removed = 0
-    for mechanism, query_set in _policy_tables():
-        consolidate(mechanism, query_set, staging)
-        table = cells_table(mechanism, query_set, staging)
-        if not table.exists():
-            continue
-        cells = load_cells(mechanism, query_set, staging)
-        current = _current_versions(cells, mechanism, versions)
-        stale = current.notna() & (cells.code_version != current)
-        if stale.any():
-            tmp = table.with_name(table.name + ".tmp")
-            cells[~stale].to_parquet(tmp, index=False)
-            os.replace(tmp, table)
-            removed += int(stale.sum())
-            log(f"cells {mechanism} {query_set}: {int(stale.sum())} stale removed")
+    with writers_excluded(staging, "adopt-staging --drop-stale"):
+        for mechanism, query_set in _policy_tables():
+            removed += _drop_stale_table(mechanism, query_set, staging, versions, log)
     return removed
+
+
+def _drop_stale_table(mechanism: str, query_set: str, staging: Path, versions: dict, log) -> int:
+    """Rewrite one staging table without its stale cells; how many went."""
+    consolidate(mechanism, query_set, staging)
+    table = cells_table(mechanism, query_set, staging)
+    if not table.exists():
+        return 0
+    cells = load_cells(mechanism, query_set, staging)
+    current = _current_versions(cells, mechanism, versions)
+    stale = current.notna() & (cells.code_version != current)
+    if not stale.any():
+        return 0
+    tmp = table.with_name(table.name + ".tmp")
+    cells[~stale].to_parquet(tmp, index=False)
+    os.replace(tmp, table)
+    log(f"cells {mechanism} {query_set}: {int(stale.sum())} stale removed "
+        f"({', '.join(sorted(set(cells[stale].experience_id)))})")
+    return int(stale.sum())
 
 
 def _replace_dir(source: Path, target: Path) -> None:
@@ -218,13 +228,26 @@ def _export_staged_features(staging: Path, root: Path, tasks: list[str]) -> None
 
 
 def _remove_staged(staging: Path, tasks: list[str]) -> None:
-    """Remove the staged policies, features and cell tables; what is already gone is skipped."""
+    """Remove the staged policies, features and cell tables; what is already gone is skipped,
+    any other failure raised (the marker then stays, and a rerun tries again)."""
     for _, mechanism, eid in policy_experiences():
-        shutil.rmtree(policy_dir(mechanism, eid, staging), ignore_errors=True)
+        directory = policy_dir(mechanism, eid, staging)
+        if directory.exists():
+            shutil.rmtree(directory)
     for task in tasks:
         encoder_features_path(task, staging).unlink(missing_ok=True)
     for mechanism, query_set in _policy_tables():
         cells_table(mechanism, query_set, staging).unlink(missing_ok=True)
+
+
+def _write_marker(marker: Path, root: Path, tables: list) -> None:
+    """The marker, whole or absent: through a synced temporary file and a rename."""
+    tmp = marker.with_name(marker.name + ".tmp")
+    with open(tmp, "w") as fh:
+        fh.write(json.dumps({"published_to": str(root), "tables": [list(t) for t in tables]}) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, marker)
 
 
 def adopt(staging=None, root=None, *, export: Callable[[Path, Path, list[str]], None] | None = None,
@@ -232,16 +255,26 @@ def adopt(staging=None, root=None, *, export: Callable[[Path, Path, list[str]], 
     """Move the staging root's policies, policy cells and encoder features into `root`.
 
     Raises `InvalidInput` listing every missing piece, and changes nothing, when
-    the staging root is not ready (or is `root` itself). `export(staging, root,
-    tasks)` writes each task's encoder features into the staging root (default:
-    the policy_encoder rule's export from the staged policies). After a crash,
-    run it again: before the marker it redoes the whole step, after it only
-    removes the staged copies left.
+    the staging root is not ready (or is `root` itself, or a generate run writes
+    to either). `export(staging, root, tasks)` writes each task's encoder
+    features into the staging root (default: the policy_encoder rule's export
+    from the staged policies). After a crash, run it again: before the marker it
+    redoes the whole step, after it only removes the staged copies left.
     """
     staging, root = _roots(staging, root)
+    with writers_excluded(staging, "adopt-staging"), writers_excluded(root, "adopt-staging"):
+        _adopt(staging, root, export or _export_staged_features, log)
+
+
+def _adopt(staging: Path, root: Path, export, log) -> None:
+    """`adopt` with generation held off both roots."""
     tasks = sorted({s.task for s in published_policy_settings()})
     marker = staging / ADOPTED_MARKER
     if marker.exists():
+        published_to = json.loads(marker.read_text())["published_to"]
+        if Path(published_to).resolve() != root.resolve():
+            raise InvalidInput(f"root: {root} is not {published_to}, where the staging root was "
+                               f"published ({marker}); rerun with --root {published_to}")
         _remove_staged(staging, tasks)
         marker.unlink()
         log("staged copies removed (published by an earlier adopt-staging)")
@@ -250,7 +283,7 @@ def adopt(staging=None, root=None, *, export: Callable[[Path, Path, list[str]], 
     if not state.ready:
         raise InvalidInput("the staging root is not ready to replace the published policy settings: "
                            + "; ".join(state.problems()))
-    (export or _export_staged_features)(staging, root, tasks)
+    export(staging, root, tasks)
     log(f"encoder features of {', '.join(tasks)}: exported from the staged policies")
     tables = _policy_tables()
     for mechanism, query_set in tables:
@@ -265,6 +298,7 @@ def adopt(staging=None, root=None, *, export: Callable[[Path, Path, list[str]], 
         cells_journal(mechanism, query_set, root).unlink(missing_ok=True)  # the old cells' journal
         log(f"cells {mechanism} {query_set}: published")
     log(f"manifest: {write_manifest(root)}")
-    marker.write_text(json.dumps({"published_to": root.name, "tables": [list(t) for t in tables]}) + "\n")
+    os.sync()  # everything published is on disk before the marker says so
+    _write_marker(marker, root, tables)
     _remove_staged(staging, tasks)
     marker.unlink()

@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Callable, Iterable
 
-from benchmark_data.cells import consolidate, load_cells
+from benchmark_data.cells import consolidate, load_cells, writing_cells
 from benchmark_data.generation.library_stream import build_stack_stream, replay_sources, write_stack_library
 from benchmark_data.generation.query_set_build import stack_scene_rows
 from benchmark_data.generation.recipe_policies import check_go
@@ -163,6 +163,12 @@ def run_cells(cells: list, *, workers: int = 2, root=None, out=None, require_go:
     (`recipe_policies.check_go`; `require_go=False` for small-scale tests).
     """
     store = root if out is None else out
+    with writing_cells(store):
+        return _run_cells(cells, workers, root, store, require_go, log)
+
+
+def _run_cells(cells: list, workers: int, root, store, require_go: bool, log: Callable) -> int:
+    """`run_cells` while its store is marked as being written."""
     groups = sorted({(c.mechanism, c.query_set) for c in cells})
     done = set()
     for mech, q in groups:
