@@ -15,6 +15,7 @@ from benchmark_data.policy_files import policy_dir
 from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
 from expaudit.errors import InvalidInput
 from leaderboard.matrix import MISSING
+from leaderboard.metrics.bootstrap import percentile_interval, resample_counts
 from leaderboard.metrics.discrimination import discriminates, shortfall
 
 M = MISSING
@@ -182,7 +183,7 @@ def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
     # 40 states x 3 experiences failures on draws 1-3, all with a succeeding draw-0 twin
     # one seed: no noise floor (it compares seeds)
     assert ("| stack | stack-orig | 100% [100, 100] (120/120, 1 seed) "
-            "| n/a (needs two seeds and a draw-0 failure) | no complete seed yet | n/a | n/a "
+            "| n/a (fewer than two seeds) | no complete seed yet | n/a | n/a "
             "| 26% -> 2% |") in text
     assert ("| door | door-orig | no complete seed yet | n/a | no complete seed yet | n/a | n/a "
             "| not given") in text
@@ -201,3 +202,85 @@ def test_success_by_group_averages_experiences_seeds_and_scenes_of_each_group():
         success_by_group(outcomes, groups, (1,))
     with pytest.raises(InvalidInput, match="groups"):
         success_by_group(outcomes, groups[:3], (0,))
+
+
+def _root_with_scenes(tmp_path):
+    for library_id in LIBRARY_IDS.values():
+        library_dir(library_id, tmp_path).mkdir(parents=True)
+        shutil.copy(library_dir(library_id) / "experiences.parquet", library_dir(library_id, tmp_path))
+    for query_set in QUERY_SETS:
+        query_set_dir(query_set, tmp_path).mkdir(parents=True)
+        shutil.copy(query_set_dir(query_set) / "scenes.parquet", query_set_dir(query_set, tmp_path))
+    return pd.read_parquet(FROZEN_ROOT / "query_sets" / "stack-orig" / "scenes.parquet")
+
+
+def _write_cells(root, mechanism, scenes, seeds, rng):
+    rows = [(mechanism, "stack-orig", f"stack-e{e:03d}", scene.scene_id, seed, int(rng.random() < 0.6),
+             "", "", 0.0, "test", "{}")
+            for seed in seeds for e in range(3) for scene in scenes.itertuples()]
+    path = cells_table(mechanism, "stack-orig", root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows, columns=list(CELL_COLUMNS)).to_parquet(path, index=False)
+
+
+@pytest.mark.parametrize("policy_seeds, dr_seeds, row_seeds", [
+    ((0, 1), (0, 1, 2), {"policy": (0, 1), "policy_dr": (0, 1)}),   # shared seeds: those, for both
+    ((0, 1), (2, 3), {"policy": (0, 1), "policy_dr": (2, 3)}),      # none shared: each its own
+])
+def test_the_appearance_row_uses_the_shared_seeds_and_shows_floor_and_excess(tmp_path, policy_seeds,
+                                                                           dr_seeds, row_seeds):
+    from benchmark_data.frozen import load_transfer
+    from benchmark_data.pages.appearance_failures import (appearance_failure_share, excess_over_noise_floor,
+                                                          noise_floor_share)
+    from benchmark_data.pages.policy_settings import _floor_pct, _pct, appearance_table
+
+    scenes = _root_with_scenes(tmp_path)
+    rng = np.random.default_rng(4)
+    _write_cells(tmp_path, "policy", scenes, policy_seeds, rng)
+    _write_cells(tmp_path, "policy_dr", scenes, dr_seeds, rng)
+    row = next(line for line in appearance_table(tmp_path).splitlines() if line.startswith("| stack | stack-orig"))
+    for setting_id, mechanism in (("stack-policy-k3-orig", "policy"), ("stack-policydr-k3-orig", "policy_dr")):
+        data = load_transfer(setting_id, tmp_path)
+        args = (data.outcomes, data.scenes.state_ids, data.scenes.appearance_draw, row_seeds[mechanism])
+        share, floor = appearance_failure_share(*args), noise_floor_share(*args)
+        assert floor.share is not None and floor.interval.low < floor.share < floor.interval.high
+        assert f"| {_pct(share)} | {_floor_pct(floor, excess_over_noise_floor(*args))} |" in row
+        assert "; excess " in _floor_pct(floor, excess_over_noise_floor(*args))
+    shared = set(policy_seeds) & set(dr_seeds)
+    assert ("| n/a | 26% -> 2% |" in row) == (not shared)
+
+
+def test_the_excess_over_the_floor_is_the_paired_difference_of_the_two_shares():
+    from benchmark_data.pages.appearance_failures import (appearance_failure_share, excess_over_noise_floor,
+                                                          noise_floor_share)
+
+    rng = np.random.default_rng(9)
+    states = np.repeat([f"s{i:02d}" for i in range(12)], 5)
+    draws = np.tile(np.arange(5), 12)
+    y = (rng.random((3, 60, 3)) < 0.55).astype(np.int8)
+    excess = excess_over_noise_floor(y, states, draws, seeds=(0, 1, 2), n_bootstrap=300, seed=2)
+    share = appearance_failure_share(y, states, draws, seeds=(0, 1, 2), n_bootstrap=300, seed=2)
+    floor = noise_floor_share(y, states, draws, seeds=(0, 1, 2), n_bootstrap=300, seed=2)
+    assert excess.difference == pytest.approx(share.share - floor.share)
+    # paired: a loop computes both shares on each drawn multiset of states
+    names = sorted(set(states))
+    values = []
+    for w in resample_counts(len(names), 300, np.random.default_rng(2)):
+        f = c = pairs = wins = 0
+        for name, count in zip(names, w):
+            scenes = np.flatnonzero(states == name)
+            nominal = scenes[draws[scenes] == 0][0]
+            for q in scenes[draws[scenes] >= 1]:
+                fail = y[:, q, :] == 0
+                f += count * fail.sum()
+                c += count * (fail & (y[:, nominal, :] == 1)).sum()
+            for i in range(3):
+                for s in range(3):
+                    for other in range(3):
+                        if other != s and y[i, nominal, s] == 0:
+                            pairs += count
+                            wins += count * (y[i, nominal, other] == 1)
+        values.append(c / f - wins / pairs)
+    want = percentile_interval(np.array(values), "excess")
+    assert excess.interval.low == pytest.approx(want.low) and excess.interval.high == pytest.approx(want.high)
+    assert excess_over_noise_floor(y, states, draws, seeds=(0,)).difference is None

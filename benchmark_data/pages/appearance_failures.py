@@ -29,7 +29,7 @@ from leaderboard.metrics.bootstrap import (Interval, cluster_index, cluster_sums
                                           resample_counts)
 
 __all__ = ["AppearanceFailureShare", "NoiseFloorShare", "ShareDifference", "appearance_failure_share",
-           "appearance_share_difference", "complete_seeds", "noise_floor_share"]
+           "appearance_share_difference", "complete_seeds", "excess_over_noise_floor", "noise_floor_share"]
 
 
 def complete_seeds(outcomes: np.ndarray) -> tuple[int, ...]:
@@ -71,8 +71,9 @@ class NoiseFloorShare:
 
     failure_pairs : (draw-0 failure under seed s, other seed s') pairs, over experiences and states.
     twin_successes : of those, the pairs where the same experience and scene succeeded under s'.
-    share : twin_successes / failure_pairs; None with fewer than two seeds or no draw-0 failure.
+    share : twin_successes / failure_pairs; None when undefined, `reason` saying why.
     seeds, interval, n_states, n_bootstrap, rng_seed : as in `AppearanceFailureShare`.
+    reason : why `share` is None ("fewer than two seeds", "no draw-0 failure"); None otherwise.
     """
 
     failure_pairs: int
@@ -83,11 +84,14 @@ class NoiseFloorShare:
     n_states: int
     n_bootstrap: int
     rng_seed: int
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
 class ShareDifference:
-    """Policy share minus Policy+DR share over the same states and seeds, paired.
+    """One share minus another over the same states and seeds, paired: Policy minus Policy+DR
+    (`appearance_share_difference`), or a share minus its noise floor
+    (`excess_over_noise_floor`).
 
     difference : None when either share is None.
     interval : 95% percentile interval over resampled states, the same resample on both sides.
@@ -302,13 +306,38 @@ def noise_floor_share(outcomes: np.ndarray, state_ids, appearance_draw, seeds, *
     plan = dict(n_bootstrap=n_bootstrap, rng_seed=seed)
     if len(seeds) < 2:
         return NoiseFloorShare(failure_pairs=0, twin_successes=0, share=None, seeds=seeds, interval=None,
-                               n_states=0, **plan)
+                               n_states=0, reason="fewer than two seeds", **plan)
     counts = _noise_counts(outcomes, state_ids, draws, seeds)
     pairs, wins = int(counts.denominator.sum()), int(counts.numerator.sum())
     if pairs == 0:
         return NoiseFloorShare(failure_pairs=0, twin_successes=0, share=None, seeds=seeds, interval=None,
-                               n_states=counts.n_states, **plan)
+                               n_states=counts.n_states, reason="no draw-0 failure", **plan)
     (resampled,) = _resampled_shares([counts], n_bootstrap, seed)
     return NoiseFloorShare(failure_pairs=pairs, twin_successes=wins, share=wins / pairs, seeds=seeds,
                            interval=percentile_interval(resampled, "noise floor"),
                            n_states=counts.n_states, **plan)
+
+
+def excess_over_noise_floor(outcomes: np.ndarray, state_ids, appearance_draw, seeds, *,
+                            n_bootstrap: int = defaults.N_BOOTSTRAP,
+                            seed: int = defaults.SEED) -> ShareDifference:
+    """`appearance_failure_share` minus `noise_floor_share` of one setting, paired: each
+    resample draws one multiset of physical states for both, so the interval is of the
+    excess itself, the part of the share that execution noise does not explain."""
+    outcomes = np.asarray(outcomes)
+    state_ids, draws = _check_scenes(outcomes, state_ids, appearance_draw)
+    seeds = _check_seeds(outcomes, seeds)
+    _check_resamples(n_bootstrap)
+    _draw0_twin(state_ids, draws)
+    plan = dict(n_bootstrap=n_bootstrap, rng_seed=seed)
+    if len(seeds) < 2:
+        return ShareDifference(difference=None, interval=None, seeds=seeds, n_states=0, **plan)
+    counts = [_state_counts(outcomes, state_ids, draws, seeds), _noise_counts(outcomes, state_ids, draws, seeds)]
+    n_states = counts[0].n_states
+    if any(c.denominator.sum() == 0 for c in counts):
+        return ShareDifference(difference=None, interval=None, seeds=seeds, n_states=n_states, **plan)
+    point = [c.numerator.sum() / c.denominator.sum() for c in counts]
+    share, floor = _resampled_shares(counts, n_bootstrap, seed)
+    return ShareDifference(difference=float(point[0] - point[1]),
+                           interval=percentile_interval(share - floor, "excess over the noise floor"),
+                           seeds=seeds, n_states=n_states, **plan)

@@ -17,8 +17,8 @@ import numpy as np
 from benchmark_data.frozen import load_transfer
 from benchmark_data.pages.appearance_failures import (AppearanceFailureShare, NoiseFloorShare,
                                                       ShareDifference, appearance_failure_share,
-                                                      appearance_share_difference, noise_floor_share,
-                                                      complete_seeds)
+                                                      appearance_share_difference, complete_seeds,
+                                                      excess_over_noise_floor, noise_floor_share)
 from benchmark_data.pages.doc_page import page_main
 from benchmark_data.pages.setting_figures import summarize
 from benchmark_data.policy_files import failed_gates, published_policy_settings
@@ -91,12 +91,18 @@ def _interval_txt(interval, scale: float = 100.0, signed: bool = False) -> str:
         return ""
     if interval.low is None:
         return f" [no interval: {interval.reason}]"
-    fmt = "{:+.0f}" if signed else "{:.0f}"
+    show = _signed if signed else "{:.0f}".format
     left_out = f", {interval.n_undefined} resamples undefined" if interval.n_undefined else ""
-    return f" [{fmt.format(scale * interval.low)}, {fmt.format(scale * interval.high)}{left_out}]"
+    return f" [{show(scale * interval.low)}, {show(scale * interval.high)}{left_out}]"
+
+
+def _signed(value: float) -> str:
+    """Whole points with their sign; "0" for what rounds to zero (never "-0")."""
+    return "0" if round(value) == 0 else f"{value:+.0f}"
 
 
 def _seeds_txt(seeds) -> str:
+    """"1 seed", "5 seeds"."""
     return f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
 
 
@@ -107,19 +113,21 @@ def _pct(share: AppearanceFailureShare) -> str:
             f"{_seeds_txt(share.seeds)})")
 
 
-def _floor_pct(floor: NoiseFloorShare) -> str:
-    """A noise floor as a table cell: share [interval] (twin successes/failure pairs)."""
+def _floor_pct(floor: NoiseFloorShare, excess: ShareDifference) -> str:
+    """A noise floor as a table cell: share [interval] (twin successes/failure pairs), and the
+    share's paired excess over it."""
     if floor.share is None:
-        return "n/a (needs two seeds and a draw-0 failure)"
+        return f"n/a ({floor.reason})"
+    over = "" if excess.difference is None else f"; excess {_points(excess)}"
     return (f"{100 * floor.share:.0f}%{_interval_txt(floor.interval)} "
-            f"({floor.twin_successes}/{floor.failure_pairs})")
+            f"({floor.twin_successes}/{floor.failure_pairs}){over}")
 
 
 def _points(diff: ShareDifference) -> str:
     """A paired difference as a table cell, in percentage points."""
     if diff.difference is None:
         return "n/a"
-    return f"{100 * diff.difference:+.0f} points{_interval_txt(diff.interval, signed=True)}"
+    return f"{_signed(100 * diff.difference)} points{_interval_txt(diff.interval, signed=True)}"
 
 
 def settings_table(root=None) -> str:
@@ -152,8 +160,8 @@ def settings_table(root=None) -> str:
 def appearance_table(root=None) -> str:
     """Markdown: appearance-caused failure share of Policy and Policy+DR, each beside its
     execution-noise floor, and their paired difference, per task and query set, with
-    state-clustered 95% intervals. Where both settings have complete seeds, every figure of
-    the row uses the seeds complete in both; otherwise each setting its own."""
+    state-clustered 95% intervals. Where the two settings share complete seeds, every figure
+    of the row uses those; otherwise each setting its own complete seeds (and no difference)."""
     pairs: dict[tuple[str, str], dict] = {}
     for setting in published_policy_settings():
         pairs.setdefault((setting.task, setting.query_set), {})[setting.mechanism] = setting
@@ -179,7 +187,8 @@ def appearance_table(root=None) -> str:
                 cells += ["no complete seed yet", "n/a"]
             else:
                 scenes = (d.outcomes, d.scenes.state_ids, d.scenes.appearance_draw, used)
-                cells += [_pct(appearance_failure_share(*scenes)), _floor_pct(noise_floor_share(*scenes))]
+                cells += [_pct(appearance_failure_share(*scenes)),
+                          _floor_pct(noise_floor_share(*scenes), excess_over_noise_floor(*scenes))]
         difference = "n/a"
         if len(data) == 2 and both:
             difference = _points(appearance_share_difference(
@@ -271,8 +280,8 @@ APPEARANCE_HEAD = f"""
 
 ## Failures caused by appearance
 
-Over the seeds complete in both settings of a row (or, while one has none,
-each setting's own complete seeds) and all K experiences: among the failures
+Over the seeds complete in both settings of a row (or, where they share
+none, each setting's own complete seeds) and all K experiences: among the failures
 in scenes with appearance draw 1-4, the share whose draw-0 twin (same
 experience, same physical state, same seed, nominal appearance) succeeded.
 Shown as share [95% interval] (appearance-caused / failures on draws 1-4,
@@ -284,7 +293,8 @@ draw-0 failure paired with each other seed of the same experience and scene,
 the share whose twin succeeded (twin successes / pairs; it needs two seeds).
 Were appearance to change nothing, a failure on draws 1-4 would be one more
 execution of its state and the share would sit at the floor; what it
-exceeds the floor by is appearance's doing.
+exceeds the floor by is appearance's doing, shown as **excess** in points
+with its own paired interval (one resample of states for share and floor).
 
 The intervals resample the physical states of the query set with replacement
 ({defaults.N_BOOTSTRAP:,} resamples, generator seed {defaults.SEED}; all five
