@@ -235,12 +235,17 @@ POLICY_MECHANISM_WORDS = {
 """How the findings name each policy mechanism version."""
 
 
+UNRECORDED_POLICIES = ("policies whose version the reports do not record (reports computed "
+                       "before it was stored, or a setting whose policies differ in version)")
+"""How the findings name the policies of a report without a single recorded version."""
+
+
 def _policy_versions_line(f: Findings) -> str:
     """Which policies the audited policy settings ran with, citing the protocol."""
     versions: dict[str, set[str]] = {}
     for x in f.visual_cases:
         if x.setting.mechanism != "replay":
-            key = POLICY_MECHANISM_WORDS.get(x.setting.policy_mechanism, "of an unrecorded version")
+            key = POLICY_MECHANISM_WORDS.get(x.setting.policy_mechanism, UNRECORDED_POLICIES)
             versions.setdefault(key, set()).add(x.setting.setting_id)
     parts = [f"{words} for {len(ids)} setting{'s' if len(ids) != 1 else ''}"
              for words, ids in sorted(versions.items())]
