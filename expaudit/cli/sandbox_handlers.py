@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from expaudit.errors import UserError
 from runner.sandbox import defaults
 from runner.sandbox.base import Limits, RunSpec, SandboxConfigError
 from runner.sandbox.demo import demo_input
@@ -47,7 +48,7 @@ def demo_command(args: argparse.Namespace) -> int:
     try:
         setting = demo_input(args.directory, n_experiences=args.experiences,
                              n_scenes=args.scenes)
-    except (OSError, SandboxConfigError) as exc:
+    except (OSError, UserError) as exc:
         sys.stderr.write(f"expaudit selector demo-input: error: {exc}\n")
         return 2
     sys.stdout.write(f"wrote {args.directory}: {len(setting.experience_ids)} experiences, "
