@@ -35,19 +35,43 @@ TORCH_CPU_CAPABILITY = "avx2"
 """The torch CPU kernels (`ATEN_CPU_CAPABILITY`) policy cells are executed with on x86-64."""
 
 
-@lru_cache(maxsize=1)
-def cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags on x86-64 Linux (/proc/cpuinfo); empty elsewhere or when unreadable."""
+@lru_cache(maxsize=8)
+def _cpuinfo_field(name: str) -> str:
+    """The first value of a /proc/cpuinfo field on x86-64 Linux; "" elsewhere or when unreadable."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
-        return frozenset()
+        return ""
     try:
         with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
             for line in info:
-                if line.startswith("flags"):
-                    return frozenset(line.split(":", 1)[-1].split())
+                key, _, value = line.partition(":")
+                if key.strip() == name:
+                    return value.strip()
     except OSError:
         pass
-    return frozenset()
+    return ""
+
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags on x86-64 Linux (/proc/cpuinfo); empty elsewhere or when unreadable."""
+    return frozenset(_cpuinfo_field("flags").split())
+
+
+def cpu_vendor() -> str:
+    """"GenuineIntel", "AuthenticAMD", ... on x86-64 Linux; "" elsewhere or when unreadable.
+    Two CPUs with the same instruction sets can still round a rollout differently: torch's
+    and llvmpipe's code paths are picked per CPU, not per flag alone."""
+    return _cpuinfo_field("vendor_id")
+
+
+def cpu_model() -> str:
+    """The CPU's vendor, family, model and name, e.g. "AuthenticAMD family 25 model 17 (AMD EPYC)";
+    "" where /proc/cpuinfo does not say. Recorded with each policy cell."""
+    vendor = cpu_vendor()
+    if not vendor:
+        return ""
+    name = _cpuinfo_field("model name")
+    return (f"{vendor} family {_cpuinfo_field('cpu family')} model {_cpuinfo_field('model')}"
+            + (f" ({name})" if name else ""))
 
 
 def cpu_has_avx2() -> bool:

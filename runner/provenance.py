@@ -9,7 +9,7 @@ from importlib import metadata
 from pathlib import Path
 
 from expaudit.errors import InvalidInput
-from expaudit.numerics import blas_kernel, torch_cpu_capability
+from expaudit.numerics import blas_kernel, cpu_model, torch_cpu_capability
 
 OUTCOME_SOURCES = ("osc.py", "stack_sim.py", "scenes.py", "stack_expert.py", "replay.py",
                    "recording.py", "executor.py")
@@ -26,6 +26,9 @@ POLICY_MECHANISM_SOURCES = {1: POLICY_SOURCES, 2: RECIPE_POLICY_SOURCES}
 """The sources a policy of each mechanism version runs (its spec.json names the version)."""
 POLICY_PACKAGES = PACKAGES + ("torch", "robomimic")
 """Packages whose versions can change a policy rollout."""
+CPU_KEY = "cpu"
+"""Packages entry of a policy cell: the CPU it ran on (`expaudit.numerics.cpu_model`). Two CPUs
+with the same instruction sets can still end a policy rollout in another final state."""
 RENDERER_KEY = "renderer"
 """Packages entry of a policy cell: the OpenGL renderer and version its camera drew with. A
 software renderer's vector width (llvmpipe's "256 bits" or "512 bits") changes the rounding
@@ -128,11 +131,12 @@ def package_versions() -> str:
 @lru_cache(maxsize=None)
 def policy_package_versions(device: str = "cpu", renderer: str | None = None) -> str:
     """JSON object of the versions of `POLICY_PACKAGES`, numpy's and torch's CPU kernels, the
-    inference device and, when given, the OpenGL renderer the policy camera drew with
+    inference device, the CPU (`CPU_KEY`) and, when given, the OpenGL renderer the policy camera drew with
     (`RENDERER_KEY`)."""
     versions = json.loads(_versions(POLICY_PACKAGES))
     versions[TORCH_KERNEL_KEY] = torch_cpu_capability()
     versions["device"] = device
+    versions[CPU_KEY] = cpu_model()
     if renderer is not None:
         versions[RENDERER_KEY] = renderer
     return json.dumps(versions, sort_keys=True)

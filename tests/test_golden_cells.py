@@ -16,13 +16,22 @@ where"), the comparison is skipped with the reason rather than weakened:
 
 - Replay: bit for bit wherever numpy's OpenBLAS runs the pinned Haswell
   kernel (every x86-64 CPU with AVX2); elsewhere skipped.
-- Policy: these cells recorded the Haswell BLAS kernel and no torch kernel
+- Policy, version 2 (the regenerated policies of docs/policy_protocol.md,
+  their cells in the staging root until `expaudit data adopt-staging`
+  publishes them): each cell records the machine parts that can change a
+  closed-loop rollout (torch's CPU kernels, the BLAS kernel, the OpenGL
+  renderer with its vector width). They are re-run in a child process and
+  compared bit for bit where the re-run recorded the same parts; elsewhere
+  skipped with the parts that differ.
+- Policy, version 1: these cells recorded the Haswell BLAS kernel and no torch kernel
   entry; they were made on an AVX-512 machine with torch's AVX-512 kernels
   and Mesa's llvmpipe renderer, and reproduce bit for bit there (measured on
   such a machine). They run in a child process that asks for torch's AVX-512
   kernels (`ATEN_CPU_CAPABILITY=avx512`, which the in-process pin to AVX2
-  would not allow); where torch cannot run them or the renderer is not
-  llvmpipe (a GPU's EGL), skipped.
+  would not allow); where torch cannot run them, the CPU is not an Intel
+  one (an AMD EPYC with AVX-512 ends all 4 in other final states, with the
+  same success: torch and llvmpipe pick their code paths by CPU) or the
+  renderer is not llvmpipe (a GPU's EGL), skipped.
 """
 
 from __future__ import annotations
@@ -30,12 +39,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from benchmark_data.cells import KEY_COLUMNS
-from benchmark_data.paths import FROZEN_ROOT, cells_table
+from benchmark_data.cells import KEY_COLUMNS, load_cells
+from benchmark_data.paths import FROZEN_ROOT, STAGING_ROOT, cells_table
 from tests.servers import REPO_ROOT, service_env
 
 REPLAY_GOLDEN = (
@@ -60,8 +70,22 @@ POLICY_GOLDEN = (
 """(mechanism, query set, experience, scene, seed) of the golden policy cells: short
 episodes with the Haswell BLAS kernel recorded, each with another success than seed 0."""
 
+POLICY_V2_GOLDEN = (
+    ("policy", "stack-orig", "stack-e002", "stack-orig-s23-d0", 1),
+    ("policy", "stack-fresh", "stack-e000", "stack-fresh-s07-d1", 1),
+    ("policy_dr", "stack-orig", "stack-e000", "stack-orig-s30-d1", 1),
+    ("policy_dr", "stack-orig", "stack-e000", "stack-orig-s39-d2", 1),
+)
+"""(mechanism, query set, experience, scene, seed) of the golden cells of the version-2
+policies: short episodes of both mechanisms and both Stack query sets, each with another
+success than the same experience and scene under seed 0."""
+MACHINE_PARTS = ("torch_cpu_capability", "numpy_blas_kernel", "renderer")
+"""The packages entries of a policy cell that name machine parts a rollout's last bits depend on."""
+
 POLICY_TORCH_KERNELS = "AVX512"
 """torch's CPU kernels the golden policy cells ran with (their machine's own pick)."""
+POLICY_CPU_VENDOR = "GenuineIntel"
+"""The golden policy cells' machine: an Intel (Sapphire Rapids) CPU."""
 POLICY_RENDERER = "llvmpipe"
 """The software renderer (Mesa) the golden policy cells' cameras rendered with."""
 
@@ -82,14 +106,67 @@ def _frozen_outcomes(keys) -> dict[tuple, tuple]:
 
 
 def _store_outcomes(keys, root) -> dict[tuple, tuple]:
-    from benchmark_data.cells import load_cells
-
+    """The (success, state hash, final hash) of each cell key in a store (journals included)."""
     got = {}
     for mechanism, query_set in sorted({k[:2] for k in keys}):
         frame = load_cells(mechanism, query_set, root)
         for row in frame[list(KEY_COLUMNS) + list(OUTCOME)].itertuples(index=False):
             got[(*row[:4], int(row[4]))] = (int(row[5]), row[6], row[7])
     return got
+
+
+def _v1_policies_published() -> bool:
+    """Whether the frozen root still publishes the version-1 policies the `POLICY_GOLDEN` cells
+    ran with (`expaudit data adopt-staging` replaces them and their cells)."""
+    from benchmark_data.policy_files import policy_dir
+    from runner.provenance import policy_mechanism_of
+
+    return all(policy_mechanism_of(str(policy_dir(k[0], k[2]))) == 1 for k in POLICY_GOLDEN)
+
+
+def _v2_home() -> Path:
+    """The root holding the version-2 policies and their cells: the staging root until
+    `expaudit data adopt-staging` publishes them (and removes the staged copies), then the
+    frozen root."""
+    from benchmark_data.policy_files import is_trained
+
+    mechanism, _, experience_id = POLICY_V2_GOLDEN[0][:3]
+    return STAGING_ROOT if is_trained(mechanism, experience_id, STAGING_ROOT) else FROZEN_ROOT
+
+
+def _v2_golden_outcomes(keys, home: Path) -> dict[tuple, tuple]:
+    """The stored outcomes of version-2 golden cells (and of any `keys` besides), each checked
+    to be made by its policy's current code version under `home`."""
+    from benchmark_data.policy_files import policy_dir
+    from runner.provenance import policy_code_version, policy_mechanism_of
+
+    want = {k: v for k, v in _store_outcomes(keys, home).items() if k in set(keys)}
+    assert set(want) == set(keys), f"golden cells absent from {home}: {sorted(set(keys) - set(want))}"
+    versions = {}
+    for mechanism, query_set in {k[:2] for k in keys}:
+        frame = load_cells(mechanism, query_set, home)
+        versions.update({(mechanism, query_set, e, st, int(sd)): v for e, st, sd, v in zip(
+            frame.experience_id, frame.state_id, frame.seed, frame.code_version)})
+    for key in keys:
+        directory = str(policy_dir(key[0], key[2], home))
+        assert policy_mechanism_of(directory) == 2, f"{directory} is not a version-2 policy"
+        assert versions[key] == policy_code_version(directory), (
+            f"golden cell {key} was made by another code version of its policy than {directory}'s "
+            "current one (trained again, or its sources changed): choose the golden cells anew")
+    return want
+
+
+def _machine_parts(keys, root) -> dict[tuple, dict]:
+    """The `MACHINE_PARTS` each cell recorded in its packages."""
+    out = {}
+    for mechanism, query_set in sorted({k[:2] for k in keys}):
+        frame = load_cells(mechanism, query_set, root)
+        for row in frame[list(KEY_COLUMNS) + ["packages"]].itertuples(index=False):
+            key = (*row[:4], int(row[4]))
+            if key in keys:
+                packages = json.loads(row[5])
+                out[key] = {part: packages.get(part) for part in MACHINE_PARTS}
+    return out
 
 
 def _differences(want: dict, got: dict) -> list[str]:
@@ -108,6 +185,19 @@ def _root_with_frozen_inputs(path):
         (path / name).symlink_to(FROZEN_ROOT / name, target_is_directory=True)
     (path / "cells").mkdir()
     return path
+
+
+def _run_cells_into(keys, inputs, store) -> None:
+    """Run the cells `keys` with the inputs of `inputs` into the cells store `store` (its
+    `policies` are the ones that ran them), one call per task."""
+    from benchmark_data.generation.rollouts import run_cells
+    from benchmark_data.registry import QUERY_SETS
+    from runner.executor import Cell
+
+    cells = [Cell(*key) for key in keys]
+    for task in sorted({QUERY_SETS[c.query_set] for c in cells}):
+        run_cells([c for c in cells if QUERY_SETS[c.query_set] == task], workers=1, root=inputs,
+                  out=store)
 
 
 def _run_policy_golden(root) -> dict:
@@ -145,11 +235,23 @@ def test_frozen_tables_hold_one_final_state_per_seed():
 
 def test_golden_cells_differ_in_success_from_seed_0():
     """So that a dropped seed shows even where only the success could be compared."""
-    keys = [("replay", *g) for g in REPLAY_GOLDEN] + list(POLICY_GOLDEN)
+    keys = [("replay", *g) for g in REPLAY_GOLDEN]
+    keys += list(POLICY_GOLDEN) if _v1_policies_published() else []
     seeded = [k for k in keys if k[4] != 0]
     want = _frozen_outcomes(keys + [(*k[:4], 0) for k in seeded])
     assert len(seeded) >= len(keys) - 1
     assert [k for k in seeded if want[k][0] == want[(*k[:4], 0)][0]] == []
+
+
+def test_golden_v2_policy_cells_differ_in_success_from_seed_0_and_cover_both_mechanisms():
+    keys = list(POLICY_V2_GOLDEN)
+    home = _v2_home()
+    want = _v2_golden_outcomes(keys + [(*k[:4], 0) for k in keys], home)
+    assert all(k[4] != 0 for k in keys)
+    assert [k for k in keys if want[k][0] == want[(*k[:4], 0)][0]] == []
+    assert {k[0] for k in keys} == {"policy", "policy_dr"} and len({k[1] for k in keys}) == 2
+    recorded = _machine_parts(keys, home)
+    assert all(parts["renderer"] for parts in recorded.values()), "made before renderers were recorded"
 
 
 @pytest.mark.sim
@@ -175,12 +277,19 @@ def test_golden_policy_cells_reproduce_the_frozen_outcomes(tmp_path):
     pytest.importorskip("robosuite")
     pytest.importorskip("torch")
     pytest.importorskip("robomimic")
-    from expaudit.numerics import cpu_has_avx512
+    from expaudit.numerics import cpu_has_avx512, cpu_vendor
 
+    if not _v1_policies_published():
+        pytest.skip("the version-1 policies and their cells were replaced by the regeneration; "
+                    "POLICY_V2_GOLDEN checks the published cells")
     if not cpu_has_avx512():
         pytest.skip(f"this CPU lacks AVX-512, so torch cannot run the {POLICY_TORCH_KERNELS} kernels the "
                     "golden policy cells ran with (asked for them, it dies of an illegal instruction): "
                     "final states legitimately differ")
+    if cpu_vendor() != POLICY_CPU_VENDOR:
+        pytest.skip(f"this CPU is {cpu_vendor() or 'of an unknown vendor'}'s; the golden policy cells ran "
+                    f"on a {POLICY_CPU_VENDOR} one, whose AVX-512 code paths torch and llvmpipe pick by CPU: "
+                    "on an AMD EPYC with AVX-512 all 4 end in another final state (same success)")
     want = _frozen_outcomes(POLICY_GOLDEN)
     root = _root_with_frozen_inputs(tmp_path)
     env = service_env(ATEN_CPU_CAPABILITY=POLICY_TORCH_KERNELS.lower(), PYTHONPATH=str(REPO_ROOT))
@@ -198,3 +307,36 @@ def test_golden_policy_cells_reproduce_the_frozen_outcomes(tmp_path):
                     f"{POLICY_TORCH_KERNELS}, Haswell and {POLICY_RENDERER}: final states "
                     "legitimately differ")
     assert _differences(want, _store_outcomes(POLICY_GOLDEN, root)) == []
+
+
+@pytest.mark.sim
+@pytest.mark.slow
+def test_golden_v2_policy_cells_reproduce_the_regenerated_outcomes(tmp_path):
+    pytest.importorskip("robosuite")
+    pytest.importorskip("torch")
+    pytest.importorskip("robomimic")
+    from expaudit.numerics import cpu_has_avx2
+
+    if not cpu_has_avx2():
+        pytest.skip("this CPU lacks AVX2, so neither kernel the version-2 cells ran with is pinned here")
+    keys = list(POLICY_V2_GOLDEN)
+    home = _v2_home()
+    want, recorded = _v2_golden_outcomes(keys, home), _machine_parts(keys, home)
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "policies").symlink_to(home / "policies", target_is_directory=True)
+    (store / "cells").mkdir()
+    child = subprocess.run(
+        [sys.executable, "-c", "import runner, sys; from tests.test_golden_cells import _run_cells_into; "
+         "import ast; _run_cells_into(ast.literal_eval(sys.argv[1]), sys.argv[2], sys.argv[3])",
+         repr(keys), str(FROZEN_ROOT), str(store)],
+        cwd=REPO_ROOT, env=service_env(PYTHONPATH=str(REPO_ROOT)), capture_output=True, text=True,
+        timeout=900)
+    assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
+    ran = _machine_parts(keys, store)
+    differing = {part: (recorded[k][part], ran[k][part]) for k in keys for part in MACHINE_PARTS
+                 if recorded[k][part] != ran[k][part]}
+    if differing:
+        pytest.skip(f"this machine differs in what a closed-loop rollout's last bits depend on "
+                    f"(recorded, here): {differing}; final states legitimately differ")
+    assert _differences(want, _store_outcomes(keys, store)) == []

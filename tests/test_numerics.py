@@ -86,3 +86,16 @@ def test_policy_cells_record_the_torch_kernels():
 
     assert torch_cpu_capability() == TORCH_CPU_CAPABILITY.upper()
     assert json.loads(policy_package_versions("cpu"))[TORCH_KERNEL_KEY] == TORCH_CPU_CAPABILITY.upper()
+
+
+def test_policy_cells_record_the_cpu_they_ran_on():
+    """Same flags, another CPU, another final state: the CPU is part of a policy cell's record."""
+    import json
+
+    from expaudit.numerics import cpu_model, cpu_vendor
+    from runner.provenance import CPU_KEY, policy_package_versions
+
+    recorded = json.loads(policy_package_versions("cpu"))[CPU_KEY]
+    assert recorded == cpu_model()
+    if cpu_vendor():  # x86-64 Linux: "<vendor> family <f> model <m> (<name>)"
+        assert recorded.startswith(f"{cpu_vendor()} family ") and " model " in recorded
