@@ -450,7 +450,11 @@ def test_failed_policy_gates_are_shown_beside_the_discrimination_label(data):
     reason = by_id[gated]["discrimination"]["reason"]
     index = site["index.html"].decode()
     assert f'<span class="no">no</span>: {reason}; failed policy gates: {escaped}</dd>' in index
-    assert "<own>" not in index and index.count("failed policy gates") == 1
+    # the cross-setting summary leaves it out with the same reason and gates
+    left_out = {e["setting_id"]: e["reason"] for e in json.loads(site["index.json"])["cross_setting"]["left_out"]}
+    assert left_out[gated] == f"{reason}; failed policy gates: {'; '.join(GATES_FAILED)}"
+    assert f"{gated} ({reason}; failed policy gates: {escaped})" in index.split("Across settings")[1]
+    assert "<own>" not in index and index.count("failed policy gates") == 2
 
 
 def test_cross_setting_summary_has_every_ranked_rule_with_intervals(site, entries):

@@ -221,10 +221,16 @@ class CrossSetting:
                 "best_fixed": self.best_fixed}
 
 
+def _left_out_reason(view: SettingView) -> str:
+    """Why a setting is not compared across settings, with its failed policy gates if any."""
+    gates = view.info.policy_gates_failed
+    return view.discrimination.reason + (f"; failed policy gates: {'; '.join(gates)}" if gates else "")
+
+
 def cross_setting(views: Sequence[SettingView]) -> CrossSetting:
     """A per rule on every setting that discriminates; the others are listed with why."""
     used = [v for v in views if v.discrimination.discriminates]
-    left_out = [(v.info.setting_id, v.discrimination.reason) for v in views
+    left_out = [(v.info.setting_id, _left_out_reason(v)) for v in views
                 if v.discrimination.discriminates is False or v.info.sealed]
     cells: dict[tuple[str, str], dict] = {}
     names: dict[str, str] = {}
