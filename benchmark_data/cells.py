@@ -22,22 +22,30 @@ that rewrites or moves its tables (a run's executors keep their journals open, s
 journal under them would lose the lines they write next)."""
 
 
-def _lock(root, mode: int) -> int:
+def _lock(root, mode: int, what: str, holder: str) -> int:
+    """An fd of the root's writers lock, locked in `mode` without waiting; refused as a user
+    error naming `holder` while another process holds it the other way."""
     path = root_or_default(root) / WRITERS_LOCK
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, mode)
-    except BaseException:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+    except BlockingIOError:
         os.close(fd)
-        raise
+        raise InvalidInput(f"{what}: {holder} under {path.parent.parent}; wait for it to end or "
+                           "stop it first") from None
+    except OSError as exc:  # a file system without locks (NFS mounted nolock)
+        os.close(fd)
+        raise InvalidInput(f"{what}: {path} cannot be locked here ({exc.strerror}); run on a "
+                           "local disk") from None
     return fd
 
 
 @contextmanager
 def writing_cells(root=None):
-    """Mark a generation run writing cells under `root` for as long as the block runs."""
-    fd = _lock(root, fcntl.LOCK_SH)
+    """Mark a generation run writing cells under `root` for as long as the block runs; refused
+    while a step that rewrites the tables holds the root."""
+    fd = _lock(root, fcntl.LOCK_SH, "generate", "adopt-staging or --drop-stale is rewriting the cells")
     try:
         yield
     finally:
@@ -48,11 +56,7 @@ def writing_cells(root=None):
 def writers_excluded(root=None, what: str = "this step"):
     """Hold off generation runs under `root` while the block rewrites its tables; refused at
     once, naming the root, while one runs."""
-    try:
-        fd = _lock(root, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise InvalidInput(f"{what}: a generate run is writing cells under "
-                           f"{Path(root_or_default(root))}; wait for it to end or stop it first") from None
+    fd = _lock(root, fcntl.LOCK_EX, what, "a generate run is writing cells")
     try:
         yield
     finally:

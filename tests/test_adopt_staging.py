@@ -153,6 +153,8 @@ def test_a_complete_staging_root_replaces_policies_and_cells_and_empties_itself(
     manifest = json.loads((root / "manifest.json").read_text())
     assert "policies/policy_dr/encoder_features_stack.parquet" in manifest["files"]
     assert manifest["files"]["policies/policy/stack-e000/weights.pt"]["bytes"] == len(b"version 2 policy stack-e000")
+    assert (root / "cells" / ".writers.lock").exists()  # adopt held it while writing the manifest
+    assert not [name for name in manifest["files"] if name.endswith(".writers.lock")]  # not data
 
 
 def test_the_published_root_is_never_its_own_staging_root(tmp_path):
@@ -309,4 +311,6 @@ def test_a_generate_run_holds_its_store_for_as_long_as_it_runs(tmp_path, monkeyp
     assert rollouts.run_cells([], root=tmp_path / "inputs", out=tmp_path / "store") == 0
     assert seen == [tmp_path / "store"]
     with writers_excluded(tmp_path / "store"):  # released once it returned
-        pass
+        # and a run started while a step rewrites the tables is refused, not kept waiting
+        with pytest.raises(InvalidInput, match="generate: adopt-staging or --drop-stale is rewriting"):
+            rollouts.run_cells([], root=tmp_path / "inputs", out=tmp_path / "store")

@@ -46,6 +46,8 @@ import pytest
 
 from benchmark_data.cells import KEY_COLUMNS, load_cells
 from benchmark_data.paths import FROZEN_ROOT, STAGING_ROOT, cells_table
+from benchmark_data.policy_files import is_trained, policy_dir
+from runner.provenance import policy_code_version, policy_mechanism_of
 from tests.servers import REPO_ROOT, service_env
 
 REPLAY_GOLDEN = (
@@ -81,6 +83,10 @@ POLICY_V2_GOLDEN = (
 """(mechanism, query set, experience, scene, seed) of the golden cells of the version-2
 policies: short episodes of both mechanisms, both tasks and both Stack query sets, each with
 another success than the same experience and scene under seed 0."""
+POLICY_V2_CPU_VENDOR = "AuthenticAMD"
+"""The CPUs the version-2 golden cells were made and checked on (AMD EPYC, with and without
+AVX-512); the cells of the version-1 policies showed that another vendor's CPU can end a rollout
+in another final state under the same instruction sets."""
 MACHINE_PARTS = ("torch_cpu_capability", "numpy_blas_kernel", "renderer")
 """The packages entries of a policy cell that name machine parts a rollout's last bits depend on."""
 
@@ -120,9 +126,6 @@ def _store_outcomes(keys, root) -> dict[tuple, tuple]:
 def _v1_policies_published() -> bool:
     """Whether the frozen root still publishes the version-1 policies the `POLICY_GOLDEN` cells
     ran with (`expaudit data adopt-staging` replaces them and their cells)."""
-    from benchmark_data.policy_files import policy_dir
-    from runner.provenance import policy_mechanism_of
-
     return all(policy_mechanism_of(str(policy_dir(k[0], k[2]))) == 1 for k in POLICY_GOLDEN)
 
 
@@ -130,8 +133,6 @@ def _v2_home() -> Path:
     """The root holding the version-2 policies and their cells: the staging root until
     `expaudit data adopt-staging` publishes them (and removes the staged copies), then the
     frozen root."""
-    from benchmark_data.policy_files import is_trained
-
     mechanism, _, experience_id = POLICY_V2_GOLDEN[0][:3]
     return STAGING_ROOT if is_trained(mechanism, experience_id, STAGING_ROOT) else FROZEN_ROOT
 
@@ -139,9 +140,6 @@ def _v2_home() -> Path:
 def _v2_golden_outcomes(keys, home: Path) -> dict[tuple, tuple]:
     """The stored outcomes of version-2 golden cells (and of any `keys` besides), each checked
     to be made by its policy's current code version under `home`."""
-    from benchmark_data.policy_files import policy_dir
-    from runner.provenance import policy_code_version, policy_mechanism_of
-
     want = {k: v for k, v in _store_outcomes(keys, home).items() if k in set(keys)}
     assert set(want) == set(keys), f"golden cells absent from {home}: {sorted(set(keys) - set(want))}"
     versions = {}
@@ -318,10 +316,14 @@ def test_golden_v2_policy_cells_reproduce_the_regenerated_outcomes(tmp_path):
     pytest.importorskip("robosuite")
     pytest.importorskip("torch")
     pytest.importorskip("robomimic")
-    from expaudit.numerics import cpu_has_avx2
+    from expaudit.numerics import cpu_has_avx2, cpu_vendor
 
     if not cpu_has_avx2():
         pytest.skip("this CPU lacks AVX2, so neither kernel the version-2 cells ran with is pinned here")
+    if cpu_vendor() != POLICY_V2_CPU_VENDOR:
+        pytest.skip(f"this CPU is {cpu_vendor() or 'of an unknown vendor'}'s; the version-2 golden cells "
+                    f"were made and checked on {POLICY_V2_CPU_VENDOR} ones, and another vendor's CPU can "
+                    "end a policy rollout in another final state")
     keys = list(POLICY_V2_GOLDEN)
     home = _v2_home()
     want, recorded = _v2_golden_outcomes(keys, home), _machine_parts(keys, home)

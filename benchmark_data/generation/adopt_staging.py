@@ -118,7 +118,7 @@ def _current_versions(cells, mechanism: str, versions: dict):
 
 def _cells_done(setting, staging: Path, root: Path, versions: dict) -> tuple[int, int, int]:
     """(cells of the setting in the staging root made by its staged policies' code versions,
-    total, stale cells of its experiences: made by an earlier training of a staged policy)."""
+    total, stale cells of its experiences: made by another code version of their staged policy)."""
     scene_ids = set(read_scenes(setting.query_set, root).scene_id)
     cells = load_cells(setting.mechanism.value, setting.query_set, staging)
     current = _current_versions(cells, setting.mechanism.value, versions)
@@ -244,7 +244,8 @@ def _write_marker(marker: Path, root: Path, tables: list) -> None:
     """The marker, whole or absent: through a synced temporary file and a rename."""
     tmp = marker.with_name(marker.name + ".tmp")
     with open(tmp, "w") as fh:
-        fh.write(json.dumps({"published_to": str(root), "tables": [list(t) for t in tables]}) + "\n")
+        fh.write(json.dumps({"published_to": str(root.resolve()), "tables": [list(t) for t in tables]})
+                 + "\n")
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, marker)

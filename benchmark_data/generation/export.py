@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmark_data.cells import WRITERS_LOCK
 from benchmark_data.frozen import load_transfer
 from benchmark_data.library import rejection_counts
 from benchmark_data.paths import root_or_default
@@ -66,12 +67,17 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+WRITERS_LOCK_NAME = Path(WRITERS_LOCK).name
+"""Generation runs' lock file: not data, never in a manifest."""
+
+
 def build_manifest(root=None) -> dict:
     """Content hashes of every frozen file, stream counts and per-setting completeness."""
     base = root_or_default(root)
     files = {}
     for path in sorted(base.rglob("*")):
-        if path.is_file() and path.name != MANIFEST and not path.name.endswith((".jsonl", ".tmp")):
+        if (path.is_file() and path.name not in (MANIFEST, WRITERS_LOCK_NAME)
+                and not path.name.endswith((".jsonl", ".tmp"))):
             rel = path.relative_to(base).as_posix()
             files[rel] = {"sha256": _sha256(path), "bytes": path.stat().st_size}
     streams = {}

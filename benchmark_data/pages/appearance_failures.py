@@ -93,10 +93,11 @@ class ShareDifference:
     (`appearance_share_difference`), or a share minus its noise floor
     (`excess_over_noise_floor`).
 
-    difference : None when either share is None.
+    difference : None when either share is None, `reason` saying why.
     interval : 95% percentile interval over resampled states, the same resample on both sides.
     seeds : the seeds counted on both sides (complete in both).
     n_states, n_bootstrap, rng_seed : as in `AppearanceFailureShare`.
+    reason : why `difference` is None; None otherwise.
     """
 
     difference: float | None
@@ -105,6 +106,7 @@ class ShareDifference:
     n_states: int
     n_bootstrap: int
     rng_seed: int
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -272,11 +274,14 @@ def appearance_share_difference(policy: np.ndarray, policy_dr: np.ndarray, state
     _check_resamples(n_bootstrap)
     plan = dict(n_bootstrap=n_bootstrap, rng_seed=seed)
     if not seeds:
-        return ShareDifference(difference=None, interval=None, seeds=(), n_states=0, **plan)
+        return ShareDifference(difference=None, interval=None, seeds=(), n_states=0, reason="no seed",
+                               **plan)
     counts = [_state_counts(y, state_ids, draws, seeds) for y in (policy, policy_dr)]
     n_states = counts[0].n_states
-    if any(c.denominator.sum() == 0 for c in counts):
-        return ShareDifference(difference=None, interval=None, seeds=seeds, n_states=n_states, **plan)
+    for c, name in zip(counts, ("Policy", "Policy+DR")):
+        if c.denominator.sum() == 0:
+            return ShareDifference(difference=None, interval=None, seeds=seeds, n_states=n_states,
+                                   reason=f"no {name} failure on draws 1-4", **plan)
     point = [c.numerator.sum() / c.denominator.sum() for c in counts]
     first, second = _resampled_shares(counts, n_bootstrap, seed)
     return ShareDifference(difference=float(point[0] - point[1]),
@@ -323,7 +328,9 @@ def excess_over_noise_floor(outcomes: np.ndarray, state_ids, appearance_draw, se
                             seed: int = defaults.SEED) -> ShareDifference:
     """`appearance_failure_share` minus `noise_floor_share` of one setting, paired: each
     resample draws one multiset of physical states for both, so the interval is of the
-    excess itself, the part of the share that execution noise does not explain."""
+    excess itself, the part of the share that execution noise does not explain. Inputs as
+    in `appearance_failure_share` (K x Q x S outcomes, Q state ids and draws, complete
+    seeds); None, with the reason, below two seeds or without failures on either side."""
     outcomes = np.asarray(outcomes)
     state_ids, draws = _check_scenes(outcomes, state_ids, appearance_draw)
     seeds = _check_seeds(outcomes, seeds)
@@ -331,11 +338,14 @@ def excess_over_noise_floor(outcomes: np.ndarray, state_ids, appearance_draw, se
     _draw0_twin(state_ids, draws)
     plan = dict(n_bootstrap=n_bootstrap, rng_seed=seed)
     if len(seeds) < 2:
-        return ShareDifference(difference=None, interval=None, seeds=seeds, n_states=0, **plan)
+        return ShareDifference(difference=None, interval=None, seeds=seeds, n_states=0,
+                               reason="fewer than two seeds", **plan)
     counts = [_state_counts(outcomes, state_ids, draws, seeds), _noise_counts(outcomes, state_ids, draws, seeds)]
     n_states = counts[0].n_states
-    if any(c.denominator.sum() == 0 for c in counts):
-        return ShareDifference(difference=None, interval=None, seeds=seeds, n_states=n_states, **plan)
+    for c, what in zip(counts, ("no failure on draws 1-4", "no draw-0 failure")):
+        if c.denominator.sum() == 0:
+            return ShareDifference(difference=None, interval=None, seeds=seeds, n_states=n_states,
+                                   reason=what, **plan)
     point = [c.numerator.sum() / c.denominator.sum() for c in counts]
     share, floor = _resampled_shares(counts, n_bootstrap, seed)
     return ShareDifference(difference=float(point[0] - point[1]),

@@ -118,7 +118,7 @@ def _floor_pct(floor: NoiseFloorShare, excess: ShareDifference) -> str:
     share's paired excess over it."""
     if floor.share is None:
         return f"n/a ({floor.reason})"
-    over = "" if excess.difference is None else f"; excess {_points(excess)}"
+    over = f"; excess n/a ({excess.reason})" if excess.difference is None else f"; excess {_points(excess)}"
     return (f"{100 * floor.share:.0f}%{_interval_txt(floor.interval)} "
             f"({floor.twin_successes}/{floor.failure_pairs}){over}")
 
@@ -165,7 +165,7 @@ def appearance_table(root=None) -> str:
     pairs: dict[tuple[str, str], dict] = {}
     for setting in published_policy_settings():
         pairs.setdefault((setting.task, setting.query_set), {})[setting.mechanism] = setting
-    lines = ["| task | query set | Policy | its noise floor | Policy+DR | its noise floor "
+    lines = ["| task | query set | Policy | its noise floor; excess | Policy+DR | its noise floor; excess "
              "| Policy - Policy+DR | paper (Policy -> Policy+DR) |",
              "|---|---|---|---|---|---|---|---|"]
     for (task, query_set), by_mech in pairs.items():

@@ -92,8 +92,8 @@ def register(subparsers) -> None:
     what.add_argument("--check", action="store_true",
                       help="only list what the staging root still lacks; exit 0 when ready, 1 when not")
     what.add_argument("--drop-stale", action="store_true",
-                      help="only remove the staging tables' cells made by an earlier training of a "
-                           "staged policy, so that generate runs them anew (never while it runs)")
+                      help="only remove the staging tables' stale cells (made by another code version of "
+                           "their staged policy), so that generate runs them anew")
     ado.add_argument("--staging", default=None,
                      help="staging root (default: benchmark_data/staging)")
     ado.add_argument("--root", default=None, help="published data root (default: the package's)")
