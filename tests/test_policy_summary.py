@@ -146,13 +146,7 @@ def test_the_shortfall_names_each_part_of_the_bar_that_misses_with_its_numbers()
 
 def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
     """The real loaders on a root holding seed 0 of stack-policy-k3-orig and part of seed 1."""
-    for library_id in LIBRARY_IDS.values():
-        library_dir(library_id, tmp_path).mkdir(parents=True)
-        shutil.copy(library_dir(library_id) / "experiences.parquet", library_dir(library_id, tmp_path))
-    for query_set in QUERY_SETS:
-        query_set_dir(query_set, tmp_path).mkdir(parents=True)
-        shutil.copy(query_set_dir(query_set) / "scenes.parquet", query_set_dir(query_set, tmp_path))
-    scenes = pd.read_parquet(FROZEN_ROOT / "query_sets" / "stack-orig" / "scenes.parquet")
+    scenes = _root_with_scenes(tmp_path)
     rows = []
     for seed, n_scenes in ((0, len(scenes)), (1, 100)):
         for e in range(3):
