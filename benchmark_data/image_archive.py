@@ -13,12 +13,24 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from benchmark_data.paths import library_dir, query_set_dir
+from expaudit.errors import DataNotFound
 
 QUERY_TAR = "images.tar"
 """File name of a query set's scene images, in its directory."""
 BASE_TAR = "base_images.tar"
 """File name of a library's base-scene images, in its directory."""
 PNG_SUFFIX = ".png"
+
+
+class ImageNotFound(DataNotFound, KeyError):
+    """An archive that lacks the image of a scene or an experience."""
+
+    def __str__(self) -> str:  # KeyError's default repr-quotes the message
+        return str(self.args[0])
+
+
+class ArchiveNotFound(DataNotFound, FileNotFoundError):
+    """An image archive that is not in the frozen data (not rendered yet)."""
 
 
 def query_images_path(query_set: str, root: str | Path | None = None) -> Path:
@@ -49,7 +61,7 @@ def _label(archive: Path) -> str:
 def read_pngs(archive: str | Path, ids: Sequence[str]) -> list[bytes]:
     """PNG bytes of `ids`, in their order, from one pass over the archive's index.
 
-    Raises KeyError naming the archive and the missing member.
+    Raises `ImageNotFound` (a KeyError) naming the archive and the missing member.
     """
     archive = Path(archive)
     out = []
@@ -59,16 +71,16 @@ def read_pngs(archive: str | Path, ids: Sequence[str]) -> list[bytes]:
             try:
                 member = tar.getmember(name)
             except KeyError:
-                raise KeyError(f"{_label(archive)} has no image '{name}'") from None
+                raise ImageNotFound(f"{_label(archive)} has no image '{name}'") from None
             handle = tar.extractfile(member)
             if handle is None:
-                raise KeyError(f"{_label(archive)} member '{name}' is not a file")
+                raise ImageNotFound(f"{_label(archive)} member '{name}' is not a file")
             out.append(handle.read())
     return out
 
 
 def read_png(archive: str | Path, item: str) -> bytes:
-    """PNG bytes of one scene or experience (KeyError names a missing one)."""
+    """PNG bytes of one scene or experience (`ImageNotFound` names a missing one)."""
     return read_pngs(archive, [item])[0]
 
 
@@ -95,12 +107,12 @@ class ImageArchive:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         if not self.path.is_file():
-            raise FileNotFoundError(f"image archive {self.path} does not exist "
-                                    "(render it with `expaudit data images`)")
+            raise ArchiveNotFound(f"image archive {self.path} does not exist "
+                                  "(render it with `expaudit data images`)")
         self._images = dict(iter_pngs(self.path))
 
     def __call__(self, item: str) -> bytes:
         try:
             return self._images[item]
         except KeyError:
-            raise KeyError(f"{self.path.name} has no image '{member_name(item)}'") from None
+            raise ImageNotFound(f"{self.path.name} has no image '{member_name(item)}'") from None

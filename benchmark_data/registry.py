@@ -188,6 +188,10 @@ class UnknownSettingError(UnknownName, KeyError):
         return str(self.args[0])
 
 
+class UnknownTask(UnknownName, ValueError):
+    """A task that is not 'stack' or 'door'."""
+
+
 def get_setting(setting_id: str) -> Setting:
     """The setting with this id; raises `UnknownSettingError` listing the valid ids."""
     try:

@@ -11,9 +11,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from leaderboard.errors import BadArgument
 from leaderboard.metrics import defaults
 from leaderboard.metrics.defaults import SELECTION_ONLY_DIAGNOSTIC_REASON, SELECTION_ONLY_REASON
-from leaderboard.matrix import TransferData
+from leaderboard.matrix import IncompleteOutcomes, TransferData
 from leaderboard.metrics.bootstrap import BootstrapResult, Interval, bootstrap_intervals
 from leaderboard.metrics.concentration import ConcentrationResult, concentration
 from leaderboard.metrics.diagnostics import (
@@ -95,18 +96,19 @@ def _check_arguments(
 ) -> np.ndarray:
     """Validate the arguments of `run_audit`; returns scores as float64."""
     if not data.is_complete:
-        raise ValueError(f"data: the outcome tensor has {data.n_missing} missing cells; the audit needs all")
+        raise IncompleteOutcomes(f"data: the outcome tensor has {data.n_missing} missing cells; "
+                                 "the audit needs all")
     expected = data.outcomes.shape[:2]
     scores = np.asarray(scores, dtype=np.float64)
     if scores.shape != expected:
-        raise ValueError(f"scores: shape {scores.shape} does not match (K, Q) = {expected}")
+        raise BadArgument(f"scores: shape {scores.shape} does not match (K, Q) = {expected}")
     if not np.isfinite(scores).all():
-        raise ValueError(f"scores: {int((~np.isfinite(scores)).sum())} entries are NaN or infinite")
+        raise BadArgument(f"scores: {int((~np.isfinite(scores)).sum())} entries are NaN or infinite")
     for name, value in (("n_shuffles", n_shuffles), ("n_bootstrap", n_bootstrap)):
         if not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            raise BadArgument(f"{name} must be a positive integer, got {value!r}")
     if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        raise BadArgument(f"seed must be a non-negative integer, got {seed!r}")
     return scores
 
 

@@ -1,4 +1,5 @@
-"""The one error type for bad audit input: it names the file, line, field and value.
+"""The errors of bad audit input: `InputError` names the file, line, field and value;
+`BadArgument` a value handed to a rule, a metric or the site builder.
 
 Line convention: `line` is the 1-based line of the offending row in the file
 as a CSV with a header would show it, so the header is line 1 and the first
@@ -61,3 +62,8 @@ class InputError(InvalidInput):
             "value": self.value,
             "message": str(self),
         }
+
+
+class BadArgument(InvalidInput, ValueError):
+    """A value handed to a rule, a metric, the audit or the site builder that breaks its
+    documented shape or range; the message names the argument or field."""

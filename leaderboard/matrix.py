@@ -10,8 +10,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from expaudit.errors import DataNotFound
+
 MISSING = -1
 """Outcome value of a cell that has not been executed yet (int8 tensor)."""
+
+
+class IncompleteOutcomes(DataNotFound, ValueError):
+    """The outcome tensor misses cells that a computation needs (the message says how many)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,7 @@ class TransferData:
     def success_matrix(self) -> np.ndarray:
         """y[i, q] = mean success over seeds, shape (K, Q); requires a complete tensor."""
         if not self.is_complete:
-            raise ValueError(f"outcome tensor has {self.n_missing} missing cells")
+            raise IncompleteOutcomes(f"outcome tensor has {self.n_missing} missing cells")
         # integer sums divided by S: the same values as a float mean over seeds, without
         # a float64 copy of the whole (K, Q, S) tensor
         return self.outcomes.sum(axis=2, dtype=np.int64) / self.outcomes.shape[2]

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from expaudit.errors import InvalidInput
+from expaudit.errors import InvalidInput, UnknownName
 from runner import policy_rollout
 from runner.appearance import sample_draw
 from runner.door_sim import DoorSim
@@ -42,6 +42,17 @@ from runner.wrist_camera import DualCamera
 POLICY_MECHANISM_NAMES = ("policy", "policy_dr")
 CHUNK_CELLS = 20
 """Cells per unit of work handed to a worker process (all of one experience)."""
+
+
+class BadRunnerRequest(InvalidInput, ValueError):
+    """Cells or options a `PolicyRunner` cannot take (mixed experiences, another task, no envs)."""
+
+
+class UnknownPolicyCell(UnknownName, KeyError):
+    """A cell whose policy or scene the runner's world does not hold."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
 
 
 @dataclass(frozen=True)
@@ -102,7 +113,7 @@ class PolicyRunner:
 
     def __init__(self, world: PolicyWorld, *, device: str = "cpu", envs: int = 1) -> None:
         if envs < 1:
-            raise ValueError(f"envs must be at least 1, got {envs}")
+            raise BadRunnerRequest(f"envs must be at least 1, got {envs}")
         self.world = world
         self.device = device
         self.envs = envs
@@ -112,7 +123,7 @@ class PolicyRunner:
     def use(self, world: PolicyWorld) -> None:
         """Run later cells against `world` (same task); simulators and loaded policies are kept."""
         if world.task != self.world.task:
-            raise ValueError(f"world task {world.task!r} differs from this runner's {self.world.task!r}")
+            raise BadRunnerRequest(f"world task {world.task!r} differs from this runner's {self.world.task!r}")
         self.world = world
 
     def close(self) -> None:
@@ -141,7 +152,7 @@ class PolicyRunner:
         if key not in self._actors:
             directory = self.world.policy_dirs.get(key)
             if directory is None:
-                raise KeyError(f"no frozen {mechanism} policy for experience_id {experience_id!r}")
+                raise UnknownPolicyCell(f"no frozen {mechanism} policy for experience_id {experience_id!r}")
             version = policy_code_version(directory)
             self._actors[key] = (*load_actor(directory, self.device), version)
         return self._actors[key]
@@ -152,10 +163,12 @@ class PolicyRunner:
             return []
         groups = {(c.mechanism, c.experience_id) for c in cells}
         if len(groups) != 1:
-            raise ValueError(f"PolicyRunner.run takes cells of one (mechanism, experience), got {sorted(groups)}")
+            raise BadRunnerRequest(f"PolicyRunner.run takes cells of one (mechanism, experience), "
+                                   f"got {sorted(groups)}")
         mechanism, eid = next(iter(groups))
         if mechanism not in POLICY_MECHANISM_NAMES:
-            raise ValueError(f"cell mechanism {mechanism!r} is not a policy mechanism {POLICY_MECHANISM_NAMES}")
+            raise BadRunnerRequest(f"cell mechanism {mechanism!r} is not a policy mechanism "
+                                   f"{POLICY_MECHANISM_NAMES}")
         actor, kind, version = self._loaded(mechanism, eid)
         packages = None
         horizon = policy_rollout.HORIZON[self.world.task]  # read per call (tests shorten it)
@@ -166,7 +179,7 @@ class PolicyRunner:
             for cell in batch:
                 scene = self.world.scenes.get(cell.state_id)
                 if scene is None:
-                    raise KeyError(f"scene {cell.state_id!r} is not in query set {cell.query_set!r}")
+                    raise UnknownPolicyCell(f"scene {cell.state_id!r} is not in query set {cell.query_set!r}")
                 scenes.append(scene)
             sims, cameras = self._environments(len(batch), kind)
             if packages is None:

@@ -3,6 +3,7 @@
 
     scripts/make_findings.py                     # render from build/reference_reports
     scripts/make_findings.py --compute           # audit every rule on every complete setting, then render
+    scripts/make_findings.py --compute --settings ID ...   # audit only these, keep the others' reports
 
 --compute runs every reference rule (outcome-based, structural and
 embedding) on every setting whose transfer matrix is complete
@@ -26,12 +27,12 @@ from benchmark_data.frozen import load_transfer, own_base_success  # noqa: E402
 from benchmark_data.library import LibraryNotFoundError  # noqa: E402
 from benchmark_data.policy_files import POLICY_MECHANISMS, is_trained, policy_dir  # noqa: E402
 from benchmark_data.query_sets import QuerySetNotFoundError  # noqa: E402
-from benchmark_data.registry import SETTINGS  # noqa: E402
+from benchmark_data.registry import SETTINGS, get_setting  # noqa: E402
 from expaudit.errors import UserError  # noqa: E402
 from leaderboard.findings.measure import compute_findings  # noqa: E402
 from leaderboard.findings.page import render_findings  # noqa: E402
-from leaderboard.findings.store import (SettingInfo, compute_rule_reports, load_store,  # noqa: E402
-                                        write_missing, write_own_base)
+from leaderboard.findings.store import (SettingInfo, clear_reports, compute_rule_reports,  # noqa: E402
+                                        load_store, write_missing, write_own_base)
 from leaderboard.metrics import defaults  # noqa: E402
 from leaderboard.rules.embeddings.setting_scores import image_rule_scores  # noqa: E402
 from leaderboard.rules.structural import structural_rule_scores  # noqa: E402
@@ -69,13 +70,14 @@ def _status(setting, root) -> tuple[object | None, str | None]:
 
 
 def compute(directory: Path, root, cache_dir: Path, args) -> None:
-    """Rewrite the report directory from the frozen data."""
+    """Rewrite the report directory from the frozen data: every setting's reports, or with
+    --settings only those settings' (the other settings' reports are kept)."""
+    chosen = None if not args.settings else {get_setting(s).id for s in args.settings}
     directory.mkdir(parents=True, exist_ok=True)
-    for stale in [*directory.glob("*__*.json"), directory / "_missing.json", directory / "_own_base.json"]:
-        stale.unlink(missing_ok=True)
-    missing, libraries = [], set()
+    kept = clear_reports(directory, chosen)
+    missing, libraries = list(kept["missing"]), set()
     for setting in SETTINGS.values():
-        if args.settings and setting.id not in args.settings:
+        if chosen is not None and setting.id not in chosen:
             continue
         data, reason = _status(setting, root)
         if data is None:
@@ -91,8 +93,10 @@ def compute(directory: Path, root, cache_dir: Path, args) -> None:
         skipped = {rule: why for rule, why in extra.items() if isinstance(why, str)}
         print(f"{setting.id}: {5 + len(extra) - len(skipped)} rules audited, "
               f"{len(skipped)} not computed, {time.time() - start:.1f} s")
+    missing.sort(key=lambda item: item[0].order)
     write_missing(directory, missing)
-    write_own_base(directory, {lib: own_base_success(lib, root) for lib in sorted(libraries)})
+    write_own_base(directory, {**kept["own_base"],
+                               **{lib: own_base_success(lib, root) for lib in sorted(libraries)}})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,14 +107,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compute", action="store_true", help="audit every complete setting first")
     parser.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     parser.add_argument("--embedding-cache", type=Path, default=REPO / "build" / "embedding_cache")
-    parser.add_argument("--settings", nargs="*", help="only these setting ids (with --compute)")
+    parser.add_argument("--settings", nargs="*",
+                        help="with --compute: recompute only these setting ids, keeping the "
+                             "other settings' stored reports")
     parser.add_argument("--n-shuffles", type=int, default=defaults.N_SHUFFLES)
     parser.add_argument("--n-bootstrap", type=int, default=defaults.N_BOOTSTRAP)
     parser.add_argument("--seed", type=int, default=defaults.SEED)
     args = parser.parse_args(argv)
-    if args.compute:
-        compute(args.reports, args.root, args.embedding_cache, args)
     try:
+        if args.compute:
+            compute(args.reports, args.root, args.embedding_cache, args)
         findings = compute_findings(load_store(args.reports))
     except UserError as exc:
         print(f"make_findings: {exc}", file=sys.stderr)

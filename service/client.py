@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 
 import requests
 
-from expaudit.errors import InvalidInput, Unreachable, UserError
+from expaudit.errors import DataNotFound, InvalidInput, Unreachable, UserError
 from service import defaults
 
 FINAL_STATES = ("published", "failed")
@@ -47,6 +47,22 @@ class BadServerUrl(InvalidInput, ValueError):
 
 class LinkInSelector(InvalidInput, ValueError):
     """A selector directory holds a symbolic link, which is not sent."""
+
+
+class SelectorNotFound(DataNotFound, FileNotFoundError):
+    """A selector to submit that is neither a directory, a file nor a pinned image reference."""
+
+
+class TargetNotEmpty(InvalidInput, FileExistsError):
+    """The directory to unpack a selector input into exists and is not empty."""
+
+
+class BadSelectorInput(InvalidInput, ValueError):
+    """A selector input archive from the server that unpacks too large or outside `input/`."""
+
+
+class WaitTimedOut(UserError, TimeoutError):
+    """A submission's status did not change for the whole wait."""
 
 
 @contextlib.contextmanager
@@ -128,8 +144,8 @@ class Client:
         elif "@sha256:" in str(selector):
             files = {"image": (None, str(selector))}  # a form field, sent as multipart
         else:
-            raise FileNotFoundError(f"selector '{selector}' is neither a directory, a .tar.gz "
-                                    "nor an image reference pinned by digest (name@sha256:...)")
+            raise SelectorNotFound(f"selector '{selector}' is neither a directory, a .tar.gz "
+                                   "nor an image reference pinned by digest (name@sha256:...)")
         key = idempotency_key or str(uuid.uuid4())
         response = self._request("POST", "/api/v1/submissions", data=fields, files=files,
                                  headers={"Idempotency-Key": key})
@@ -149,15 +165,15 @@ class Client:
         which must be absent or empty; returns it."""
         target = Path(directory)
         if target.exists() and (not target.is_dir() or any(target.iterdir())):
-            raise FileExistsError(f"'{target}' is not an empty directory")
+            raise TargetNotEmpty(f"'{target}' is not an empty directory")
         response = self._request("GET", f"/api/v1/settings/{setting_id}/selector-input")
         target.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(response.content), mode="r:gz") as tar:
             members = tar.getmembers()
             unpacked = sum(m.size for m in members)
             if unpacked > MAX_SELECTOR_INPUT_BYTES:
-                raise ValueError(f"selector input of '{setting_id}': {unpacked} bytes unpacked, "
-                                 f"over the {MAX_SELECTOR_INPUT_BYTES} this command accepts")
+                raise BadSelectorInput(f"selector input of '{setting_id}': {unpacked} bytes unpacked, "
+                                       f"over the {MAX_SELECTOR_INPUT_BYTES} this command accepts")
             for member in members:
                 relative = _input_member_path(setting_id, member)
                 destination = target / relative
@@ -208,7 +224,7 @@ class Client:
             if status["state"] in FINAL_STATES:
                 return status
             if time.monotonic() > deadline:
-                raise TimeoutError(f"submission {submission_id} still {status['state']} with no "
+                raise WaitTimedOut(f"submission {submission_id} still {status['state']} with no "
                                    f"change for {timeout} s")
             time.sleep(pause)
 
@@ -260,7 +276,7 @@ def _input_member_path(setting_id: str, member: tarfile.TarInfo) -> PurePosixPat
     parts = path.parts
     if (path.is_absolute() or not parts or parts[0] != "input" or ".." in parts
             or not (member.isfile() or member.isdir())):
-        raise ValueError(f"selector input of '{setting_id}': unexpected entry '{member.name}'")
+        raise BadSelectorInput(f"selector input of '{setting_id}': unexpected entry '{member.name}'")
     return PurePosixPath(*parts[1:]) if len(parts) > 1 else PurePosixPath()
 
 

@@ -22,12 +22,17 @@ import json
 import numpy as np
 import pandas as pd
 
+from expaudit.errors import UnknownName
 from leaderboard.matrix import MISSING, TransferData
 
 OUTCOME_FORMATS = ("parquet", "csv", "npz")
 TABLE_FORMATS = ("parquet", "csv", "json")
 MEDIA_TYPES = {"parquet": "application/vnd.apache.parquet", "csv": "text/csv; charset=utf-8",
                "npz": "application/octet-stream", "json": "application/json"}
+
+
+class UnknownDownload(UnknownName, ValueError):
+    """A download or a format of it that is not offered."""
 
 
 def outcomes_frame(data: TransferData) -> pd.DataFrame:
@@ -64,7 +69,7 @@ def table_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
         return frame.to_csv(index=False).encode("utf-8")
     if fmt == "json":
         return json.dumps(frame.to_dict(orient="records")).encode("utf-8")
-    raise ValueError(f"format must be one of {TABLE_FORMATS}, got {fmt!r}")
+    raise UnknownDownload(f"format must be one of {TABLE_FORMATS}, got {fmt!r}")
 
 
 def npz_bytes(data: TransferData) -> bytes:
@@ -87,4 +92,4 @@ def build(data: TransferData, what: str, fmt: str) -> bytes:
         return table_bytes(scenes_frame(data), fmt)
     if what == "experiences":
         return table_bytes(experiences_frame(data), fmt)
-    raise ValueError(f"unknown download {what!r}")
+    raise UnknownDownload(f"unknown download {what!r}")

@@ -42,6 +42,7 @@ from pathlib import Path
 import redis as redis_lib
 
 from benchmark_data.paths import root_or_default
+from expaudit.errors import InternalError, UserError
 from service import defaults
 from service.catalog import open_catalog
 from service.first_start import publish_first
@@ -49,6 +50,14 @@ from service.config import ServiceConfig, to_env
 from service.storage import S3Store, open_store
 
 log = logging.getLogger(__name__)
+
+
+class StartFailed(InternalError, RuntimeError):
+    """A process `serve` started (Redis, the web server) exited or did not listen in time."""
+
+
+class NoRedisServer(UserError, RuntimeError):
+    """No Redis is configured and there is no `redis-server` here to start one."""
 
 
 def _free_port() -> int:
@@ -61,13 +70,13 @@ def _wait_for_port(host: str, port: int, proc: subprocess.Popen, timeout: float 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{Path(proc.args[0]).name} exited with {proc.returncode} during start-up")
+            raise StartFailed(f"{Path(proc.args[0]).name} exited with {proc.returncode} during start-up")
         with socket.socket() as sock:
             sock.settimeout(0.3)
             if sock.connect_ex((host, port)) == 0:
                 return
         time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on {host}:{port} after {timeout} s")
+    raise StartFailed(f"nothing listens on {host}:{port} after {timeout} s")
 
 
 def start_redis(directory: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
@@ -75,8 +84,8 @@ def start_redis(directory: Path, port: int | None = None) -> tuple[subprocess.Po
     free one)."""
     binary = shutil.which("redis-server")
     if binary is None:
-        raise RuntimeError("no Redis configured and no redis-server on PATH: install redis-server "
-                           "or set EXPAUDIT_REDIS_URL")
+        raise NoRedisServer("no Redis configured and no redis-server on PATH: install redis-server "
+                            "or set EXPAUDIT_REDIS_URL")
     directory.mkdir(parents=True, exist_ok=True)
     port = port or _free_port()
     with open(directory / "redis.log", "ab") as log_file:

@@ -56,6 +56,10 @@ class NotRetryable(InternalError):
     """An infrastructure-side failure that a retry cannot fix (e.g. an incomplete matrix)."""
 
 
+class ContextNotInstalled(InternalError, RuntimeError):
+    """A job ran in a process that was not started as a worker or runner (no context)."""
+
+
 SUBMITTER_ERRORS = (InputError, UnknownSetting, SelectorFailed, SelectorsUnsupported)
 """Exceptions that are the submitter's fault: reported, never retried."""
 
@@ -92,7 +96,7 @@ def install_context(context: JobContext | None) -> None:
 
 def current_context() -> JobContext:
     if _context is None:
-        raise RuntimeError("no job context installed: start workers with `expaudit worker`")
+        raise ContextNotInstalled("no job context installed: start workers with `expaudit worker`")
     return _context
 
 

@@ -19,6 +19,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from expaudit.errors import InvalidInput
+
+
+class BadLadderInput(InvalidInput, ValueError):
+    """A scene count or a score the Ladder cannot take."""
+
 
 @dataclass(frozen=True)
 class Release:
@@ -51,7 +57,7 @@ def ladder_margin(n_scenes: int) -> float:
     significant anyway. Q=200 gives 0.08; Q=16 gives 0.25.
     """
     if n_scenes < 1:
-        raise ValueError(f"n_scenes must be positive, got {n_scenes}")
+        raise BadLadderInput(f"n_scenes must be positive, got {n_scenes}")
     return math.ceil(100 / math.sqrt(n_scenes) - 1e-9) / 100
 
 
@@ -64,7 +70,7 @@ def ladder_release(previous_best: float | None, score: float, margin: float) -> 
     """Release `score` if it beats `previous_best` by `margin` (a first submission always
     releases), rounded to the margin's grid; otherwise release nothing new."""
     if not 0.0 <= score <= 1.0:
-        raise ValueError(f"score must be a success rate in [0, 1], got {score}")
+        raise BadLadderInput(f"score must be a success rate in [0, 1], got {score}")
     if previous_best is None or score >= previous_best + margin - 1e-12:
         value = on_grid(score, margin)
         return Release(value=value, best=value, previous_best=previous_best, margin=margin)

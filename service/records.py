@@ -26,7 +26,12 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from enum import Enum
 
+from expaudit.errors import InternalError
 from service.storage import ObjectNotFound, ObjectStore
+
+
+class SubmissionExists(InternalError, FileExistsError):
+    """A submission id that is already recorded (a concurrent create with the same id won)."""
 
 
 class State(str, Enum):
@@ -222,7 +227,7 @@ class SubmissionRepo:
         self.store.put_bytes(f"open/{sid}", b"")
         if not self.store.put_if_absent(self.manifest_key(sid), _dump(manifest.to_dict()),
                                         "application/json"):
-            raise FileExistsError(f"submission {sid} already exists")
+            raise SubmissionExists(f"submission {sid} already exists")
         status = Status(state=State.QUEUED)
         self.write_status(sid, status)
         self.store.put_bytes(f"owners/{manifest.owner}/{sid}", b"")

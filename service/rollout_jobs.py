@@ -37,7 +37,7 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Dependency, Job, JobStatus
 
 from benchmark_data.registry import Mechanism
-from expaudit.errors import InternalError
+from expaudit.errors import InternalError, UnknownName
 from leaderboard.matrix import MISSING, TransferData
 from service import defaults
 
@@ -53,6 +53,10 @@ WAITING_KEY = "expaudit:waiting:{sid}"
 
 class RolloutsStuck(InternalError, RuntimeError):
     """A chunk ran `ROLLOUT_MAX_RUNS` times and its cells are still missing."""
+
+
+class UnknownMechanism(UnknownName, ValueError):
+    """A mechanism that is not one of `benchmark_data.registry.Mechanism`."""
 
 
 @dataclass(frozen=True)
@@ -112,8 +116,8 @@ def camera_blind(mechanism: str) -> bool:
     try:
         return Mechanism(mechanism).camera_blind
     except ValueError:
-        raise ValueError(f"mechanism {mechanism!r} is not one of "
-                         f"{[m.value for m in Mechanism]}") from None
+        raise UnknownMechanism(f"mechanism {mechanism!r} is not one of "
+                               f"{[m.value for m in Mechanism]}") from None
 
 
 def _units(data: TransferData, mechanism: str) -> tuple[list[str], np.ndarray]:

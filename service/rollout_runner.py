@@ -54,7 +54,7 @@ from runner.policy_executor import POLICY_MECHANISM_NAMES, PolicyRunner, PolicyW
 from runner.scenes import StackLayout
 from runner.stack_sim import StackSim
 from service.defaults import RUNNER_QUEUES
-from service.jobs import install_context
+from service.jobs import ContextNotInstalled, install_context
 from service.rollout_jobs import Chunk, camera_blind
 from service.worker_loop import StopsCleanly, work_until_stopped
 
@@ -119,7 +119,7 @@ def install_runner(context: RunnerContext | None) -> None:
 
 def _current() -> RunnerContext:
     if _context is None:
-        raise RuntimeError("no runner context installed: start runners with `expaudit runner`")
+        raise ContextNotInstalled("no runner context installed: start runners with `expaudit runner`")
     return _context
 
 

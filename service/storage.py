@@ -73,6 +73,10 @@ class InvalidKey(InvalidInput, ValueError):
     """A key that is not a safe relative path (e.g. built from a malformed id)."""
 
 
+class BadStoreUrl(InvalidInput, ValueError):
+    """A store URL that is not `s3://bucket[/prefix]`."""
+
+
 def check_key(key: str) -> str:
     """Return `key` if it is a safe relative object key, else raise `InvalidKey` (a ValueError).
 
@@ -229,10 +233,10 @@ class LocalStore(ObjectStore):
 def parse_s3_url(url: str) -> tuple[str, str]:
     """Split ``s3://bucket/prefix`` into (bucket, prefix without slashes)."""
     if not url.startswith("s3://"):
-        raise ValueError(f"store URL {url!r} must start with s3://")
+        raise BadStoreUrl(f"store URL {url!r} must start with s3://")
     bucket, _, prefix = url[len("s3://"):].partition("/")
     if not bucket:
-        raise ValueError(f"store URL {url!r} names no bucket")
+        raise BadStoreUrl(f"store URL {url!r} names no bucket")
     return bucket, prefix.strip("/")
 
 

@@ -5,6 +5,11 @@ The test imports every module of the five packages and collects the classes of
 dependency (the simulator, the policies) is missing is read instead, and a class
 there that derives only from built-in exceptions
 fails too. A short allow-list names each exception outside the tree and why.
+
+Every module is also parsed: a `raise` of a built-in exception class (`ValueError(...)`,
+`KeyError`) fails, save `NotImplementedError` and the files allow-listed below, each with
+its reason; the errors raised on purpose are the tree's (subclassing the built-in callers
+catch where they do).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import pytest
 
 from expaudit import errors
 from expaudit.errors import ExpauditError
+from runner import provenance
 
 PACKAGES = ("expaudit", "leaderboard", "benchmark_data", "runner", "service")
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +48,30 @@ BUILTIN_EXCEPTIONS = {name for name, value in vars(builtins).items()
                       if inspect.isclass(value) and issubclass(value, BaseException)}
 TREE_NAMES = set(errors.__all__)
 
+HASHED_SOURCES = sorted({*provenance.OUTCOME_SOURCES, *provenance.POLICY_SOURCES,
+                         *provenance.RECIPE_POLICY_SOURCES})
+"""The runner modules whose bytes are hashed into code versions (`runner.provenance`)."""
+SELECTOR_IMAGE_SOURCES = ("base.py", "registry.py", "scoring.py", "torch_encoders.py")
+"""Modules of `leaderboard.rules.embeddings` that raise built-ins and run in the embedding
+selectors' images, which hold that folder alone (examples/selectors/*/Dockerfile)."""
+
+BUILTIN_RAISES_ALLOWED = {
+    **{f"runner/{name}": "hashed into stored cells' code versions: not edited"
+       for name in HASHED_SOURCES},
+    "runner/sandbox/nsinit.py": "runs as `python -I -S nsinit.py` inside the sandbox: standard "
+                                "library only, the tree cannot be imported there",
+    **{f"leaderboard/rules/embeddings/{name}": "copied alone into the embedding selectors' images "
+                                               "(examples/selectors/*/Dockerfile): the tree "
+                                               "cannot be imported there"
+       for name in SELECTOR_IMAGE_SOURCES},
+    "leaderboard/__init__.py": "the module `__getattr__` of PEP 562 reports a missing attribute "
+                               "with AttributeError, as Python does (a bug, never a user's input)",
+    "benchmark_data/__init__.py": "the module `__getattr__` of PEP 562 reports a missing "
+                                  "attribute with AttributeError, as Python does (a bug, never "
+                                  "a user's input)",
+}
+"""Files that may raise built-in exceptions, each with the reason."""
+
 
 def _module_names() -> list[str]:
     names = []
@@ -55,7 +85,8 @@ def _module_names() -> list[str]:
 
 def _source(module_name: str) -> Path:
     path = ROOT.joinpath(*module_name.split("."))
-    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    package = path / "__init__.py"  # a data folder may share a module's name (benchmark_data/frozen)
+    return package if package.is_file() else path.with_suffix(".py")
 
 
 def _read_classes(module_name: str) -> dict[str, str]:
@@ -138,3 +169,61 @@ def test_the_tree_is_the_documented_one():
     for name in ("InvalidInput", "UnknownName", "DataNotFound", "Unreachable"):
         assert getattr(errors, name).__bases__ == (errors.UserError,), name
     assert errors.InternalError.__bases__ == (ExpauditError,)
+
+
+def _builtin_raises(path: Path) -> list[str]:
+    """`line: name` of each `raise` in a file that constructs a built-in exception class
+    (called or bare) other than NotImplementedError."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.Raise) or node.exc is None:
+            continue
+        raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        if (isinstance(raised, ast.Name) and raised.id in BUILTIN_EXCEPTIONS
+                and raised.id != "NotImplementedError"):
+            found.append((node.lineno, raised.id))
+    return [f"{line}: {name}" for line, name in sorted(found)]
+
+
+@pytest.fixture(scope="module")
+def builtin_raises() -> dict[str, list[str]]:
+    """Repository-relative path -> the built-in raises it holds, for every module that has any."""
+    found = {}
+    for module_name in _module_names():
+        path = _source(module_name)
+        raises = _builtin_raises(path)
+        if raises:
+            found[path.relative_to(ROOT).as_posix()] = raises
+    return found
+
+
+def test_the_raise_check_sees_a_builtin_raise(tmp_path):
+    """The parse finds a called and a bare built-in, and lets NotImplementedError and a
+    tree class through (so an empty result cannot pass by accident)."""
+    module = tmp_path / "module.py"
+    module.write_text("def f(x):\n    if x:\n        raise ValueError(f'x: {x}')\n"
+                      "    raise KeyError from None\n\n\ndef g():\n"
+                      "    raise NotImplementedError\n\n\ndef h():\n"
+                      "    raise InvalidInput('field x')\n")
+    assert _builtin_raises(module) == ["3: ValueError", "4: KeyError"]
+
+
+def test_no_module_raises_a_builtin_exception(builtin_raises):
+    """Errors raised on purpose are the tree's: an `InvalidInput`, `UnknownName`,
+    `DataNotFound`, `Unreachable` or `InternalError` subclass, which also subclasses the
+    built-in its callers catch (`class X(InvalidInput, ValueError)`)."""
+    allowed = set(BUILTIN_RAISES_ALLOWED)
+    offending = {path: raises for path, raises in sorted(builtin_raises.items())
+                 if path not in allowed}
+    assert offending == {}, ("raise a class of expaudit.errors' tree (subclass the built-in "
+                             f"callers catch too), not a built-in exception: {offending}")
+
+
+def test_the_raise_allow_lists_only_shrink(builtin_raises):
+    """Every allowed file exists; a file converted since leaves the allow-list, unless its
+    reason covers every raise it may hold (a hashed or standard-library-only file)."""
+    for path in BUILTIN_RAISES_ALLOWED:
+        assert (ROOT / path).is_file(), f"{path}: no such file"
+    whole_file = {f"runner/{name}" for name in HASHED_SOURCES} | {"runner/sandbox/nsinit.py"}
+    for path in sorted(set(BUILTIN_RAISES_ALLOWED) - whole_file):
+        assert path in builtin_raises, f"{path} raises no built-in exception now: remove it"

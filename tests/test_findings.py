@@ -16,8 +16,9 @@ from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.findings.measure import compute_findings
 from leaderboard.findings.page import compare_range, render_findings, spearman
 from leaderboard.findings.paper import TableIRow
-from leaderboard.findings.store import (BadReportFile, ReportsNotFound, SettingInfo, compute_rule_reports,
-                                        load_store, write_missing, write_own_base, write_rule_report)
+from leaderboard.findings.store import (BadReportFile, ReportsNotFound, SettingInfo, clear_reports,
+                                        compute_rule_reports, load_store, write_missing, write_own_base,
+                                        write_rule_report)
 from leaderboard.matrix import SceneTable, TransferData
 
 REPO = Path(__file__).resolve().parents[1]
@@ -131,6 +132,39 @@ def test_make_findings_script_renders_from_a_directory(store_dir, tmp_path):
                               str(tmp_path / "none"), "--output", str(output)],
                              capture_output=True, text=True)
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_compute_of_some_settings_keeps_the_other_settings_reports(store_dir, tmp_path):
+    """`--compute --settings` recomputes those settings only (here a sealed one, which is
+    recorded as not measured without an audit): the other settings' reports, the settings
+    already listed as not measured and the own-base figures stay; an unknown id changes
+    nothing."""
+    directory, _ = store_dir
+    copy = tmp_path / "copy"
+    shutil.copytree(directory, copy)
+    before = sorted(p.name for p in copy.glob("stack-replay-k10-a__*.json"))
+    script = [sys.executable, str(REPO / "scripts" / "make_findings.py"), "--reports", str(copy),
+              "--output", str(tmp_path / "findings.md"), "--compute", "--settings"]
+    run = subprocess.run([*script, "stack-replay-k10-hidden"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in copy.glob("stack-replay-k10-a__*.json")) == before
+    store = load_store(copy)
+    reasons = {info.setting_id: reason for info, reason in store.missing}
+    assert reasons["stack-policy-k3-orig"] == "image policies are not trained in this release"
+    assert reasons["stack-replay-k10-hidden"].startswith("sealed query set")
+    assert store.own_base == {"stack-stream": {f"e{i}": 0.9 for i in range(10)}}
+    files = {p.name: p.read_bytes() for p in copy.iterdir()}
+    unknown = subprocess.run([*script, "no-such-setting"], capture_output=True, text=True)
+    assert unknown.returncode == 2 and "unknown setting 'no-such-setting'" in unknown.stderr
+    assert {p.name: p.read_bytes() for p in copy.iterdir()} == files
+
+
+def test_clearing_every_setting_empties_the_directory(store_dir, tmp_path):
+    directory, _ = store_dir
+    copy = tmp_path / "copy"
+    shutil.copytree(directory, copy)
+    assert clear_reports(copy) == {"missing": [], "own_base": {}}
+    assert list(copy.iterdir()) == []
 
 
 def test_store_errors_name_the_file(tmp_path):

@@ -27,6 +27,7 @@ from benchmark_data.library import read_experiences
 from benchmark_data.policy_files import POLICY_MECHANISMS, policy_dir, read_training
 from benchmark_data.query_sets import N_DRAWS
 from benchmark_data.registry import LIBRARY_IDS, Mechanism
+from expaudit.errors import InternalError, InvalidInput, UnknownName
 from runner import policy_rollout
 from runner.appearance import sample_draw
 from runner.door_expert import DoorStyle
@@ -53,12 +54,31 @@ LOG_EVERY = 500
 """Training steps between progress lines."""
 
 
+class UnknownExperience(UnknownName, KeyError):
+    """An experience id that is not in the task's library."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class UnknownPolicyMechanism(UnknownName, ValueError):
+    """A mechanism that is not a policy mechanism (policy or policy_dr)."""
+
+
+class BadDraw(InvalidInput, ValueError):
+    """An appearance draw outside 0 to N_DRAWS - 1."""
+
+
+class DemonstrationShortfall(InternalError, RuntimeError):
+    """The expert recorded fewer successful demonstrations than a policy needs."""
+
+
 def experience_scene(task: str, experience_id: str, root=None):
     """(base layout, style) of an experience, from its library: where and how its demonstrations
     are recorded."""
     frame = read_experiences(LIBRARY_IDS[task], root).set_index("experience_id")
     if experience_id not in frame.index:
-        raise KeyError(f"experience_id {experience_id!r} is not in library {LIBRARY_IDS[task]!r}")
+        raise UnknownExperience(f"experience_id {experience_id!r} is not in library {LIBRARY_IDS[task]!r}")
     row = frame.loc[experience_id]
     if task == "stack":
         return StackLayout.from_dict(json.loads(row.base_layout)), StackStyle.from_dict(json.loads(row.style))
@@ -90,7 +110,8 @@ def record_training_demos(task: str, mechanism: str, experience_id: str, n_demos
     in each policy's training.json).
     """
     if mechanism not in {m.value for m in POLICY_MECHANISMS}:
-        raise ValueError(f"mechanism must be one of {[m.value for m in POLICY_MECHANISMS]}, got {mechanism!r}")
+        raise UnknownPolicyMechanism(f"mechanism must be one of {[m.value for m in POLICY_MECHANISMS]}, "
+                                     f"got {mechanism!r}")
     base, style = experience_scene(task, experience_id, root)
     randomized = mechanism == Mechanism.POLICY_DR.value
     if task == "stack":
@@ -115,8 +136,8 @@ def train_policy(task: str, mechanism: str, experience_id: str, root=None, *, sp
     demos, plans, tries = record_training_demos(task, mechanism, experience_id, n_demos,
                                                 spec.image_size, root)
     if len(demos) < n_demos:
-        raise RuntimeError(f"{task} {experience_id}: only {len(demos)} of {tries} demonstrations "
-                           f"succeeded, {n_demos} needed")
+        raise DemonstrationShortfall(f"{task} {experience_id}: only {len(demos)} of {tries} demonstrations "
+                                     f"succeeded, {n_demos} needed")
     demo_s = time.time() - began
     log(f"{mechanism} {experience_id}: {len(demos)} demonstrations ({tries} tries, "
         f"{sum(len(d) for d in demos)} frames) in {demo_s:.0f} s; training {spec.train_steps} steps")
@@ -157,7 +178,7 @@ def evaluate_policy(mechanism: str, experience_id: str, on: str = "train", *, dr
     level for a query set and as "train" for the demonstrations.
     """
     if not 0 <= draw < N_DRAWS:
-        raise ValueError(f"draw must be 0-{N_DRAWS - 1}, got {draw}")
+        raise BadDraw(f"draw must be 0-{N_DRAWS - 1}, got {draw}")
     record = read_training(mechanism, experience_id, root)
     task = record["task"]
     if task == "stack":

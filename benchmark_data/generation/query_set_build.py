@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from benchmark_data.query_sets import N_DRAWS, VALIDATION_SEEDS, VALIDATION_TASK, scene_id
-from expaudit.errors import InvalidInput
+from benchmark_data.registry import UnknownTask
+from expaudit.errors import InvalidInput, UnknownName
 from runner.appearance import sample_draw
 from runner.door_scenes import QUERY_SET_SEEDS as DOOR_QUERY_SET_SEEDS
 from runner.door_scenes import DoorQueryState, door_query_states, sample_door_layout
@@ -75,19 +76,31 @@ class ValidationOverlapError(InvalidInput, ValueError):
     """A validation query state coincides with a frozen query state, a seed or a training scene."""
 
 
+class UnknownValidationSet(UnknownName, KeyError):
+    """A validation query set name that `VALIDATION_SEEDS` does not declare."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class NoTrainingLayouts(InvalidInput, ValueError):
+    """A distance to the nearest training layout asked of an empty list of layouts."""
+
+
 def _task_layouts(task: str):
     """(seeds of the frozen query sets, their states' function, the layout sampler) of a task."""
     if task == "stack":
         return STACK_QUERY_SET_SEEDS, query_states, sample_layout, QueryState
     if task == "door":
         return DOOR_QUERY_SET_SEEDS, door_query_states, sample_door_layout, DoorQueryState
-    raise ValueError(f"task must be 'stack' or 'door', got {task!r}")
+    raise UnknownTask(f"task must be 'stack' or 'door', got {task!r}")
 
 
 def validation_states(name: str) -> tuple:
     """The 40 states (10 per level, level-major) of a validation query set, like a frozen set's."""
     if name not in VALIDATION_SEEDS:
-        raise KeyError(f"unknown validation query set {name!r}; known: {', '.join(VALIDATION_SEEDS)}")
+        raise UnknownValidationSet(f"unknown validation query set {name!r}; "
+                                   f"known: {', '.join(VALIDATION_SEEDS)}")
     _, _, sample, state_cls = _task_layouts(VALIDATION_TASK[name])
     rng = np.random.default_rng(VALIDATION_SEEDS[name])
     per_level = 10
@@ -105,7 +118,7 @@ def layout_distance(task: str, a, b) -> float:
                    math.hypot(a.cube_b[0] - b.cube_b[0], a.cube_b[1] - b.cube_b[1]))
     if task == "door":
         return math.hypot(a.door[0] - b.door[0], a.door[1] - b.door[1])
-    raise ValueError(f"task must be 'stack' or 'door', got {task!r}")
+    raise UnknownTask(f"task must be 'stack' or 'door', got {task!r}")
 
 
 def nearest_training_distances(name: str, training_layouts: list) -> list[dict]:
@@ -116,7 +129,7 @@ def nearest_training_distances(name: str, training_layouts: list) -> list[dict]:
     policy must generalise to.
     """
     if not training_layouts:
-        raise ValueError("training_layouts is empty")
+        raise NoTrainingLayouts("training_layouts is empty")
     task = VALIDATION_TASK[name]
     out = []
     for state in validation_states(name):
@@ -136,7 +149,8 @@ def check_validation_disjoint(name: str, training_layouts=(), training_draw_keys
     key (e.g. `train:<experience>:<n>`) equals one of a validation state.
     """
     if name not in VALIDATION_SEEDS:
-        raise KeyError(f"unknown validation query set {name!r}; known: {', '.join(VALIDATION_SEEDS)}")
+        raise UnknownValidationSet(f"unknown validation query set {name!r}; "
+                                   f"known: {', '.join(VALIDATION_SEEDS)}")
     task = VALIDATION_TASK[name]
     frozen_seeds, frozen_states, _, _ = _task_layouts(task)
     seed = VALIDATION_SEEDS[name]

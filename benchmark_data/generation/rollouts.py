@@ -28,7 +28,7 @@ from benchmark_data.registry import (
     experience_id,
     get_setting,
 )
-from expaudit.errors import UserError
+from expaudit.errors import InvalidInput, UserError
 from runner.door_scenes import DoorLayout
 from runner.executor import Cell, ReplayWorld, execute
 from runner.policy_executor import RECIPE_MECHANISM, PolicyScene, PolicyWorld, execute_policy
@@ -42,6 +42,10 @@ PROGRESS_EVERY = 25
 
 class NotGeneratedHereError(UserError, ValueError):
     """A setting whose outcomes this pipeline does not produce (image policies, sealed sets)."""
+
+
+class MixedCells(InvalidInput, ValueError):
+    """Cells one run cannot take together: Replay with policy cells, or policy cells of two tasks."""
 
 
 def base_state_id(eid: str) -> str:
@@ -134,7 +138,7 @@ def build_policy_world(cells, root=None, policies_root=None):
     policy cells need (one task per call)."""
     tasks = {QUERY_SETS[c.query_set] for c in cells}
     if len(tasks) != 1:
-        raise ValueError(f"policy cells of one task per run, got {sorted(tasks)}")
+        raise MixedCells(f"policy cells of one task per run, got {sorted(tasks)}")
     task = tasks.pop()
     Layout = StackLayout if task == "stack" else DoorLayout
     scenes = {}
@@ -193,7 +197,7 @@ def _run_cells(cells: list, workers: int, root, store, require_go: bool, log: Ca
             check_go(store)
         results = execute_policy(todo, world, journal_for, workers=workers)
     else:
-        raise ValueError("run Replay and policy cells in separate calls")
+        raise MixedCells("run Replay and policy cells in separate calls")
     start = time.time()
     n = 0
     try:

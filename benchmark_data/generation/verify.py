@@ -31,11 +31,16 @@ from benchmark_data.paths import BASE_QUERY_SET, root_or_default
 from benchmark_data.policy_files import POLICY_MECHANISMS, is_trained, policy_dir
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import QUERY_SETS
+from expaudit.errors import DataNotFound
 from runner.appearance import Appearance, sample_draw
 from runner.executor import Cell, run_cell
 from runner.policy_executor import PolicyRunner
 from runner.provenance import policy_code_version
 from runner.stack_sim import StackSim
+
+
+class NothingToVerify(DataNotFound, ValueError):
+    """The root holds no stored cells of the kind asked for."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,7 @@ def verify_sample(n: int, *, seed: int = 0, workers: int = 1, root=None) -> Veri
     """Re-execute `n` random stored cells (seeded choice, random draw 1-4 each)."""
     cells = stored_replay_cells(root)
     if not len(cells):
-        raise ValueError("no stored Replay cells to verify (run `expaudit data generate` first)")
+        raise NothingToVerify("no stored Replay cells to verify (run `expaudit data generate` first)")
     rng = np.random.default_rng(seed)
     pick = cells.iloc[rng.choice(len(cells), size=min(n, len(cells)), replace=False)]
     draws = rng.integers(1, 5, size=len(pick))
@@ -185,8 +190,8 @@ def verify_policy_sample(n: int, *, seed: int = 0, root=None, out=None) -> Verif
     store = root if out is None else out
     cells = stored_policy_cells(store)
     if not len(cells):
-        raise ValueError("no stored policy cells to verify "
-                         "(run `expaudit data generate --policies TASK` first)")
+        raise NothingToVerify("no stored policy cells to verify "
+                              "(run `expaudit data generate --policies TASK` first)")
     rng = np.random.default_rng(seed)
     pick = cells.iloc[np.sort(rng.choice(len(cells), size=min(n, len(cells)), replace=False))]
     scenes = {q: read_scenes(q, root).set_index("scene_id") for q in set(pick["query_set"])}

@@ -9,6 +9,7 @@ dataclasses. `python -m benchmark_data.pages.policy_settings` writes
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -372,4 +373,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from leaderboard.errors import BadArgument
 from leaderboard.metrics.ranking import r2_scene
 from leaderboard.metrics.reference import reference_quantities
 from leaderboard.metrics.selection import oracle_tie_counts, select
@@ -39,7 +40,7 @@ def summarize(y: np.ndarray) -> MatrixSummary:
     """AUDIT_SPEC quantities of a success matrix `y` (K x Q, values in [0, 1]), by the audit engine."""
     y = np.asarray(y, dtype=np.float64)
     if y.ndim != 2 or y.size == 0:
-        raise ValueError(f"y must be a non-empty (K, Q) matrix, got shape {y.shape}")
+        raise BadArgument(f"y must be a non-empty (K, Q) matrix, got shape {y.shape}")
     # the library-level quantities do not depend on the selection; the oracle's is used
     ref = reference_quantities(y, select(y))
     r2, _ = r2_scene(y)

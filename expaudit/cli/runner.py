@@ -29,6 +29,11 @@ import sys
 from collections.abc import Mapping
 
 from expaudit import cli
+from expaudit.errors import InvalidInput
+
+
+class PolicyOptionError(InvalidInput, ValueError):
+    """A `--policy-device` or `--policy-envs` value (or its variable) that is not one."""
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -65,7 +70,7 @@ def policy_options(device: str | None, envs: str | None,
                    environ: Mapping[str, str]) -> tuple[str, int]:
     """(device, envs) from the flags, else the environment, else (`cpu`, 1).
 
-    Raises `ValueError` naming the flag or variable whose value is not a
+    Raises `PolicyOptionError` (a ValueError) naming the flag or variable whose value is not a
     device (`cpu`, `cuda`, `cuda:N`) or not a whole number of at least 1.
     """
     device_name, envs_name = "--policy-device", "--policy-envs"
@@ -77,13 +82,13 @@ def policy_options(device: str | None, envs: str | None,
         envs = environ.get(envs_name) or "1"
     device = device.strip()
     if device != "cpu" and not re.fullmatch(r"cuda(:\d+)?", device):
-        raise ValueError(f"{device_name} must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+        raise PolicyOptionError(f"{device_name} must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
     try:
         count = int(envs)
     except ValueError:
         count = 0
     if count < 1:
-        raise ValueError(f"{envs_name} must be a whole number of at least 1, got {envs!r}")
+        raise PolicyOptionError(f"{envs_name} must be a whole number of at least 1, got {envs!r}")
     return device, count
 
 

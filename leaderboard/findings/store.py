@@ -23,6 +23,7 @@ from pathlib import Path
 from benchmark_data.registry import SETTINGS, HoldsSetting, Setting
 from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.audit import run_audit
+from leaderboard.errors import BadArgument
 from leaderboard.rules.baselines import audit_baselines
 
 REPORT_SUFFIX = ".json"
@@ -66,10 +67,11 @@ class SettingInfo(HoldsSetting):
 
     @classmethod
     def from_json(cls, payload: dict) -> SettingInfo:
-        """The record of a stored "setting" object (KeyError, TypeError or ValueError when malformed)."""
+        """The record of a stored "setting" object (`BadReportFile`, KeyError, TypeError or
+        ValueError when malformed)."""
         unknown = set(payload) - set(_STORED_KEYS)
         if unknown:
-            raise TypeError(f"unexpected keys {sorted(unknown)}")
+            raise BadReportFile(f"unexpected keys {sorted(unknown)}")
         setting = Setting(id=payload["setting_id"], task=payload["task"],
                           mechanism=payload["mechanism"], k=int(payload["k"]),
                           query_set=payload["query_set"])
@@ -134,7 +136,7 @@ def write_rule_report(directory: str | Path, setting: SettingInfo, rule: str,
                       report: dict | None, reason: str | None = None) -> Path:
     """Store one rule's report (or why it was not computed) as `<setting>__<rule>.json`."""
     if (report is None) == (reason is None):
-        raise ValueError(f"{setting.setting_id}/{rule}: give exactly one of report and reason")
+        raise BadArgument(f"{setting.setting_id}/{rule}: give exactly one of report and reason")
     path = Path(directory) / f"{setting.setting_id}__{rule}{REPORT_SUFFIX}"
     _write_json(path, {"setting": setting.to_json(), "rule": rule,
                        "status": "computed" if report is not None else "not_computed",
@@ -151,6 +153,28 @@ def write_missing(directory: str | Path, missing: list[tuple[SettingInfo, str]])
 def write_own_base(directory: str | Path, own_base: dict) -> None:
     """Store own-base success: {library_id: {experience_id: success}}."""
     _write_json(Path(directory) / OWN_BASE_FILE, own_base)
+
+
+def clear_reports(directory: str | Path, setting_ids=None) -> dict:
+    """Remove the stored reports of `setting_ids` (every setting's when None) before they are
+    computed again, and return what the directory keeps for the other settings:
+    {"missing": [(SettingInfo, reason), ...], "own_base": {...}}, to be merged into what
+    `write_missing` and `write_own_base` store next (both are rewritten whole)."""
+    directory = Path(directory)
+    if setting_ids is None:
+        for path in [*directory.glob(f"*__*{REPORT_SUFFIX}"), directory / MISSING_FILE,
+                     directory / OWN_BASE_FILE]:
+            path.unlink(missing_ok=True)
+        return {"missing": [], "own_base": {}}
+    setting_ids = set(setting_ids)
+    for setting_id in setting_ids:
+        for path in directory.glob(f"{setting_id}__*{REPORT_SUFFIX}"):
+            path.unlink()
+    missing_path, own_path = directory / MISSING_FILE, directory / OWN_BASE_FILE
+    missing = [] if not missing_path.exists() else [
+        (_setting(item, missing_path), item["reason"]) for item in _read(missing_path)]
+    return {"missing": [(info, reason) for info, reason in missing if info.setting_id not in setting_ids],
+            "own_base": _read(own_path) if own_path.exists() else {}}
 
 
 def _read(path: Path):

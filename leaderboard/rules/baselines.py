@@ -34,12 +34,13 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from leaderboard.audit import run_audit
-from leaderboard.matrix import TransferData
+from leaderboard.errors import BadArgument
+from leaderboard.matrix import IncompleteOutcomes, TransferData
 from leaderboard.metrics import defaults
 from leaderboard.report_dict import num
 from leaderboard.rules.embeddings import EmbeddingCache, NotComputed, embedding_scores, load_encoder
 from leaderboard.rules.embeddings.setting_scores import setting_images
-from leaderboard.rules.registry import RULES, Family, baseline_submission_id, rule_names
+from leaderboard.rules.registry import RULES, Family, UnknownRuleError, baseline_submission_id, rule_names
 from leaderboard.rules.simple import RandomRow, random_row
 from leaderboard.rules.structural import structural_rule_scores
 
@@ -89,9 +90,9 @@ class NotComputedRule:
 
     def __post_init__(self) -> None:
         if self.rule not in BASELINE_RULES:
-            raise ValueError(f"rule must be one of {BASELINE_RULES}, got {self.rule!r}")
+            raise UnknownRuleError(f"rule must be one of {BASELINE_RULES}, got {self.rule!r}")
         if not self.reason or not self.reason.strip():
-            raise ValueError(f"rule {self.rule!r}: field 'reason' must say why it is not computed")
+            raise BadArgument(f"rule {self.rule!r}: field 'reason' must say why it is not computed")
 
     @property
     def message(self) -> str:
@@ -106,8 +107,8 @@ def baseline_scores(data: TransferData) -> dict[str, tuple[np.ndarray, bool]]:
     rules read outcomes).
     """
     if not data.is_complete:
-        raise ValueError(f"data: the outcome tensor has {data.n_missing} missing cells; "
-                         "reference rules need a complete tensor")
+        raise IncompleteOutcomes(f"data: the outcome tensor has {data.n_missing} missing cells; "
+                                 "reference rules need a complete tensor")
     return {rule.name: (rule.scores(data), rule.selection_only)
             for rule in RULES if rule.scores is not None}
 
@@ -134,7 +135,7 @@ def embedding_rule_scores(
     """
     unknown = sorted(set(names) - set(EMBEDDING_RULES))
     if unknown:
-        raise ValueError(f"names: {unknown} are not embedding rules {EMBEDDING_RULES}")
+        raise UnknownRuleError(f"names: {unknown} are not embedding rules {EMBEDDING_RULES}")
     weights = dict(weights or {})
     cache = EmbeddingCache(cache_dir) if cache_dir is not None else None
     images = None
@@ -165,7 +166,7 @@ def scene_rule_scores(
     """
     unknown = sorted(set(names) - set(SCENE_RULES))
     if unknown:
-        raise ValueError(f"names: {unknown} are not scene rules {SCENE_RULES}")
+        raise UnknownRuleError(f"names: {unknown} are not scene rules {SCENE_RULES}")
     out: dict[str, np.ndarray | str] = {}
     if any(name in STRUCTURAL_RULES for name in names):
         try:
@@ -219,7 +220,7 @@ def audit_scene_rules(
     """
     unknown = sorted(set(scores) - set(SCENE_RULES))
     if unknown:
-        raise ValueError(f"scores: {unknown} are not scene rules {SCENE_RULES}")
+        raise UnknownRuleError(f"scores: {unknown} are not scene rules {SCENE_RULES}")
     out: dict[str, dict | NotComputedRule] = {}
     for name in (rule for rule in SCENE_RULES if rule in scores):
         value = scores[name]

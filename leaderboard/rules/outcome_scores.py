@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from leaderboard.matrix import TransferData
+from leaderboard.matrix import IncompleteOutcomes, TransferData
 
 
 def _one_hot_rows(n_experiences: int, n_scenes: int, row: int) -> np.ndarray:
@@ -53,7 +53,8 @@ def track_record_scores(data: TransferData) -> np.ndarray:
     """
     outcomes = data.outcomes
     if not data.is_complete:
-        raise ValueError(f"track_record needs a complete outcome tensor; {data.n_missing} cells missing")
+        raise IncompleteOutcomes(f"track_record needs a complete outcome tensor; "
+                                 f"{data.n_missing} cells missing")
     n_experiences, n_scenes, n_seeds = outcomes.shape
     wins = np.zeros(n_experiences)
     tries = np.zeros(n_experiences)

@@ -29,7 +29,7 @@ from enum import Enum
 
 import numpy as np
 
-from expaudit.errors import UnknownName
+from expaudit.errors import InternalError, UnknownName
 from leaderboard.matrix import TransferData
 from leaderboard.rules.outcome_scores import (best_fixed_scores, oracle_scores, recency_scores,
                                               track_record_scores)
@@ -115,7 +115,8 @@ RULES: tuple[Rule, ...] = (
 
 _BY_NAME = {rule.name: rule for rule in RULES}
 if len(_BY_NAME) != len(RULES):
-    raise AssertionError("a reference rule is declared twice")
+    _twice = sorted({rule.name for rule in RULES if [r.name for r in RULES].count(rule.name) > 1})
+    raise InternalError(f"reference rules declared twice: {_twice}")
 
 
 def get_rule(name: str) -> Rule:

@@ -23,6 +23,7 @@ import numpy as np
 
 from benchmark_data.library import read_experiences, replay_paths
 from benchmark_data.query_sets import read_scenes
+from leaderboard.errors import BadArgument
 from runner.scenes import CUBE_A_HALF, CUBE_B_HALF, TABLE_TOP_Z, StackLayout
 
 NO_OBSTACLE_CLEARANCE = 1.0
@@ -40,10 +41,10 @@ def object_proximity(query_positions: np.ndarray, base_positions: np.ndarray) ->
     query = np.asarray(query_positions, dtype=np.float64)
     base = np.asarray(base_positions, dtype=np.float64)
     if query.ndim != 3 or base.ndim != 3 or query.shape[1:] != base.shape[1:]:
-        raise ValueError(f"positions must be (Q, M, D) and (K, M, D) with the same M and D; "
-                         f"got query {query.shape}, base {base.shape}")
+        raise BadArgument(f"positions must be (Q, M, D) and (K, M, D) with the same M and D; "
+                          f"got query {query.shape}, base {base.shape}")
     if not (np.isfinite(query).all() and np.isfinite(base).all()):
-        raise ValueError("positions contain NaN or infinite values")
+        raise BadArgument("positions contain NaN or infinite values")
     difference = base[:, None, :, :] - query[None, :, :, :]
     return -np.sqrt((difference ** 2).sum(axis=3)).sum(axis=2)
 
@@ -57,14 +58,14 @@ def box_distance(points: np.ndarray, center: np.ndarray, half_size: np.ndarray) 
 def _check_obstacles(obstacles: np.ndarray, n_scenes: int) -> np.ndarray:
     obstacles = np.asarray(obstacles, dtype=np.float64)
     if obstacles.shape != (n_scenes, 6):
-        raise ValueError(f"obstacles must have shape (Q, 6) = ({n_scenes}, 6) "
-                         f"[cx, cy, cz, half_x, half_y, half_z]; got {obstacles.shape}")
+        raise BadArgument(f"obstacles must have shape (Q, 6) = ({n_scenes}, 6) "
+                          f"[cx, cy, cz, half_x, half_y, half_z]; got {obstacles.shape}")
     present = ~np.isnan(obstacles).all(axis=1)
     if np.isnan(obstacles[present]).any():
-        raise ValueError(f"obstacles row {int(np.flatnonzero(np.isnan(obstacles).any(axis=1) & present)[0])} "
-                         "is partly NaN: a scene has a full obstacle row or an all-NaN row")
+        raise BadArgument(f"obstacles row {int(np.flatnonzero(np.isnan(obstacles).any(axis=1) & present)[0])} "
+                          "is partly NaN: a scene has a full obstacle row or an all-NaN row")
     if (obstacles[present, 3:] < 0).any():
-        raise ValueError("obstacles: half sizes must be non-negative")
+        raise BadArgument("obstacles: half sizes must be non-negative")
     return obstacles
 
 
@@ -85,11 +86,11 @@ def path_clearance(paths: Sequence[Sequence[np.ndarray]], obstacles: np.ndarray)
     scores = np.full((n_experiences, n_scenes), NO_OBSTACLE_CLEARANCE)
     for i, row in enumerate(paths):
         if len(row) != n_scenes:
-            raise ValueError(f"paths[{i}] has {len(row)} scenes, paths[0] has {n_scenes}")
+            raise BadArgument(f"paths[{i}] has {len(row)} scenes, paths[0] has {n_scenes}")
         for q, path in enumerate(row):
             path = np.asarray(path, dtype=np.float64)
             if path.ndim != 2 or path.shape[1] != 3 or len(path) == 0:
-                raise ValueError(f"paths[{i}][{q}] must be (T, 3) with T >= 1, got {path.shape}")
+                raise BadArgument(f"paths[{i}][{q}] must be (T, 3) with T >= 1, got {path.shape}")
             if not np.isnan(obstacles[q]).all():
                 scores[i, q] = box_distance(path, obstacles[q, :3], obstacles[q, 3:]).min()
     return scores
@@ -112,7 +113,7 @@ def stack_object_positions(layouts: Sequence[dict]) -> np.ndarray:
     for n, layout in enumerate(layouts):
         for m, name in enumerate(STACK_OBJECTS):
             if name not in layout:
-                raise ValueError(f"layout {n}: field '{name}' is missing")
+                raise BadArgument(f"layout {n}: field '{name}' is missing")
             out[n, m] = (layout[name][0], layout[name][1], heights[name])
     return out
 
@@ -159,8 +160,8 @@ def structural_rule_scores(setting, data, root=None) -> dict[str, np.ndarray | s
         return {"object_proximity": reason, "path_clearance": reason}
     scenes = read_scenes(setting.query_set, root)
     if tuple(scenes["scene_id"]) != tuple(data.scenes.scene_ids):
-        raise ValueError(f"setting {setting.id}: scene order of {setting.query_set}/scenes.parquet "
-                         "differs from the transfer data's")
+        raise BadArgument(f"setting {setting.id}: scene order of {setting.query_set}/scenes.parquet "
+                          "differs from the transfer data's")
     library = read_experiences(setting.library_id, root).set_index("experience_id")
     base = [json.loads(library.loc[e, "base_layout"]) for e in data.experience_ids]
     query = [json.loads(text) for text in scenes["layout"]]

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from runner.sandbox.base import SandboxConfigError
+from expaudit.errors import InvalidInput
+from runner.sandbox.base import SandboxConfigError, SandboxError
 from runner.sandbox.protocol import LibraryItem, QueryScene, SettingInfo, prepare_input
 
 DEMO_SETTING = "demo"
@@ -25,11 +26,15 @@ IMAGE_SIZE = 24
 OBJECTS = ("cubeA", "cubeB")
 
 
+class NotAnRgbImage(SandboxError, InvalidInput, ValueError):
+    """An array handed to the PNG encoder that is not (H, W, 3)."""
+
+
 def png_bytes(rgb: np.ndarray) -> bytes:
     """Encode an (H, W, 3) uint8 array as a PNG (8-bit RGB, no filter), with zlib only."""
     rgb = np.ascontiguousarray(rgb, dtype=np.uint8)
     if rgb.ndim != 3 or rgb.shape[2] != 3:
-        raise ValueError(f"png_bytes: array shape {rgb.shape} is not (H, W, 3)")
+        raise NotAnRgbImage(f"png_bytes: array shape {rgb.shape} is not (H, W, 3)")
     height, width, _ = rgb.shape
     raw = b"".join(b"\x00" + rgb[row].tobytes() for row in range(height))
 

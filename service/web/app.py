@@ -27,7 +27,7 @@ from service.context import Services
 from service.errors import ServiceError, Unauthorized
 from service.metrics import Metrics
 from service.request_body import BoundedBody, FixedScriptName
-from service.config import ServiceConfig, from_env
+from service.config import ConfigError, ServiceConfig, from_env
 from service.storage import InvalidKey, ObjectNotFound, ObjectStore, StoreUnavailable, open_store
 from service.upload_limits import BodyLimit
 from service.web import admin, ops, selector_inputs, settings_routes, submissions
@@ -53,7 +53,7 @@ def create_app(config: dict | None = None, *, store: ObjectStore | None = None,
         store = open_store(service_config)
     if redis is None:
         if not service_config.redis_url:
-            raise ValueError("no Redis: set EXPAUDIT_REDIS_URL or pass redis=")
+            raise ConfigError("no Redis: set EXPAUDIT_REDIS_URL or pass redis=")
         redis = redis_lib.Redis.from_url(service_config.redis_url, socket_timeout=5,
                                          socket_connect_timeout=3)
     if catalog is None:

@@ -50,7 +50,8 @@ from benchmark_data.paths import library_dir, query_set_dir, root_or_default
 from benchmark_data.policy_files import (ENCODER_MECHANISM, encoder_features_path, is_trained, policy_dir,
                                          policy_experiences)
 from benchmark_data.query_sets import read_scenes
-from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS
+from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS, UnknownTask
+from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.rules.embeddings.base import WEIGHTS_MISSING, NotComputed, check_images, file_sha256
 from leaderboard.rules.embeddings.setting_scores import BASE_TAR, QUERY_TAR, read_tar_images
 from runner.policy_model import IMAGE_KEY, load_policy
@@ -69,10 +70,19 @@ NO_TASK_REASON = (f"{WEIGHTS_MISSING}: the Policy+DR image policies are not trai
                   "without a task: policy_encoder reads the task's own policies (stack or door)")
 
 
+class PolicyMismatch(InvalidInput, ValueError):
+    """A frozen policy whose network or weights are not what the encoder reads."""
+
+
+class FeaturesNotComputed(DataNotFound, FileNotFoundError):
+    """The features cannot be exported here; the message is the "not computed" reason (a
+    policy missing, most often)."""
+
+
 def task_experience_ids(task: str) -> tuple[str, ...]:
     """The experience ids of a task's Policy+DR policies, in library order (e000, e001, e002)."""
     if task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+        raise UnknownTask(f"task must be one of {TASKS}, got {task!r}")
     return tuple(eid for t, mechanism, eid in policy_experiences()
                  if t == task and mechanism == ENCODER_MECHANISM)
 
@@ -116,9 +126,9 @@ def visual_core(algo):
     try:
         core = algo.nets["policy"].nets["encoder"].nets["obs"].obs_nets[IMAGE_KEY]
     except (KeyError, AttributeError) as exc:
-        raise ValueError(f"policy has no observation encoder for {IMAGE_KEY!r}: {exc}") from exc
+        raise PolicyMismatch(f"policy has no observation encoder for {IMAGE_KEY!r}: {exc}") from exc
     if not isinstance(core, VisualCore):
-        raise ValueError(f"policy encoder of {IMAGE_KEY!r} is {type(core).__name__}, expected VisualCore")
+        raise PolicyMismatch(f"policy encoder of {IMAGE_KEY!r} is {type(core).__name__}, expected VisualCore")
     return core.eval()
 
 
@@ -152,7 +162,7 @@ def _agent_view_encoder(directory: Path):
         algo, spec = load_policy(directory)
     except RuntimeError as exc:
         detail = " ".join(part.strip() for part in str(exc).splitlines()[:2])
-        raise ValueError(f"policy {directory}/weights.pt does not match its spec.json: {detail}") from exc
+        raise PolicyMismatch(f"policy {directory}/weights.pt does not match its spec.json: {detail}") from exc
     return visual_core(algo), spec.image_size, 0
 
 
@@ -244,15 +254,15 @@ def export_features(task: str, root: str | Path | None = None, out: str | Path |
     rows; null for base rows), `experience_id` (base rows; null for query
     rows), `features` (list<float32>, 3 x feature_dim). The file's metadata
     holds the encoder's content hash and the policies' experience ids.
-    Raises FileNotFoundError with the "not computed" reason when a policy
-    is missing.
+    Raises `FeaturesNotComputed` (a FileNotFoundError) with the "not computed"
+    reason when a policy is missing.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     encoder = load_policy_encoder(task, root if policies_root is None else policies_root)
     if isinstance(encoder, NotComputed):
-        raise FileNotFoundError(encoder.message)
+        raise FeaturesNotComputed(encoder.message)
     rows = task_images(task, root)
     vectors = encoder.embed([image for _, image in rows])
     columns = {key: pa.array([keys[key] for keys, _ in rows], type=pa.string())
