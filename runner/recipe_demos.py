@@ -12,7 +12,6 @@ Policy, draws cycling 0-4 of `train:<experience>:<n>` for Policy+DR.
 
 from __future__ import annotations
 
-from expaudit.errors import UnknownName
 from runner.demo_recording import N_APPEARANCE_DRAWS, DemoPlan, seeded
 from runner.door_policy_demos import DOOR_DEMOS
 from runner.door_scenes import sample_door_layout
@@ -23,10 +22,6 @@ LEVELS = (0, 1, 2)
 """Layout levels the demonstrations cycle through (no obstacles: the expert records without them)."""
 
 
-class UnknownRecipeTask(UnknownName, ValueError):
-    """A task that is not 'stack' or 'door'."""
-
-
 def recipe_plans(task: str, experience_id: str, n: int, randomized: bool) -> list[DemoPlan]:
     """The first `n` demonstration plans of an experience (a pure function of its arguments)."""
     if task == "stack":
@@ -34,7 +29,7 @@ def recipe_plans(task: str, experience_id: str, n: int, randomized: bool) -> lis
     elif task == "door":
         sample = sample_door_layout
     else:
-        raise UnknownRecipeTask(f"task must be 'stack' or 'door', got {task!r}")
+        raise ValueError(f"task must be 'stack' or 'door', got {task!r}")
     plans = []
     for i in range(n):
         layout = sample(LEVELS[i % len(LEVELS)], seeded("recipe-demo-layout", experience_id, i))
