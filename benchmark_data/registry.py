@@ -192,6 +192,10 @@ class UnknownTask(UnknownName, ValueError):
     """A task that is not 'stack' or 'door'."""
 
 
+class UnknownMechanism(UnknownName, ValueError):
+    """A mechanism that is not one of `Mechanism` (or not one the caller runs)."""
+
+
 def get_setting(setting_id: str) -> Setting:
     """The setting with this id; raises `UnknownSettingError` listing the valid ids."""
     try:

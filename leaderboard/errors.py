@@ -1,5 +1,6 @@
 """The errors of bad audit input: `InputError` names the file, line, field and value;
-`BadArgument` a value handed to a rule, a metric or the site builder.
+`BadArgument` a value handed to a rule or a metric; `BrokenContract` a bug between the
+project's own parts.
 
 Line convention: `line` is the 1-based line of the offending row in the file
 as a CSV with a header would show it, so the header is line 1 and the first
@@ -10,7 +11,7 @@ is not one row (a missing column, a missing row, an empty file).
 
 from __future__ import annotations
 
-from expaudit.errors import InvalidInput
+from expaudit.errors import InternalError, InvalidInput
 
 
 class InputError(InvalidInput):
@@ -62,6 +63,12 @@ class InputError(InvalidInput):
             "value": self.value,
             "message": str(self),
         }
+
+
+class BrokenContract(InternalError, ValueError):
+    """A value one part of the project handed another that breaks the callee's contract (a
+    duplicate id from the service's own records, frozen data out of step): a bug, never the
+    user's input."""
 
 
 class BadArgument(InvalidInput, ValueError):

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from expaudit.errors import InvalidInput, UnknownName
+from expaudit.errors import InternalError, InvalidInput
 from runner import policy_rollout
 from runner.appearance import sample_draw
 from runner.door_sim import DoorSim
@@ -44,12 +44,14 @@ CHUNK_CELLS = 20
 """Cells per unit of work handed to a worker process (all of one experience)."""
 
 
-class BadRunnerRequest(InvalidInput, ValueError):
-    """Cells or options a `PolicyRunner` cannot take (mixed experiences, another task, no envs)."""
+class RunnerMisuse(InternalError, ValueError):
+    """Cells or options a `PolicyRunner` cannot take (mixed experiences, another task, no envs):
+    its callers check what they hand it, so this is a bug."""
 
 
-class UnknownPolicyCell(UnknownName, KeyError):
-    """A cell whose policy or scene the runner's world does not hold."""
+class NotInWorld(InternalError, KeyError):
+    """A cell whose policy or scene the runner's world does not hold (the world is built from
+    the same cells: a bug)."""
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
@@ -113,7 +115,7 @@ class PolicyRunner:
 
     def __init__(self, world: PolicyWorld, *, device: str = "cpu", envs: int = 1) -> None:
         if envs < 1:
-            raise BadRunnerRequest(f"envs must be at least 1, got {envs}")
+            raise RunnerMisuse(f"envs must be at least 1, got {envs}")
         self.world = world
         self.device = device
         self.envs = envs
@@ -123,7 +125,7 @@ class PolicyRunner:
     def use(self, world: PolicyWorld) -> None:
         """Run later cells against `world` (same task); simulators and loaded policies are kept."""
         if world.task != self.world.task:
-            raise BadRunnerRequest(f"world task {world.task!r} differs from this runner's {self.world.task!r}")
+            raise RunnerMisuse(f"world task {world.task!r} differs from this runner's {self.world.task!r}")
         self.world = world
 
     def close(self) -> None:
@@ -152,7 +154,7 @@ class PolicyRunner:
         if key not in self._actors:
             directory = self.world.policy_dirs.get(key)
             if directory is None:
-                raise UnknownPolicyCell(f"no frozen {mechanism} policy for experience_id {experience_id!r}")
+                raise NotInWorld(f"no frozen {mechanism} policy for experience_id {experience_id!r}")
             version = policy_code_version(directory)
             self._actors[key] = (*load_actor(directory, self.device), version)
         return self._actors[key]
@@ -163,11 +165,11 @@ class PolicyRunner:
             return []
         groups = {(c.mechanism, c.experience_id) for c in cells}
         if len(groups) != 1:
-            raise BadRunnerRequest(f"PolicyRunner.run takes cells of one (mechanism, experience), "
+            raise RunnerMisuse(f"PolicyRunner.run takes cells of one (mechanism, experience), "
                                    f"got {sorted(groups)}")
         mechanism, eid = next(iter(groups))
         if mechanism not in POLICY_MECHANISM_NAMES:
-            raise BadRunnerRequest(f"cell mechanism {mechanism!r} is not a policy mechanism "
+            raise RunnerMisuse(f"cell mechanism {mechanism!r} is not a policy mechanism "
                                    f"{POLICY_MECHANISM_NAMES}")
         actor, kind, version = self._loaded(mechanism, eid)
         packages = None
@@ -179,7 +181,7 @@ class PolicyRunner:
             for cell in batch:
                 scene = self.world.scenes.get(cell.state_id)
                 if scene is None:
-                    raise UnknownPolicyCell(f"scene {cell.state_id!r} is not in query set {cell.query_set!r}")
+                    raise NotInWorld(f"scene {cell.state_id!r} is not in query set {cell.query_set!r}")
                 scenes.append(scene)
             sims, cameras = self._environments(len(batch), kind)
             if packages is None:

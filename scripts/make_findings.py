@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,8 +33,8 @@ from benchmark_data.registry import SETTINGS, get_setting  # noqa: E402
 from expaudit.errors import UserError  # noqa: E402
 from leaderboard.findings.measure import compute_findings  # noqa: E402
 from leaderboard.findings.page import render_findings  # noqa: E402
-from leaderboard.findings.store import (SettingInfo, clear_reports, compute_rule_reports,  # noqa: E402
-                                        load_store, write_missing, write_own_base)
+from leaderboard.findings.store import (SettingInfo, compute_rule_reports, kept_reports,  # noqa: E402
+                                        load_store, replace_reports)
 from leaderboard.metrics import defaults  # noqa: E402
 from leaderboard.rules.embeddings.setting_scores import image_rule_scores  # noqa: E402
 from leaderboard.rules.structural import structural_rule_scores  # noqa: E402
@@ -71,11 +73,24 @@ def _status(setting, root) -> tuple[object | None, str | None]:
 
 def compute(directory: Path, root, cache_dir: Path, args) -> None:
     """Rewrite the report directory from the frozen data: every setting's reports, or with
-    --settings only those settings' (the other settings' reports are kept)."""
-    chosen = None if not args.settings else {get_setting(s).id for s in args.settings}
-    directory.mkdir(parents=True, exist_ok=True)
-    kept = clear_reports(directory, chosen)
-    missing, libraries = list(kept["missing"]), set()
+    --settings only those settings' (the other settings' reports are kept). Reports are
+    computed beside the directory and put in place at the end, so an error or an interrupt
+    leaves it as it was."""
+    chosen = None if args.settings is None else {get_setting(s).id for s in args.settings}
+    kept = kept_reports(directory, chosen)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
+    try:
+        missing, own_base = _compute_into(work, root, cache_dir, args, chosen, kept)
+        replace_reports(directory, work, chosen, missing, own_base)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _compute_into(work: Path, root, cache_dir: Path, args, chosen, kept) -> tuple[list, dict]:
+    """Audit the chosen settings into `work`; (the settings not measured, with the kept ones;
+    the own-base figures, with the kept ones)."""
+    missing, libraries = list(kept.missing), set()
     for setting in SETTINGS.values():
         if chosen is not None and setting.id not in chosen:
             continue
@@ -87,16 +102,14 @@ def compute(directory: Path, root, cache_dir: Path, args) -> None:
         start = time.time()
         extra = structural_rule_scores(setting, data, root)
         extra.update(image_rule_scores(setting, data, root, cache_dir))
-        compute_rule_reports(directory, _info(setting, root), data, extra, n_shuffles=args.n_shuffles,
+        compute_rule_reports(work, _info(setting, root), data, extra, n_shuffles=args.n_shuffles,
                              n_bootstrap=args.n_bootstrap, seed=args.seed)
         libraries.add(setting.library_id)
         skipped = {rule: why for rule, why in extra.items() if isinstance(why, str)}
         print(f"{setting.id}: {5 + len(extra) - len(skipped)} rules audited, "
               f"{len(skipped)} not computed, {time.time() - start:.1f} s")
     missing.sort(key=lambda item: item[0].order)
-    write_missing(directory, missing)
-    write_own_base(directory, {**kept["own_base"],
-                               **{lib: own_base_success(lib, root) for lib in sorted(libraries)}})
+    return missing, {**kept.own_base, **{lib: own_base_success(lib, root) for lib in sorted(libraries)}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,13 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compute", action="store_true", help="audit every complete setting first")
     parser.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     parser.add_argument("--embedding-cache", type=Path, default=REPO / "build" / "embedding_cache")
-    parser.add_argument("--settings", nargs="*",
+    parser.add_argument("--settings", nargs="+",
                         help="with --compute: recompute only these setting ids, keeping the "
                              "other settings' stored reports")
     parser.add_argument("--n-shuffles", type=int, default=defaults.N_SHUFFLES)
     parser.add_argument("--n-bootstrap", type=int, default=defaults.N_BOOTSTRAP)
     parser.add_argument("--seed", type=int, default=defaults.SEED)
     args = parser.parse_args(argv)
+    if args.settings is not None and not args.compute:
+        parser.error("--settings only applies with --compute")
     try:
         if args.compute:
             compute(args.reports, args.root, args.embedding_cache, args)

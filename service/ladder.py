@@ -19,11 +19,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from expaudit.errors import InvalidInput
+from expaudit.errors import InternalError
 
 
-class BadLadderInput(InvalidInput, ValueError):
-    """A scene count or a score the Ladder cannot take."""
+class BadLadderInput(InternalError, ValueError):
+    """A scene count or a score the Ladder cannot take (both come from the audit: a bug)."""
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,8 @@ from rq import Queue, Worker
 from rq.exceptions import NoSuchJobError
 from rq.job import Dependency, Job, JobStatus
 
-from benchmark_data.registry import Mechanism
-from expaudit.errors import InternalError, UnknownName
+from benchmark_data.registry import Mechanism, UnknownMechanism
+from expaudit.errors import InternalError
 from leaderboard.matrix import MISSING, TransferData
 from service import defaults
 
@@ -53,10 +53,6 @@ WAITING_KEY = "expaudit:waiting:{sid}"
 
 class RolloutsStuck(InternalError, RuntimeError):
     """A chunk ran `ROLLOUT_MAX_RUNS` times and its cells are still missing."""
-
-
-class UnknownMechanism(UnknownName, ValueError):
-    """A mechanism that is not one of `benchmark_data.registry.Mechanism`."""
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.findings.measure import compute_findings
 from leaderboard.findings.page import compare_range, render_findings, spearman
 from leaderboard.findings.paper import TableIRow
-from leaderboard.findings.store import (BadReportFile, ReportsNotFound, SettingInfo, clear_reports,
-                                        compute_rule_reports, load_store, write_missing, write_own_base,
-                                        write_rule_report)
+from leaderboard.findings.store import (BadReportFile, KeptReports, ReportsNotFound, SettingInfo,
+                                        compute_rule_reports, kept_reports, load_store, replace_reports,
+                                        write_missing, write_own_base, write_rule_report)
 from leaderboard.matrix import SceneTable, TransferData
 
 REPO = Path(__file__).resolve().parents[1]
@@ -159,12 +159,43 @@ def test_compute_of_some_settings_keeps_the_other_settings_reports(store_dir, tm
     assert {p.name: p.read_bytes() for p in copy.iterdir()} == files
 
 
-def test_clearing_every_setting_empties_the_directory(store_dir, tmp_path):
+def test_kept_reports_and_their_replacement(store_dir, tmp_path):
+    """What a partial compute keeps is read first and changes nothing; the replacement swaps
+    the chosen settings' reports, moves a measured setting to 'not measured' without a
+    stale own-base entry, and a bad `_missing.json` stops it before any report is lost."""
     directory, _ = store_dir
     copy = tmp_path / "copy"
     shutil.copytree(directory, copy)
-    assert clear_reports(copy) == {"missing": [], "own_base": {}}
-    assert list(copy.iterdir()) == []
+    reports = sorted(p.name for p in copy.glob("stack-replay-k10-a__*.json"))
+    assert reports
+    kept = kept_reports(copy, {"stack-policy-k3-orig"})
+    assert kept.missing == () and set(kept.own_base) == {"stack-stream"}
+    kept = kept_reports(copy, {"stack-replay-k10-a"})
+    assert [info.setting_id for info, _ in kept.missing] == ["stack-policy-k3-orig"]
+    assert kept.own_base == {}  # no setting of stack-stream keeps its reports
+    assert sorted(p.name for p in copy.glob("stack-replay-k10-a__*.json")) == reports
+    assert kept_reports(copy) == kept_reports(tmp_path / "absent", {"x"}) == KeptReports((), {})
+    computed = tmp_path / "computed"
+    computed.mkdir()
+    replace_reports(copy, computed, {"stack-replay-k10-a"},
+                    [(SETTING, "matrix incomplete"), *kept.missing], kept.own_base)
+    store = load_store(copy)
+    assert store.reports == () and store.own_base == {}
+    assert [info.setting_id for info, _ in store.missing] == ["stack-replay-k10-a", "stack-policy-k3-orig"]
+    bad = tmp_path / "bad"
+    shutil.copytree(directory, bad)
+    (bad / "_missing.json").write_text(json.dumps([{"setting": POLICY.to_json()}]))
+    with pytest.raises(BadReportFile, match=r"_missing\.json: an entry's field 'reason'"):
+        kept_reports(bad, {"stack-replay-k10-a"})
+    run = subprocess.run([sys.executable, str(REPO / "scripts" / "make_findings.py"), "--reports",
+                          str(bad), "--output", str(tmp_path / "f.md"), "--compute", "--settings",
+                          "stack-replay-k10-a"], capture_output=True, text=True)
+    assert run.returncode == 2 and "field 'reason'" in run.stderr
+    assert sorted(p.name for p in bad.glob("stack-replay-k10-a__*.json")) == reports
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".bad-")] == []
+    alone = subprocess.run([sys.executable, str(REPO / "scripts" / "make_findings.py"), "--reports",
+                            str(copy), "--settings", "stack-replay-k10-a"], capture_output=True, text=True)
+    assert alone.returncode == 2 and "--settings only applies with --compute" in alone.stderr
 
 
 def test_store_errors_name_the_file(tmp_path):

@@ -26,7 +26,7 @@ import numpy as np
 from benchmark_data.library import read_experiences
 from benchmark_data.policy_files import POLICY_MECHANISMS, policy_dir, read_training
 from benchmark_data.query_sets import N_DRAWS
-from benchmark_data.registry import LIBRARY_IDS, Mechanism
+from benchmark_data.registry import LIBRARY_IDS, Mechanism, UnknownMechanism
 from expaudit.errors import InternalError, InvalidInput, UnknownName
 from runner import policy_rollout
 from runner.appearance import sample_draw
@@ -59,10 +59,6 @@ class UnknownExperience(UnknownName, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
-
-
-class UnknownPolicyMechanism(UnknownName, ValueError):
-    """A mechanism that is not a policy mechanism (policy or policy_dr)."""
 
 
 class BadDraw(InvalidInput, ValueError):
@@ -110,8 +106,8 @@ def record_training_demos(task: str, mechanism: str, experience_id: str, n_demos
     in each policy's training.json).
     """
     if mechanism not in {m.value for m in POLICY_MECHANISMS}:
-        raise UnknownPolicyMechanism(f"mechanism must be one of {[m.value for m in POLICY_MECHANISMS]}, "
-                                     f"got {mechanism!r}")
+        raise UnknownMechanism(f"mechanism must be one of {[m.value for m in POLICY_MECHANISMS]}, "
+                               f"got {mechanism!r}")
     base, style = experience_scene(task, experience_id, root)
     randomized = mechanism == Mechanism.POLICY_DR.value
     if task == "stack":

@@ -15,7 +15,7 @@ import numpy as np
 
 from benchmark_data.query_sets import N_DRAWS, VALIDATION_SEEDS, VALIDATION_TASK, scene_id
 from benchmark_data.registry import UnknownTask
-from expaudit.errors import InvalidInput, UnknownName
+from expaudit.errors import InternalError, InvalidInput, UnknownName
 from runner.appearance import sample_draw
 from runner.door_scenes import QUERY_SET_SEEDS as DOOR_QUERY_SET_SEEDS
 from runner.door_scenes import DoorQueryState, door_query_states, sample_door_layout
@@ -83,8 +83,9 @@ class UnknownValidationSet(UnknownName, KeyError):
         return str(self.args[0])
 
 
-class NoTrainingLayouts(InvalidInput, ValueError):
-    """A distance to the nearest training layout asked of an empty list of layouts."""
+class NoTrainingLayouts(InternalError, ValueError):
+    """A distance to the nearest training layout asked of an empty list of layouts (a policy
+    always has some: a bug)."""
 
 
 def _task_layouts(task: str):

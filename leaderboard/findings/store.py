@@ -23,7 +23,7 @@ from pathlib import Path
 from benchmark_data.registry import SETTINGS, HoldsSetting, Setting
 from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.audit import run_audit
-from leaderboard.errors import BadArgument
+from leaderboard.errors import BrokenContract
 from leaderboard.rules.baselines import audit_baselines
 
 REPORT_SUFFIX = ".json"
@@ -136,7 +136,7 @@ def write_rule_report(directory: str | Path, setting: SettingInfo, rule: str,
                       report: dict | None, reason: str | None = None) -> Path:
     """Store one rule's report (or why it was not computed) as `<setting>__<rule>.json`."""
     if (report is None) == (reason is None):
-        raise BadArgument(f"{setting.setting_id}/{rule}: give exactly one of report and reason")
+        raise BrokenContract(f"{setting.setting_id}/{rule}: give exactly one of report and reason")
     path = Path(directory) / f"{setting.setting_id}__{rule}{REPORT_SUFFIX}"
     _write_json(path, {"setting": setting.to_json(), "rule": rule,
                        "status": "computed" if report is not None else "not_computed",
@@ -155,26 +155,50 @@ def write_own_base(directory: str | Path, own_base: dict) -> None:
     _write_json(Path(directory) / OWN_BASE_FILE, own_base)
 
 
-def clear_reports(directory: str | Path, setting_ids=None) -> dict:
-    """Remove the stored reports of `setting_ids` (every setting's when None) before they are
-    computed again, and return what the directory keeps for the other settings:
-    {"missing": [(SettingInfo, reason), ...], "own_base": {...}}, to be merged into what
-    `write_missing` and `write_own_base` store next (both are rewritten whole)."""
+@dataclass(frozen=True)
+class KeptReports:
+    """What a report directory keeps when only some settings are computed again: the other
+    settings' entries of `_missing.json` and the own-base figures of the libraries whose
+    settings keep their reports."""
+
+    missing: tuple[tuple[SettingInfo, str], ...]
+    own_base: dict
+
+
+def kept_reports(directory: str | Path, setting_ids=None) -> KeptReports:
+    """Read (and check) what `directory` keeps when `setting_ids` are computed again (every
+    setting when None: nothing is kept); changes nothing, so a bad file stops the run
+    before any report is lost."""
     directory = Path(directory)
-    if setting_ids is None:
-        for path in [*directory.glob(f"*__*{REPORT_SUFFIX}"), directory / MISSING_FILE,
-                     directory / OWN_BASE_FILE]:
-            path.unlink(missing_ok=True)
-        return {"missing": [], "own_base": {}}
+    if setting_ids is None or not directory.is_dir():
+        return KeptReports((), {})
     setting_ids = set(setting_ids)
-    for setting_id in setting_ids:
-        for path in directory.glob(f"{setting_id}__*{REPORT_SUFFIX}"):
-            path.unlink()
     missing_path, own_path = directory / MISSING_FILE, directory / OWN_BASE_FILE
     missing = [] if not missing_path.exists() else [
-        (_setting(item, missing_path), item["reason"]) for item in _read(missing_path)]
-    return {"missing": [(info, reason) for info, reason in missing if info.setting_id not in setting_ids],
-            "own_base": _read(own_path) if own_path.exists() else {}}
+        (_setting(item, missing_path), _reason(item, missing_path)) for item in _read(missing_path)]
+    measured = {path.name.split("__", 1)[0] for path in directory.glob(f"*__*{REPORT_SUFFIX}")}
+    libraries = {SETTINGS[s].library_id for s in measured - setting_ids if s in SETTINGS}
+    own_base = _read(own_path) if own_path.exists() else {}
+    return KeptReports(tuple((info, reason) for info, reason in missing
+                             if info.setting_id not in setting_ids),
+                       {lib: value for lib, value in own_base.items() if lib in libraries})
+
+
+def replace_reports(directory: str | Path, computed: str | Path, setting_ids,
+                    missing: list[tuple[SettingInfo, str]], own_base: dict) -> None:
+    """Put the reports computed into `computed` in place of those of `setting_ids` (every
+    setting's when None) in `directory`, then write `missing` and `own_base` whole. Called
+    once the computation has finished, so a failure during it leaves `directory` as it was."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    stale = (directory.glob(f"*__*{REPORT_SUFFIX}") if setting_ids is None else
+             [p for s in setting_ids for p in directory.glob(f"{s}__*{REPORT_SUFFIX}")])
+    for path in list(stale):
+        path.unlink()
+    for path in sorted(Path(computed).glob(f"*__*{REPORT_SUFFIX}")):
+        os.replace(path, directory / path.name)
+    write_missing(directory, missing)
+    write_own_base(directory, own_base)
 
 
 def _read(path: Path):
@@ -182,6 +206,13 @@ def _read(path: Path):
         return json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise BadReportFile(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+
+
+def _reason(item: dict, path: Path) -> str:
+    reason = item.get("reason") if isinstance(item, dict) else None
+    if not isinstance(reason, str):
+        raise BadReportFile(f"{path}: an entry's field 'reason' is missing or not text")
+    return reason
 
 
 def _setting(payload: dict, path: Path) -> SettingInfo:
@@ -206,7 +237,7 @@ def load_store(directory: str | Path) -> ReportStore:
         reports.append(StoredReport(_setting(payload, path), payload.get("rule", ""),
                                     payload.get("report"), payload.get("reason")))
     missing_path = directory / MISSING_FILE
-    missing = tuple((_setting(item, missing_path), item["reason"])
+    missing = tuple((_setting(item, missing_path), _reason(item, missing_path))
                     for item in (_read(missing_path) if missing_path.exists() else []))
     measured = {stored.setting.setting_id for stored in reports}
     stale = [s.setting_id for s, _ in missing if s.setting_id in measured]

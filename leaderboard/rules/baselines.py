@@ -34,7 +34,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from leaderboard.audit import run_audit
-from leaderboard.errors import BadArgument
+from leaderboard.errors import BrokenContract
 from leaderboard.matrix import IncompleteOutcomes, TransferData
 from leaderboard.metrics import defaults
 from leaderboard.report_dict import num
@@ -92,7 +92,7 @@ class NotComputedRule:
         if self.rule not in BASELINE_RULES:
             raise UnknownRuleError(f"rule must be one of {BASELINE_RULES}, got {self.rule!r}")
         if not self.reason or not self.reason.strip():
-            raise BadArgument(f"rule {self.rule!r}: field 'reason' must say why it is not computed")
+            raise BrokenContract(f"rule {self.rule!r}: field 'reason' must say why it is not computed")
 
     @property
     def message(self) -> str:

@@ -23,7 +23,7 @@ import numpy as np
 
 from benchmark_data.library import read_experiences, replay_paths
 from benchmark_data.query_sets import read_scenes
-from leaderboard.errors import BadArgument
+from leaderboard.errors import BadArgument, BrokenContract
 from runner.scenes import CUBE_A_HALF, CUBE_B_HALF, TABLE_TOP_Z, StackLayout
 
 NO_OBSTACLE_CLEARANCE = 1.0
@@ -160,7 +160,7 @@ def structural_rule_scores(setting, data, root=None) -> dict[str, np.ndarray | s
         return {"object_proximity": reason, "path_clearance": reason}
     scenes = read_scenes(setting.query_set, root)
     if tuple(scenes["scene_id"]) != tuple(data.scenes.scene_ids):
-        raise BadArgument(f"setting {setting.id}: scene order of {setting.query_set}/scenes.parquet "
+        raise BrokenContract(f"setting {setting.id}: scene order of {setting.query_set}/scenes.parquet "
                           "differs from the transfer data's")
     library = read_experiences(setting.library_id, root).set_index("experience_id")
     base = [json.loads(library.loc[e, "base_layout"]) for e in data.experience_ids]

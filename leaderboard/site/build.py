@@ -40,7 +40,7 @@ from typing import Any
 import jinja2
 
 from benchmark_data.registry import HoldsSetting, Setting
-from leaderboard.errors import BadArgument
+from leaderboard.errors import BrokenContract
 from leaderboard.site import figures as site_figures, standings
 from leaderboard.site.html_report import ReportContext, render_report_html
 from leaderboard.site.row_cells import COLUMNS
@@ -93,21 +93,21 @@ class LeaderboardEntry:
         _check_id("submission_id", self.submission_id)
         _check_id("setting_id", self.setting_id)
         if self.kind not in KINDS:
-            raise BadArgument(
+            raise BrokenContract(
                 f"entry {self.submission_id!r}: field 'kind' must be one of {KINDS}, "
                 f"got {self.kind!r}"
             )
         if not isinstance(self.report, dict):
-            raise BadArgument(
+            raise BrokenContract(
                 f"entry {self.submission_id!r}: field 'report' must be a dict, "
                 f"got {type(self.report).__name__}"
             )
         if self.not_computed is not None:
             if not isinstance(self.not_computed, str) or not self.not_computed.strip():
-                raise BadArgument(f"entry {self.submission_id!r}: field 'not_computed' must be "
+                raise BrokenContract(f"entry {self.submission_id!r}: field 'not_computed' must be "
                                   f"a non-empty reason, got {self.not_computed!r}")
             if self.report:
-                raise BadArgument(f"entry {self.submission_id!r}: field 'report' must be empty "
+                raise BrokenContract(f"entry {self.submission_id!r}: field 'report' must be empty "
                                   "when 'not_computed' is set (a row has numbers or a reason, "
                                   "not both)")
 
@@ -135,13 +135,13 @@ class SettingInfo(HoldsSetting):
     def __post_init__(self) -> None:
         _check_id("setting_id", self.setting.id)
         if not 0 <= self.cells_done <= self.cells_total:
-            raise BadArgument(
+            raise BrokenContract(
                 f"setting {self.setting_id!r}: field 'cells_done' must be between 0 and "
                 f"cells_total={self.cells_total}, got {self.cells_done}"
             )
         gates = self.policy_gates_failed
         if not isinstance(gates, tuple) or not all(isinstance(g, str) for g in gates):
-            raise BadArgument(f"setting {self.setting_id!r}: field 'policy_gates_failed' must be "
+            raise BrokenContract(f"setting {self.setting_id!r}: field 'policy_gates_failed' must be "
                               f"a tuple of str, got {gates!r}")
 
     @property
@@ -163,7 +163,7 @@ class SettingInfo(HoldsSetting):
 
 def _check_id(field: str, value: object) -> None:
     if not isinstance(value, str) or not _ID_PATTERN.fullmatch(value):
-        raise BadArgument(
+        raise BrokenContract(
             f"field '{field}' must be 1-128 characters of letters, digits, '.' or '-' "
             f"starting with a letter or digit, got {value!r}"
         )
@@ -211,7 +211,7 @@ def _non_finite_field(value: object, path: str = "") -> str | None:
 def _check_report(entry: LeaderboardEntry) -> None:
     bad = _non_finite_field(entry.report)
     if bad is not None:
-        raise BadArgument(f"entry {entry.submission_id!r}: report field '{bad}' is NaN or "
+        raise BrokenContract(f"entry {entry.submission_id!r}: report field '{bad}' is NaN or "
                           "infinite; reports must use null for undefined values")
 
 
@@ -224,19 +224,19 @@ def _group(entries: Sequence[LeaderboardEntry],
     groups: dict[str, list[LeaderboardEntry]] = {}
     for info in settings:
         if info.setting_id in groups:
-            raise BadArgument(f"setting_id {info.setting_id!r} is listed twice in settings")
+            raise BrokenContract(f"setting_id {info.setting_id!r} is listed twice in settings")
         groups[info.setting_id] = []
     seen: dict[str, str] = {}
     for entry in entries:
         if entry.submission_id in seen:
-            raise BadArgument(
+            raise BrokenContract(
                 f"submission_id {entry.submission_id!r} appears twice (settings "
                 f"{seen[entry.submission_id]!r} and {entry.setting_id!r}); "
                 "each published row needs its own id")
         seen[entry.submission_id] = entry.setting_id
         _check_report(entry)
         if entry.setting_id not in groups:
-            raise BadArgument(f"entry {entry.submission_id!r}: setting_id "
+            raise BrokenContract(f"entry {entry.submission_id!r}: setting_id "
                               f"{entry.setting_id!r} is not among the settings")
         if entry.not_computed is None:
             groups[entry.setting_id].append(entry)
@@ -377,14 +377,14 @@ def build_leaderboard(entries: Sequence[LeaderboardEntry], settings: Sequence[Se
         entries come; settings are listed in the order given.
 
     Raises:
-        BadArgument: an entry names an unknown setting, an id is used twice, or
+        BrokenContract: an entry names an unknown setting, an id is used twice, or
             a report holds NaN/infinity (the message names the field).
     """
     groups = _group(entries, settings)
     thumbnails = dict(thumbnails or {})
     unknown = sorted(set(thumbnails) - set(groups))
     if unknown:
-        raise BadArgument(f"thumbnails: setting_id {unknown[0]!r} is not among the settings")
+        raise BrokenContract(f"thumbnails: setting_id {unknown[0]!r} is not among the settings")
     views = [setting_view(info, groups[info.setting_id],
                           f"thumbs/{info.setting_id}.png" if info.setting_id in thumbnails
                           else None) for info in settings]

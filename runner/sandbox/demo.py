@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from expaudit.errors import InvalidInput
+from expaudit.errors import InternalError
 from runner.sandbox.base import SandboxConfigError, SandboxError
 from runner.sandbox.protocol import LibraryItem, QueryScene, SettingInfo, prepare_input
 
@@ -26,8 +26,8 @@ IMAGE_SIZE = 24
 OBJECTS = ("cubeA", "cubeB")
 
 
-class NotAnRgbImage(SandboxError, InvalidInput, ValueError):
-    """An array handed to the PNG encoder that is not (H, W, 3)."""
+class NotAnRgbImage(SandboxError, InternalError, ValueError):
+    """An array handed to the PNG encoder that is not (H, W, 3) (the demo makes them: a bug)."""
 
 
 def png_bytes(rgb: np.ndarray) -> bytes:
