@@ -163,9 +163,12 @@ def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
     gated = policy_dir("policy_dr", "stack-e001", tmp_path)
     gated.mkdir(parents=True)
     (gated / "weights.pt").write_bytes(b"")
-    (gated / "spec.json").write_text("{}")
-    (gated / "training.json").write_text(json.dumps({"gates": {"draw gap": {
-        "value": 0.125, "n": 200, "at_most": 0.1, "min_n": 200, "passed": False}}}))
+    (gated / "spec.json").write_text(json.dumps({"policy_mechanism": 2, "train_steps": 20000}))
+    (gated / "training.json").write_text(json.dumps({
+        "gates": {"draw gap": {"value": 0.125, "n": 200, "at_most": 0.1, "min_n": 200, "passed": False},
+                  "own": {"value": 0.9, "n": 20, "at_least": 0.8, "min_n": 20, "passed": True}},
+        "validation": {"groups": {"own": [18, 20], "draw 0": [36, 40], "draws 1-4": [124, 160]}},
+        "n_demos": 240, "train_wall_s": 1530}))
 
     text = write_doc(tmp_path / "policy_settings.md", tmp_path).read_text()
     assert "| discriminates | failed policy gates | paper: random, oracle, A, headroom |" in text
@@ -181,6 +184,10 @@ def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
             "| 26% -> 2% |") in text
     assert ("| door | door-orig | no complete seed yet | n/a | no complete seed yet | n/a | n/a "
             "| not given") in text
+    # the policies: the gated one with its validation episodes, the others not trained here
+    assert ("| stack | Policy+DR | stack-e001 | 2 | 240 | 20,000 | 26 | 18/20 = 0.90 | 36/40 = 0.90 "
+            "| 124/160 = 0.78 | failed: draw gap |") in text
+    assert "| stack | Policy | stack-e000 | not trained | | | | | | | |" in text
 
 
 def test_success_by_group_averages_experiences_seeds_and_scenes_of_each_group():
@@ -278,3 +285,20 @@ def test_the_excess_over_the_floor_is_the_paired_difference_of_the_two_shares():
     want = percentile_interval(np.array(values), "excess")
     assert excess.interval.low == pytest.approx(want.low) and excess.interval.high == pytest.approx(want.high)
     assert excess_over_noise_floor(y, states, draws, seeds=(0,)).difference is None
+
+
+def test_the_policies_table_reads_both_policy_versions_and_names_a_malformed_record(tmp_path):
+    from benchmark_data.pages.policies_table import policies_table
+
+    old = policy_dir("policy", "stack-e000", tmp_path)
+    old.mkdir(parents=True)
+    (old / "weights.pt").write_bytes(b"")
+    (old / "spec.json").write_text(json.dumps({"train_steps": 6000}))
+    (old / "training.json").write_text(json.dumps({"n_demos": 80, "train_wall_s": 300.9}))
+    assert ("| stack | Policy | stack-e000 | 1 | 80 | 6,000 | 5 | - | - | - | made before the gates |"
+            in policies_table(tmp_path))
+
+    (old / "spec.json").write_text(json.dumps({"policy_mechanism": 2, "train_steps": 20000}))
+    (old / "training.json").write_text(json.dumps({"gates": {}, "validation": {"groups": {"own": [20, 20]}}}))
+    with pytest.raises(InvalidInput, match="training.json: validation.groups .* 'draw 0'"):
+        policies_table(tmp_path)

@@ -1,0 +1,69 @@
+"""The policies behind the policy settings, as a docs table: how each was made and its gates.
+
+One row per (task, mechanism, experience) the published settings use, read from the
+policy's `spec.json` and `training.json` under a data root. A version-2 policy
+(`docs/policy_protocol.md`) records its validation episodes and the verdict of each gate;
+a version-1 policy was made before the gates and records none.
+"""
+
+from __future__ import annotations
+
+import json
+
+from benchmark_data.policy_files import (MECHANISM_NAMES, is_trained, policy_dir, policy_experiences,
+                                         read_training)
+from expaudit.errors import InvalidInput
+from runner.provenance import policy_mechanism_of
+
+__all__ = ["policies_table"]
+
+GROUPS = ("own", "draw 0", "draws 1-4")
+"""The validation episode groups each version-2 policy records, in the table's order."""
+
+
+def _count(groups: dict, name: str, where) -> str:
+    """"k/n = 0.xx" for one recorded episode group."""
+    try:
+        k, n = groups[name]
+    except (KeyError, TypeError, ValueError):
+        raise InvalidInput(f"{where}: validation.groups lacks a [successes, episodes] pair "
+                           f"for {name!r}") from None
+    return f"{k}/{n} = {k / n:.2f}" if n else f"{k}/{n}"
+
+
+def _gates(training: dict) -> str:
+    """"all pass", or the names of the failed gates."""
+    failed = [name for name, gate in sorted(training["gates"].items()) if not gate.get("passed")]
+    return "all pass" if not failed else "failed: " + ", ".join(failed)
+
+
+def policies_table(root=None) -> str:
+    """Markdown: one row per policy of the published settings under `root` (default: the
+    frozen root), with its version, demonstrations, cloning steps, training minutes and
+    validation episodes (version 2 only)."""
+    lines = ["| task | mechanism | experience | policy version | demonstrations | cloning steps "
+             "| training min | own layouts | validation draw 0 | validation draws 1-4 | gates |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for task, mechanism, eid in policy_experiences():
+        head = f"| {task} | {MECHANISM_NAMES[mechanism]} | {eid} "
+        if not is_trained(mechanism, eid, root):
+            lines.append(head + "| not trained | | | | | | | |")
+            continue
+        directory = policy_dir(mechanism, eid, root)
+        version = policy_mechanism_of(str(directory))
+        training = read_training(mechanism, eid, root)
+        steps = json.loads((directory / "spec.json").read_text()).get("train_steps")
+        minutes = training.get("train_wall_s")
+        row = (head + f"| {version} | {training.get('n_demos', 'n/a')} | {'n/a' if steps is None else f'{steps:,}'} "
+               f"| {'n/a' if minutes is None else round(minutes / 60)} ")
+        if "gates" not in training:
+            lines.append(row + "| - | - | - | made before the gates |")
+            continue
+        validation = training.get("validation")
+        where = directory / "training.json"
+        if not isinstance(validation, dict):
+            raise InvalidInput(f"{where}: a policy with gates lacks field 'validation'")
+        groups = validation.get("groups")
+        lines.append(row + "| " + " | ".join(_count(groups, g, where) for g in GROUPS)
+                     + f" | {_gates(training)} |")
+    return "\n".join(lines)
