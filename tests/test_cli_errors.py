@@ -140,3 +140,22 @@ def test_an_error_that_is_not_the_users_keeps_its_traceback(capsys, monkeypatch,
         main(["audit", "--experiences", "e", "--outcomes", "o", "--scenes", "s", "--scores", "x"])
     assert raised.value is error
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("module, name, argv", [
+    ("expaudit.cli.data_sim_handlers", "verify_sample", ["data", "verify", "--sample", "1"]),
+    ("expaudit.cli.data_sim_handlers", "evaluate_policy", ["data", "evaluate-policy", "policy", "stack-e000"]),
+    ("expaudit.cli.runner_handlers", "policy_options",
+     ["runner", "--redis-url", "redis://127.0.0.1:1", "--frozen-root", "."]),
+])
+def test_a_bug_inside_a_data_or_runner_command_keeps_its_traceback(monkeypatch, module, name, argv):
+    """Only the tree's user errors become one line and exit 2: a built-in ValueError or
+    KeyError raised by the project's own code is a bug and propagates."""
+    import importlib
+
+    def broken(*args, **kwargs):
+        raise KeyError("a bug") if name == "evaluate_policy" else ValueError("a bug")
+
+    monkeypatch.setattr(importlib.import_module(module), name, broken)
+    with pytest.raises((ValueError, KeyError), match="a bug"):
+        main(argv)

@@ -24,7 +24,7 @@ from benchmark_data.generation.rollouts import (ensure_stack_inputs, plan_all, p
                                                 plan_setting, run_cells)
 from benchmark_data.generation.verify import verify_policy_sample, verify_sample
 from benchmark_data.paths import STAGING_ROOT, root_or_default
-from benchmark_data.policy_files import PolicyNotFoundError, is_trained, policy_dir, policy_experiences
+from benchmark_data.policy_files import is_trained, policy_dir, policy_experiences
 from benchmark_data.query_sets import write_scenes
 from benchmark_data.registry import LIBRARY_IDS, N_SEEDS, QUERY_SETS, SETTINGS, Mechanism, get_setting
 from expaudit.numerics import blas_kernel, torch_cpu_capability
@@ -130,12 +130,9 @@ def evaluate(args: argparse.Namespace) -> int:
     import torch  # deferred: heavy optional dependency
 
     torch.set_num_threads(1)
-    try:
-        counts = evaluate_policy(args.mechanism, args.experience, args.on, draw=args.draw, seed=args.seed,
-                                 limit=args.limit, root=args.root)
-    except (PolicyNotFoundError, KeyError, ValueError) as exc:
-        print(f"expaudit data evaluate-policy: {exc.args[0] if exc.args else exc}", file=sys.stderr)
-        return 2
+    # a missing policy, a bad draw or an unknown query set is a UserError: the command's one line
+    counts = evaluate_policy(args.mechanism, args.experience, args.on, draw=args.draw, seed=args.seed,
+                             limit=args.limit, root=args.root)
     done = sum(s for s, _ in counts.values())
     total = sum(n for _, n in counts.values())
     for group, (s, n) in sorted(counts.items()):
@@ -150,17 +147,14 @@ def verify(args: argparse.Namespace) -> int:
         print("expaudit data verify: --sample and --policy-sample are both 0: nothing to verify",
               file=sys.stderr)
         return 2
-    try:
-        if args.sample > 0:
-            reports.append((verify_sample(args.sample, seed=args.seed, workers=args.workers, root=args.root),
-                            "cells across renders and from scratch"))
-        if args.policy_sample > 0:
-            reports.append((verify_policy_sample(args.policy_sample, seed=args.seed, root=args.root,
-                                                 out=args.out),
-                            "policy cells from scratch"))
-    except ValueError as exc:  # nothing stored to sample from
-        print(f"expaudit data verify: {exc}", file=sys.stderr)
-        return 2
+    # nothing stored to sample from is a NothingToVerify (a UserError): the command's one line
+    if args.sample > 0:
+        reports.append((verify_sample(args.sample, seed=args.seed, workers=args.workers, root=args.root),
+                        "cells across renders and from scratch"))
+    if args.policy_sample > 0:
+        reports.append((verify_policy_sample(args.policy_sample, seed=args.seed, root=args.root,
+                                             out=args.out),
+                        "policy cells from scratch"))
     for report, what in reports:
         for m in report.mismatches:
             print(f"MISMATCH {'/'.join(map(str, m.key))} draw {m.draw}: {m.field} stored "
