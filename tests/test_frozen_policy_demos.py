@@ -16,15 +16,32 @@ import json
 
 import pytest
 
-from benchmark_data.generation.policies import demos_sha256, record_training_demos
+from benchmark_data.generation.policies import demos_sha256, experience_scene, record_training_demos
+from benchmark_data.paths import STAGING_ROOT
 from benchmark_data.policy_files import is_trained, policy_dir, read_training
+from runner.provenance import policy_mechanism_of
 
 MECHANISM, EXPERIENCE = "policy", "stack-e002"
+RECIPE_PLANS = 15
+"""Recipe plans re-recorded: stack-e002's first 15 hold one failure (plan 14), dropped alike."""
+
+
+ROOTS = {"published": None, "staging": STAGING_ROOT}
+"""The data roots a policy is looked for in, in order."""
+
+
+def _where(version: int) -> str | None:
+    """The first root of ROOTS whose stack-e002 Policy is of this policy version, or None."""
+    for name, root in ROOTS.items():
+        if is_trained(MECHANISM, EXPERIENCE, root) and \
+                policy_mechanism_of(str(policy_dir(MECHANISM, EXPERIENCE, root))) == version:
+            return name
+    return None
 
 
 @pytest.mark.sim
 @pytest.mark.slow
-@pytest.mark.skipif(not is_trained(MECHANISM, EXPERIENCE), reason="frozen policy not trained")
+@pytest.mark.skipif(_where(1) != "published", reason="the published policies are not version 1")
 def test_frozen_stack_policy_demonstrations_regenerate():
     pytest.importorskip("robosuite")
     from runner.policy_model import PolicySpec
@@ -40,6 +57,35 @@ def test_frozen_stack_policy_demonstrations_regenerate():
     assert sum(len(d) for d in demos) == record["frames"]
     if "demos_low_dim_sha256" in record:
         assert demos_sha256(demos, images=False) == record["demos_low_dim_sha256"]
+
+
+@pytest.mark.sim
+@pytest.mark.slow
+@pytest.mark.skipif(_where(2) is None, reason="no version-2 policy, published or staged")
+def test_recipe_policy_demonstrations_regenerate_with_their_failures():
+    """The first plans of a version-2 policy, recorded again by the recipe's recorder: the same
+    plans succeed, the same fail and are dropped, and the kept ones are the record's."""
+    pytest.importorskip("robosuite")
+    from benchmark_data.generation.recipe_policies import sim_class
+    from runner.demo_recording import record_demo
+    from runner.recipe_demos import demo_task, recipe_plans
+    from runner.wrist_camera import DualCamera
+
+    root = ROOTS[_where(2)]
+    record = read_training(MECHANISM, EXPERIENCE, root)
+    plans = recipe_plans(record["task"], EXPERIENCE, RECIPE_PLANS, randomized=False)
+    _, style = experience_scene(record["task"], EXPERIENCE)
+    sim = sim_class(record["task"])()
+    camera = DualCamera(sim, task=record["task"])
+    try:
+        kept = [p for p in plans if record_demo(demo_task(record["task"]), sim, camera, p, style, EXPERIENCE)[1]]
+    finally:
+        camera.close()
+    assert len(kept) < len(plans)  # the prefix holds a failure, or the test checks less than it says
+    stored = [d for d in record["demos"] if d["index"] < RECIPE_PLANS]
+    expected = [{"index": p.index, "layout": p.layout.to_dict(), "draw_key": p.draw_key, "draw": p.draw}
+                for p in kept]
+    assert stored == json.loads(json.dumps(expected))
 
 
 def test_the_low_dim_hash_leaves_out_only_the_renders():
