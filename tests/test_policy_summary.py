@@ -174,7 +174,7 @@ def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
     assert "| discriminates | failed policy gates | paper: random, oracle, A, headroom |" in text
     # 600 cells of seed 0 + 300 of seed 1; random = 1 - 120/600, every scene has a success
     assert ("| stack-policy-k3-orig | 3 | 1 of 5 | 900/3000 | 0.80 | 1.00 | stack-e000 | 0.80 "
-            "| 0.00 | 0.200 | 0.00 | yes | none | not given |") in text
+            "| 0.00 | 0.200 | 0.00 (below 0.10) | yes | none | not given |") in text
     assert ("| stack-policydr-k3-orig | 3 | 0 of 5 | 0/3000 | no complete seed yet | | | | | | | "
             "| stack-e001 Policy+DR: draw gap 0.12 (n 200), above its gate 0.10 | not given |") in text
     # 40 states x 3 experiences failures on draws 1-3, all with a succeeding draw-0 twin
@@ -302,3 +302,16 @@ def test_the_policies_table_reads_both_policy_versions_and_names_a_malformed_rec
     (old / "training.json").write_text(json.dumps({"gates": {}, "validation": {"groups": {"own": [20, 20]}}}))
     with pytest.raises(InvalidInput, match="training.json: validation.groups .* 'draw 0'"):
         policies_table(tmp_path)
+
+
+def test_a_setting_row_says_what_misses_the_bar_and_a_narrow_quality_range():
+    from benchmark_data.pages.policy_settings import _discriminates_txt, _quality_txt
+
+    always = summarize_policy(np.ones((2, 4, 1), dtype=np.int8))
+    assert _discriminates_txt(always) == ("no: oracle - random = 1.000 - 1.000 = 0.000 is below 0.10; "
+                                          "random success 1.000 is above 0.85")
+    half = np.zeros((2, 4, 1), dtype=np.int8)
+    half[0, :2, 0] = half[1, 2:, 0] = 1          # each experience wins half of the scenes
+    assert _discriminates_txt(summarize_policy(half)) == "yes"
+    assert _quality_txt(0.12) == "0.12" and _quality_txt(0.1) == "0.10"
+    assert _quality_txt(0.04) == "0.04 (below 0.10)"

@@ -29,9 +29,15 @@ from expaudit.errors import InvalidInput
 from leaderboard.findings.paper import APPEARANCE_FAILURE_SHARE, TABLE_I
 from leaderboard.matrix import MISSING
 from leaderboard.metrics import defaults
-from leaderboard.metrics.discrimination import discriminates
+from leaderboard.metrics.discrimination import discriminates, shortfall
+from leaderboard.metrics.selection import FLOAT_TOLERANCE
 
-__all__ = ["PolicySettingSummary", "success_by_group", "summarize_policy", "write_doc"]
+__all__ = ["MIN_QUALITY_RANGE", "PolicySettingSummary", "success_by_group", "summarize_policy",
+           "write_doc"]
+
+MIN_QUALITY_RANGE = 0.10
+"""Least quality range (best experience's mean success minus the worst's) the regenerated
+policy settings are asked for: below it the policies barely differ for a selector to find."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,17 @@ def _points(diff: ShareDifference) -> str:
     return f"{_signed(100 * diff.difference)} points{_interval_txt(diff.interval, signed=True)}"
 
 
+def _quality_txt(quality_range: float) -> str:
+    """The quality range, and "(below 0.10)" where it misses `MIN_QUALITY_RANGE`."""
+    below = quality_range < MIN_QUALITY_RANGE - FLOAT_TOLERANCE
+    return f"{quality_range:.2f}" + (f" (below {MIN_QUALITY_RANGE:.2f})" if below else "")
+
+
+def _discriminates_txt(s: PolicySettingSummary) -> str:
+    """"yes", or "no: " and what misses the bar, measured."""
+    return "yes" if s.discriminates else f"no: {shortfall(s.random, s.oracle)}"
+
+
 def settings_table(root=None) -> str:
     """The Markdown table of the policy settings' figures from the frozen data, with the gates
     their policies under the same root failed."""
@@ -154,8 +171,8 @@ def settings_table(root=None) -> str:
             continue
         lines.append(head + f"| {s.random:.2f} | {s.oracle:.2f} "
                      f"| {data.experience_ids[s.best_fixed]} | {s.best_fixed_success:.2f} "
-                     f"| {_fmt(s.best_fixed_advantage)} | {s.headroom:.3f} | {s.quality_range:.2f} "
-                     f"| {'yes' if s.discriminates else 'no'} | {gates_txt} | {paper_txt} |")
+                     f"| {_fmt(s.best_fixed_advantage)} | {s.headroom:.3f} | {_quality_txt(s.quality_range)} "
+                     f"| {_discriminates_txt(s)} | {gates_txt} | {paper_txt} |")
     return "\n".join(lines)
 
 
@@ -269,10 +286,11 @@ mean success, and that success; **best-fixed A**: (best-fixed - random) /
 (oracle - random), n/a when oracle - random is below 0.05; **headroom**:
 oracle - best-fixed; **quality range**: the best experience's mean success
 minus the worst's (the policies must differ in quality for a selector to have
-something to find; the regenerated settings are asked for at least 0.10).
-**discriminates**: oracle - random >= 0.10 and random within 0.30-0.85, the
-same bar as the Replay settings (`leaderboard.metrics.discrimination`, also
-the leaderboard's label). **failed policy gates**: each gate of
+something to find; the regenerated settings are asked for at least 0.10,
+and a range below it says so). **discriminates**: oracle - random >= 0.10
+and random within 0.30-0.85, the same bar as the Replay settings
+(`leaderboard.metrics.discrimination`, also the leaderboard's label); where
+it is "no", what misses the bar, measured. **failed policy gates**: each gate of
 `docs/policy_protocol.md` a policy of the setting failed, from its
 `training.json`, with the measured value, its n and the bar (the leaderboard
 shows them beside its label); "none" also where the policies were made before
