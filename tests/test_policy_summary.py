@@ -168,7 +168,7 @@ def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
         "gates": {"draw gap": {"value": 0.125, "n": 200, "at_most": 0.1, "min_n": 200, "passed": False},
                   "own": {"value": 0.9, "n": 20, "at_least": 0.8, "min_n": 20, "passed": True}},
         "validation": {"groups": {"own": [18, 20], "draw 0": [36, 40], "draws 1-4": [124, 160]}},
-        "n_demos": 240, "train_wall_s": 1530}))
+        "n_demos": 240, "train_wall_s": 1560}))
 
     text = write_doc(tmp_path / "policy_settings.md", tmp_path).read_text()
     assert "| discriminates | failed policy gates | paper: random, oracle, A, headroom |" in text
@@ -299,9 +299,16 @@ def test_the_policies_table_reads_both_policy_versions_and_names_a_malformed_rec
             in policies_table(tmp_path))
 
     (old / "spec.json").write_text(json.dumps({"policy_mechanism": 2, "train_steps": 20000}))
-    (old / "training.json").write_text(json.dumps({"gates": {}, "validation": {"groups": {"own": [20, 20]}}}))
-    with pytest.raises(InvalidInput, match="training.json: validation.groups .* 'draw 0'"):
-        policies_table(tmp_path)
+    for record, message in [
+            ({"gates": {}}, "a version-2 policy lacks field 'validation'"),
+            ({"validation": {"groups": {"own": [20, 20]}}}, r"validation.groups .* 'draw 0'"),
+            ({"validation": {"groups": {g: [1, 2] for g in ("own", "draw 0", "draws 1-4")}}},
+             "field 'gates' must name at least one gate"),
+            ({"validation": {"groups": {g: [1, 2] for g in ("own", "draw 0", "draws 1-4")}},
+              "gates": {"own": {"value": 0.5}}}, "gate 'own' lacks a true/false field 'passed'")]:
+        (old / "training.json").write_text(json.dumps(record))
+        with pytest.raises(InvalidInput, match="training.json: " + message):
+            policies_table(tmp_path)
 
 
 def test_a_setting_row_says_what_misses_the_bar_and_a_narrow_quality_range():

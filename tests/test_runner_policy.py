@@ -225,3 +225,7 @@ def test_evaluate_policy_counts_episodes_by_layout_level(frozen, capsys):
     assert main(["data", "evaluate-policy", "policy", EXPERIENCE, "--on", QUERY_SET, "--draw", "7",
                  "--root", str(frozen)]) == 2
     assert "draw must be 0-4, got 7" in capsys.readouterr().err
+    assert main(["data", "evaluate-policy", "policy", EXPERIENCE, "--on", "door-orig",
+                 "--root", str(frozen)]) == 2
+    err = capsys.readouterr().err
+    assert "--on: stack has no query set 'door-orig'" in err and "Traceback" not in err

@@ -32,6 +32,7 @@ from runner import policy_rollout
 from runner.appearance import sample_draw
 from runner.door_expert import DoorStyle
 from runner.door_policy_demos import collect_door_demos
+from runner.door_scenes import QUERY_SET_SEEDS as DOOR_QUERY_SETS
 from runner.door_scenes import DoorLayout, door_query_states
 from runner.door_sim import DoorSim
 from runner.policy_camera import PolicyCamera
@@ -39,6 +40,7 @@ from runner.policy_executor import load_actor, make_camera
 from runner.policy_model import PolicySpec, save_policy, train
 from runner.policy_rollout import noise_for, run_episode
 from runner.provenance import policy_code_version, policy_package_versions
+from runner.scenes import QUERY_SET_SEEDS as STACK_QUERY_SETS
 from runner.scenes import StackLayout
 from runner.scenes import query_states as stack_query_states
 from runner.stack_expert import StackStyle
@@ -63,6 +65,13 @@ class UnknownExperience(UnknownName, KeyError):
 
 class BadDraw(InvalidInput, ValueError):
     """An appearance draw outside 0 to N_DRAWS - 1."""
+
+
+class UnknownPolicyQuerySet(UnknownName, KeyError):
+    """A query set a policy is evaluated on that its task does not have."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
 
 
 class DemonstrationShortfall(InternalError, RuntimeError):
@@ -178,9 +187,12 @@ def evaluate_policy(mechanism: str, experience_id: str, on: str = "train", *, dr
     record = read_training(mechanism, experience_id, root)
     task = record["task"]
     if task == "stack":
-        Layout, query_states, Sim = StackLayout, stack_query_states, StackSim
+        Layout, query_states, Sim, known = StackLayout, stack_query_states, StackSim, STACK_QUERY_SETS
     else:
-        Layout, query_states, Sim = DoorLayout, door_query_states, DoorSim
+        Layout, query_states, Sim, known = DoorLayout, door_query_states, DoorSim, DOOR_QUERY_SETS
+    if on != "train" and on not in known:
+        raise UnknownPolicyQuerySet(f"--on: {task} has no query set {on!r}; give 'train' or one of "
+                                    f"{', '.join(known)}")
     if on == "train":
         items = [(d["draw_key"], Layout.from_dict(d["layout"]), sample_draw(d["draw_key"], d["draw"]), "train")
                  for d in record.get("demos", [])]

@@ -31,9 +31,17 @@ def _count(groups: dict, name: str, where) -> str:
     return f"{k}/{n} = {k / n:.2f}" if n else f"{k}/{n}"
 
 
-def _gates(training: dict) -> str:
+def _gates(gates, where) -> str:
     """"all pass", or the names of the failed gates."""
-    failed = [name for name, gate in sorted(training["gates"].items()) if not gate.get("passed")]
+    if not isinstance(gates, dict) or not gates:
+        raise InvalidInput(f"{where}: field 'gates' must name at least one gate, got {gates!r}")
+    failed = []
+    for name, gate in sorted(gates.items()):
+        passed = gate.get("passed") if isinstance(gate, dict) else None
+        if not isinstance(passed, bool):
+            raise InvalidInput(f"{where}: gate {name!r} lacks a true/false field 'passed'")
+        if not passed:
+            failed.append(name)
     return "all pass" if not failed else "failed: " + ", ".join(failed)
 
 
@@ -53,17 +61,18 @@ def policies_table(root=None) -> str:
         version = policy_mechanism_of(str(directory))
         training = read_training(mechanism, eid, root)
         steps = json.loads((directory / "spec.json").read_text()).get("train_steps")
-        minutes = training.get("train_wall_s")
-        row = (head + f"| {version} | {training.get('n_demos', 'n/a')} | {'n/a' if steps is None else f'{steps:,}'} "
-               f"| {'n/a' if minutes is None else round(minutes / 60)} ")
-        if "gates" not in training:
+        train_s = training.get("train_wall_s")
+        row = (head + f"| {version} | {training.get('n_demos', 'n/a')} "
+               f"| {'n/a' if steps is None else f'{steps:,}'} "
+               f"| {'n/a' if train_s is None else round(train_s / 60)} ")
+        if version == 1:  # made before the gates existed
             lines.append(row + "| - | - | - | made before the gates |")
             continue
-        validation = training.get("validation")
         where = directory / "training.json"
+        validation = training.get("validation")
         if not isinstance(validation, dict):
-            raise InvalidInput(f"{where}: a policy with gates lacks field 'validation'")
+            raise InvalidInput(f"{where}: a version-{version} policy lacks field 'validation'")
         groups = validation.get("groups")
         lines.append(row + "| " + " | ".join(_count(groups, g, where) for g in GROUPS)
-                     + f" | {_gates(training)} |")
+                     + f" | {_gates(training.get('gates'), where)} |")
     return "\n".join(lines)

@@ -139,7 +139,7 @@ def _points(diff: ShareDifference) -> str:
 
 
 def _quality_txt(quality_range: float) -> str:
-    """The quality range, and "(below 0.10)" where it misses `MIN_QUALITY_RANGE`."""
+    """The quality range, and "(below <bar>)" where it misses `MIN_QUALITY_RANGE`."""
     below = quality_range < MIN_QUALITY_RANGE - FLOAT_TOLERANCE
     return f"{quality_range:.2f}" + (f" (below {MIN_QUALITY_RANGE:.2f})" if below else "")
 
@@ -360,9 +360,10 @@ layouts and validation episodes are execution-noise seed 0, and its gates
 are those of the protocol (own layouts >= 0.8; Policy: draw 0 >= 0.5 and
 draws 1-4 >= 0.2; Policy+DR: draws 1-4 within 0.1 of draw 0). A policy that
 failed a gate is kept, not retuned, and its settings say so above.
-**training min** is the wall time of its training (encoders, feature caching
-and cloning; recording the demonstrations not counted) on the CPU machine
-that trained it, shared with other work.
+**training min** is the wall time of its training (encoder pretraining and
+cloning, and in version 2 the caching of features; recording the
+demonstrations not counted) on the CPU machine that trained it, shared with
+other work.
 `benchmark_data/validation/recipe_trials.json` holds the recipe trials.
 
 """

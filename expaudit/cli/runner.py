@@ -70,7 +70,7 @@ def policy_options(device: str | None, envs: str | None,
                    environ: Mapping[str, str]) -> tuple[str, int]:
     """(device, envs) from the flags, else the environment, else (`cpu`, 1).
 
-    Raises `PolicyOptionError` (a ValueError) naming the flag or variable whose value is not a
+    Raises `PolicyOptionError` (an InvalidInput) naming the flag or variable whose value is not a
     device (`cpu`, `cuda`, `cuda:N`) or not a whole number of at least 1.
     """
     device_name, envs_name = "--policy-device", "--policy-envs"
