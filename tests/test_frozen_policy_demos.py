@@ -1,13 +1,12 @@
 """The frozen policies' training data regenerate from the library (real MuJoCo, real rendering).
 
-Each policy's training.json stores the plans of the demonstrations it kept,
-how many it tried and how many frames they hold; recording them again must
-give the same, or `expaudit data train-policies` could no longer regenerate
-the frozen weights. These depend only on the physics (pinned BLAS kernel),
-not on the machine's software renderer, whose rounding the images follow
-(docs/data.md, "What reproduces where"); records that carry the hash of the
-camera-free arrays (`demos_low_dim_sha256`) are held to it too. The smallest
-frozen policy keeps the file fast.
+Each policy's training.json stores the plans of the demonstrations it kept
+and how many it tried; recording them again must keep and drop the same
+plans, or `expaudit data train-policies` could no longer regenerate the
+frozen weights. Which plans succeed depends only on the physics (pinned BLAS
+kernel), not on the machine's software renderer, whose rounding the images
+follow (docs/data.md, "What reproduces where"). The first plans of the
+smallest frozen policy keep the file fast.
 """
 
 from __future__ import annotations
@@ -16,8 +15,7 @@ import json
 
 import pytest
 
-from benchmark_data.generation.policies import demos_sha256, experience_scene, record_training_demos
-from benchmark_data.paths import STAGING_ROOT
+from benchmark_data.generation.policies import demos_sha256, experience_scene
 from benchmark_data.policy_files import is_trained, policy_dir, read_training
 from runner.provenance import policy_mechanism_of
 
@@ -26,59 +24,31 @@ RECIPE_PLANS = 15
 """Recipe plans re-recorded: stack-e002's first 15 hold one failure (plan 14), dropped alike."""
 
 
-ROOTS = {"published": None, "staging": STAGING_ROOT}
-"""The data roots a policy is looked for in, in order."""
-
-
-def _where(version: int) -> str | None:
-    """The first root of ROOTS whose stack-e002 Policy is of this policy version, or None."""
-    for name, root in ROOTS.items():
-        if is_trained(MECHANISM, EXPERIENCE, root) and \
-                policy_mechanism_of(str(policy_dir(MECHANISM, EXPERIENCE, root))) == version:
-            return name
-    return None
+def _is_recipe_policy() -> bool:
+    return (is_trained(MECHANISM, EXPERIENCE)
+            and policy_mechanism_of(str(policy_dir(MECHANISM, EXPERIENCE))) == 2)
 
 
 @pytest.mark.sim
 @pytest.mark.slow
-@pytest.mark.skipif(_where(1) != "published", reason="the published policies are not version 1")
-def test_frozen_stack_policy_demonstrations_regenerate():
-    pytest.importorskip("robosuite")
-    from runner.policy_model import PolicySpec
-
-    record = read_training(MECHANISM, EXPERIENCE)
-    spec = PolicySpec.from_json((policy_dir(MECHANISM, EXPERIENCE) / "spec.json").read_text())
-    demos, plans, tries = record_training_demos(record["task"], MECHANISM, EXPERIENCE,
-                                                record["n_demos"], spec.image_size)
-    assert tries == record["tries"]
-    kept = [{"index": p.index, "layout": p.layout.to_dict(), "draw_key": p.draw_key, "draw": p.draw}
-            for p in plans]
-    assert json.loads(json.dumps(kept)) == record["demos"]
-    assert sum(len(d) for d in demos) == record["frames"]
-    if "demos_low_dim_sha256" in record:
-        assert demos_sha256(demos, images=False) == record["demos_low_dim_sha256"]
-
-
-@pytest.mark.sim
-@pytest.mark.slow
-@pytest.mark.skipif(_where(2) is None, reason="no version-2 policy, published or staged")
+@pytest.mark.skipif(not _is_recipe_policy(), reason="the frozen stack-e002 Policy is not a version-2 policy")
 def test_recipe_policy_demonstrations_regenerate_with_their_failures():
-    """The first plans of a version-2 policy, recorded again by the recipe's recorder: the same
-    plans succeed, the same fail and are dropped, and the kept ones are the record's."""
+    """The first plans of the frozen version-2 policy, recorded again by the recipe's recorder:
+    the same plans succeed, the same fail and are dropped, and the kept ones are the record's."""
     pytest.importorskip("robosuite")
     from benchmark_data.generation.recipe_policies import sim_class
     from runner.demo_recording import record_demo
     from runner.recipe_demos import demo_task, recipe_plans
     from runner.wrist_camera import DualCamera
 
-    root = ROOTS[_where(2)]
-    record = read_training(MECHANISM, EXPERIENCE, root)
-    plans = recipe_plans(record["task"], EXPERIENCE, RECIPE_PLANS, randomized=False)
-    _, style = experience_scene(record["task"], EXPERIENCE)
-    sim = sim_class(record["task"])()
-    camera = DualCamera(sim, task=record["task"])
+    record = read_training(MECHANISM, EXPERIENCE)
+    task = record["task"]
+    plans = recipe_plans(task, EXPERIENCE, RECIPE_PLANS, randomized=False)
+    _, style = experience_scene(task, EXPERIENCE)
+    sim = sim_class(task)()
+    camera = DualCamera(sim, task=task)
     try:
-        kept = [p for p in plans if record_demo(demo_task(record["task"]), sim, camera, p, style, EXPERIENCE)[1]]
+        kept = [p for p in plans if record_demo(demo_task(task), sim, camera, p, style, EXPERIENCE)[1]]
     finally:
         camera.close()
     assert len(kept) < len(plans)  # the prefix holds a failure, or the test checks less than it says
