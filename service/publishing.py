@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark_data.registry import get_setting
+from leaderboard.metrics.discrimination import quality_range
 from leaderboard.rules.baselines import (BASELINE_RULES, DISPLAY_NAMES, OUTCOME_RULES, SCENE_RULES,
                                          NotComputedRule, audit_outcome_rules, audit_scene_rules,
                                          baseline_submission_id, scene_rule_scores)
@@ -208,12 +209,17 @@ def baseline_reports(store: ObjectStore, catalog: Catalog, setting_id: str,
 
 
 def setting_infos(catalog: Catalog) -> list:
-    """What the site says of each setting besides its rows: completeness and failed policy gates."""
+    """What the site says of each setting besides its rows: completeness, failed policy gates
+    and, for a complete published matrix, the experiences' quality range."""
     infos = []
     for s in catalog.list_settings():
         done = catalog.completeness(s.id)
+        quality = None
+        if not s.sealed and done.cells_total and done.cells_done == done.cells_total:
+            quality = quality_range(catalog.load_transfer(s.id).outcomes.astype(float).mean(axis=2))
         infos.append(SettingInfo(s, cells_done=done.cells_done, cells_total=done.cells_total,
-                                 policy_gates_failed=catalog.policy_gates_failed(s.id)))
+                                 policy_gates_failed=catalog.policy_gates_failed(s.id),
+                                 quality_range=quality))
     return infos
 
 

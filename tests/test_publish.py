@@ -457,6 +457,50 @@ def test_failed_policy_gates_are_shown_beside_the_discrimination_label(data):
     assert "<own>" not in index and index.count("failed policy gates") == 2
 
 
+def test_a_narrow_quality_range_is_labelled_on_the_setting_page_and_its_card(data):
+    narrow = "stack-replay-k3-orig"
+    settings = [SettingInfo(Setting(SETTING, "stack", "replay", 10, "stack-orig"), 50000, 50000,
+                            quality_range=0.5),
+                SettingInfo(Setting(narrow, "stack", "replay", 3, "stack-orig"), 3000, 3000,
+                            quality_range=0.039)]
+    rows = make_entries(data) + [
+        replace(e, submission_id=e.submission_id.replace(SETTING, narrow)
+                if e.kind == "baseline" else e.submission_id + "-narrow",
+                setting_id=narrow, report=report)
+        for e, report in zip(make_entries(data), [r.report for r in make_entries(flat_data(data))])]
+    site = build_leaderboard(rows, settings)
+    text = ("quality range (best experience's mean success minus the worst's) 0.039 is below 0.10: "
+            "the experiences barely differ in quality")
+    setting = json.loads(site[f"settings/{narrow}.json"])["setting"]
+    assert setting["quality_range"] == 0.039 and setting["quality_shortfall"] == text
+    assert json.loads(site[f"settings/{SETTING}.json"])["setting"]["quality_shortfall"] is None
+    page = site[f"settings/{narrow}.html"].decode()
+    assert '<p class="warning" id="quality-range">Its quality range (best experience' in page
+    assert "0.039 is below 0.10: the experiences barely differ in quality; a selector has little" in page
+    assert 'id="quality-range"' not in site[f"settings/{SETTING}.html"].decode()
+    card = site["index.html"].decode().split(f'data-setting="{narrow}"')[1].split("</dl>")[0]
+    assert "; quality range (best experience" in card and "0.039 is below 0.10: the experiences barely" in card
+    with pytest.raises(ValueError, match=r"setting 'x': field 'quality_range' must be None or a float in 0-1"):
+        SettingInfo(Setting("x", "stack", "replay", 3, "stack-orig"), 1, 10, quality_range=1.5)
+
+
+def test_the_publisher_gives_a_complete_matrix_its_quality_range_and_no_other():
+    from service.catalog import StaticCatalog
+    from service.publishing import setting_infos
+
+    scenes = SceneTable(scene_ids=("s0", "s1"), state_ids=np.array([0, 1]),
+                        layout_level=np.array([0, 0]), appearance_draw=np.array([0, 0]))
+    outcomes = np.zeros((2, 2, 2), dtype=np.int8)
+    outcomes[0, 0, :] = 1                      # e0: 0.5 mean success, e1: 0.0
+    partial = outcomes.copy()
+    partial[1, 1, 1] = -1                      # one cell not executed
+    catalog = StaticCatalog({
+        Setting("lab-full", "stack", "replay", 2, "stack-orig"): TransferData(("e0", "e1"), scenes, outcomes),
+        Setting("lab-partial", "stack", "replay", 2, "stack-orig"): TransferData(("e0", "e1"), scenes, partial)})
+    assert [(i.setting_id, i.quality_range) for i in setting_infos(catalog)] == [
+        ("lab-full", 0.5), ("lab-partial", None)]
+
+
 def test_cross_setting_summary_has_every_ranked_rule_with_intervals(site, entries):
     summary = json.loads(site["index.json"])["cross_setting"]
     keys = [r["key"] for r in summary["rules"]]

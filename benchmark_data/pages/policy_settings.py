@@ -29,15 +29,10 @@ from expaudit.errors import InvalidInput
 from leaderboard.findings.paper import APPEARANCE_FAILURE_SHARE, TABLE_I
 from leaderboard.matrix import MISSING
 from leaderboard.metrics import defaults
-from leaderboard.metrics.discrimination import discriminates, shortfall
-from leaderboard.metrics.selection import FLOAT_TOLERANCE
+from leaderboard.metrics.discrimination import (MIN_QUALITY_RANGE, discriminates, quality_range,
+                                                quality_shortfall, shortfall)
 
-__all__ = ["MIN_QUALITY_RANGE", "PolicySettingSummary", "success_by_group", "summarize_policy",
-           "write_doc"]
-
-MIN_QUALITY_RANGE = 0.10
-"""Least quality range (best experience's mean success minus the worst's) the regenerated
-policy settings are asked for: below it the policies barely differ for a selector to find."""
+__all__ = ["PolicySettingSummary", "success_by_group", "summarize_policy", "write_doc"]
 
 
 @dataclass(frozen=True)
@@ -80,13 +75,12 @@ def summarize_policy(outcomes: np.ndarray) -> PolicySettingSummary:
                                     headroom=None, discriminates=None, quality_range=None)
     y = outcomes[:, :, list(seeds)].astype(np.float64).mean(axis=2)
     s = summarize(y)
-    quality = y.mean(axis=1)
     return PolicySettingSummary(seeds_complete=seeds, n_seeds=outcomes.shape[2], cells_done=done,
                                 cells_total=total, random=s.random, oracle=s.oracle,
                                 best_fixed=s.best_fixed, best_fixed_success=s.best_fixed_success,
                                 best_fixed_advantage=s.best_fixed_advantage, headroom=s.headroom,
                                 discriminates=discriminates(s.random, s.oracle),
-                                quality_range=float(quality.max() - quality.min()))
+                                quality_range=quality_range(y))
 
 
 def _fmt(value, digits=2) -> str:
@@ -138,10 +132,10 @@ def _points(diff: ShareDifference) -> str:
     return f"{_signed(100 * diff.difference)} points{_interval_txt(diff.interval, signed=True)}"
 
 
-def _quality_txt(quality_range: float) -> str:
+def _quality_txt(value: float) -> str:
     """The quality range, and "(below <bar>)" where it misses `MIN_QUALITY_RANGE`."""
-    below = quality_range < MIN_QUALITY_RANGE - FLOAT_TOLERANCE
-    return f"{quality_range:.2f}" + (f" (below {MIN_QUALITY_RANGE:.2f})" if below else "")
+    below = quality_shortfall(value) is not None
+    return f"{value:.2f}" + (f" (below {MIN_QUALITY_RANGE:.2f})" if below else "")
 
 
 def _discriminates_txt(s: PolicySettingSummary) -> str:

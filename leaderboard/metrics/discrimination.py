@@ -11,6 +11,8 @@ can have a defined A and still miss the bar.
 
 from __future__ import annotations
 
+import numpy as np
+
 from leaderboard.metrics.selection import FLOAT_TOLERANCE
 
 MIN_GAP = 0.10
@@ -39,3 +41,25 @@ def shortfall(random: float, oracle: float) -> str | None:
 def discriminates(random: float, oracle: float) -> bool:
     """The bar: oracle - random >= `MIN_GAP` and random within `RANDOM_RANGE`."""
     return shortfall(random, oracle) is None
+
+
+MIN_QUALITY_RANGE = 0.10
+"""Least quality range (best experience's mean success minus the worst's) of a library whose
+experiences differ enough in quality for a selector to have something to find."""
+
+
+def quality_range(success) -> float:
+    """The best experience's mean success minus the worst's, from a K x Q success matrix."""
+    means = np.asarray(success, dtype=np.float64).mean(axis=1)
+    return float(means.max() - means.min())
+
+
+def quality_shortfall(value: float) -> str | None:
+    """"quality range 0.040 is below 0.10 ..." where `value` misses `MIN_QUALITY_RANGE`, else None.
+
+    This is not part of the discrimination bar: a setting can discriminate with experiences of
+    nearly equal quality (the spread is then all per scene), and the label says so."""
+    if value >= MIN_QUALITY_RANGE - FLOAT_TOLERANCE:
+        return None
+    return (f"quality range (best experience's mean success minus the worst's) {value:.3f} is "
+            f"below {MIN_QUALITY_RANGE:.2f}: the experiences barely differ in quality")

@@ -41,6 +41,7 @@ import jinja2
 
 from benchmark_data.registry import HoldsSetting, Setting
 from leaderboard.errors import BrokenContract
+from leaderboard.metrics.discrimination import quality_shortfall
 from leaderboard.site import figures as site_figures, standings
 from leaderboard.site.html_report import ReportContext, render_report_html
 from leaderboard.site.row_cells import COLUMNS
@@ -125,12 +126,16 @@ class SettingInfo(HoldsSetting):
     policy_gates_failed : one line per gate of `docs/policy_protocol.md` the setting's
         policies failed before it was generated, with the measured value and n (the
         publisher reads them; empty where none failed or none were measured).
+    quality_range : the best experience's mean success minus the worst's over the complete
+        matrix (`leaderboard.metrics.discrimination.quality_range`); None where the matrix
+        is not complete or not published.
     """
 
     setting: Setting
     cells_done: int
     cells_total: int
     policy_gates_failed: tuple[str, ...] = ()
+    quality_range: float | None = None
 
     def __post_init__(self) -> None:
         _check_id("setting_id", self.setting.id)
@@ -143,10 +148,19 @@ class SettingInfo(HoldsSetting):
         if not isinstance(gates, tuple) or not all(isinstance(g, str) for g in gates):
             raise BrokenContract(f"setting {self.setting_id!r}: field 'policy_gates_failed' must be "
                               f"a tuple of str, got {gates!r}")
+        quality = self.quality_range
+        if quality is not None and not (isinstance(quality, float) and 0.0 <= quality <= 1.0):
+            raise BrokenContract(f"setting {self.setting_id!r}: field 'quality_range' must be None "
+                                 f"or a float in 0-1, got {quality!r}")
 
     @property
     def sealed(self) -> bool:
         return self.setting.sealed
+
+    @property
+    def quality_shortfall(self) -> str | None:
+        """What a quality range below the bar says, measured; None when it meets it or is unknown."""
+        return None if self.quality_range is None else quality_shortfall(self.quality_range)
 
     @property
     def description(self) -> str:
@@ -158,7 +172,9 @@ class SettingInfo(HoldsSetting):
                 "k": self.k, "query_set": self.query_set, "sealed": self.sealed,
                 "cells_done": self.cells_done, "cells_total": self.cells_total,
                 "description": self.description,
-                "policy_gates_failed": list(self.policy_gates_failed)}
+                "policy_gates_failed": list(self.policy_gates_failed),
+                "quality_range": self.quality_range,
+                "quality_shortfall": self.quality_shortfall}
 
 
 def _check_id(field: str, value: object) -> None:
