@@ -425,16 +425,22 @@ GATES_FAILED = ("door-e000 Policy: draws 1-4 success 0.16 (n 160), below its gat
 """Failed policy gates as the publisher hands them over; the second checks escaping."""
 
 
+def _rows_with_a_flat_second_setting(data, second: str) -> list:
+    """The rows of SETTING, and the same rules on `second` audited on a flat matrix (a setting
+    that does not discriminate)."""
+    return make_entries(data) + [
+        replace(e, submission_id=e.submission_id.replace(SETTING, second)
+                if e.kind == "baseline" else f"{e.submission_id}-{second}",
+                setting_id=second, report=report)
+        for e, report in zip(make_entries(data), [r.report for r in make_entries(flat_data(data))])]
+
+
 def test_failed_policy_gates_are_shown_beside_the_discrimination_label(data):
     gated = "door-policy-k3-orig"
     settings = [SettingInfo(Setting(SETTING, "stack", "replay", 10, "stack-orig"), 50000, 50000),
                 SettingInfo(Setting(gated, "door", "policy", 3, "door-orig"), 3000, 3000,
                             policy_gates_failed=GATES_FAILED)]
-    rows = make_entries(data) + [
-        replace(e, submission_id=e.submission_id.replace(SETTING, gated)
-                if e.kind == "baseline" else e.submission_id + "-gated",
-                setting_id=gated, report=report)
-        for e, report in zip(make_entries(data), [r.report for r in make_entries(flat_data(data))])]
+    rows = _rows_with_a_flat_second_setting(data, gated)
     site = build_leaderboard(rows, settings)
     assert json.loads(site[f"settings/{gated}.json"])["setting"]["policy_gates_failed"] == list(GATES_FAILED)
     assert json.loads(site[f"settings/{SETTING}.json"])["setting"]["policy_gates_failed"] == []
@@ -463,11 +469,7 @@ def test_a_narrow_quality_range_is_labelled_on_the_setting_page_and_its_card(dat
                             quality_range=0.5),
                 SettingInfo(Setting(narrow, "stack", "replay", 3, "stack-orig"), 3000, 3000,
                             quality_range=0.039)]
-    rows = make_entries(data) + [
-        replace(e, submission_id=e.submission_id.replace(SETTING, narrow)
-                if e.kind == "baseline" else e.submission_id + "-narrow",
-                setting_id=narrow, report=report)
-        for e, report in zip(make_entries(data), [r.report for r in make_entries(flat_data(data))])]
+    rows = _rows_with_a_flat_second_setting(data, narrow)
     site = build_leaderboard(rows, settings)
     text = ("quality range (best experience's mean success minus the worst's) 0.039 is below 0.10: "
             "the experiences barely differ in quality")
