@@ -175,3 +175,27 @@ def test_a_report_counts_cells_not_fields_and_success_on_its_own():
     assert not report.ok
     assert report.cells_differing() == 2 and report.cells_differing("success") == 1
     assert report.cells_differing("state_hash") == 0 and VerifyReport(5, ()).cells_differing() == 0
+
+
+def test_cells_made_on_another_cpu_are_counted_and_named_by_the_command(root, capsys):
+    """Their final states can legitimately differ here, so the command says how many there are."""
+    from benchmark_data.generation.verify import verify_policy_sample
+    from expaudit.cli import main
+    from expaudit.numerics import cpu_model
+
+    records = _records(root)
+    assert {json.loads(r["packages"]).get("cpu") for r in records} == {cpu_model()}
+    assert verify_policy_sample(4, root=root).made_elsewhere == 0
+    for record in records[:3]:
+        packages = json.loads(record["packages"])
+        packages["cpu"] = "OtherVendor family 1 model 2 (elsewhere)"
+        record["packages"] = json.dumps(packages, sort_keys=True)
+    del records[3]["packages"]
+    records[3]["packages"] = json.dumps({"numpy": "1.26.4"})  # made before the CPU was recorded
+    cells_journal("policy", QUERY_SET, root).write_text(
+        "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+    report = verify_policy_sample(4, root=root)
+    assert report.made_elsewhere == 4 and report.ok
+    assert main(["data", "verify", "--sample", "0", "--policy-sample", "4", "--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert f"4 of the re-run cells record another CPU than this one ({cpu_model()}) or none" in out

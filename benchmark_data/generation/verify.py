@@ -14,11 +14,15 @@ state hashes must equal the stored ones, and the stored initial hash the
 published hash of the scene's state. A cell stored under another code
 version than the current code and frozen weights give is reported as a
 `code_version` difference and not re-run: its outcome belongs to other
-weights or code, so re-running it would compare nothing.
+weights or code, so re-running it would compare nothing. The report counts
+the re-run cells that record another CPU than this one (or none): there a
+closed-loop rollout can end in another final state (docs/data.md, "What
+reproduces where"), so their final-hash differences say little.
 """
 
 from __future__ import annotations
 
+import json
 import multiprocessing as mp
 from dataclasses import dataclass
 
@@ -32,6 +36,7 @@ from benchmark_data.policy_files import POLICY_MECHANISMS, is_trained, policy_di
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import QUERY_SETS
 from expaudit.errors import DataNotFound
+from expaudit.numerics import cpu_model
 from runner.appearance import Appearance, sample_draw
 from runner.executor import Cell, run_cell
 from runner.policy_executor import PolicyRunner
@@ -56,8 +61,16 @@ class Mismatch:
 
 @dataclass(frozen=True)
 class VerifyReport:
+    """What a verification checked and every difference it found.
+
+    Attributes:
+        made_elsewhere: re-run policy cells whose packages record another CPU
+            than this machine's, or none.
+    """
+
     n_checked: int
     mismatches: tuple[Mismatch, ...]
+    made_elsewhere: int = 0
 
     @property
     def ok(self) -> bool:
@@ -197,6 +210,8 @@ def verify_policy_sample(n: int, *, seed: int = 0, root=None, out=None) -> Verif
     scenes = {q: read_scenes(q, root).set_index("scene_id") for q in set(pick["query_set"])}
     versions: dict[tuple[str, str], str | None] = {}
     mismatches, rerun = [], []
+    here = cpu_model()
+    made_elsewhere = 0
     for row in pick.itertuples(index=False):
         cell = Cell(row.mechanism, row.query_set, row.experience_id, row.state_id, int(row.seed))
         if row.state_id not in scenes[row.query_set].index:
@@ -214,6 +229,7 @@ def verify_policy_sample(n: int, *, seed: int = 0, root=None, out=None) -> Verif
             mismatches.append(Mismatch(cell.key, draw, "code_version", row.code_version, versions[policy]))
         else:
             rerun.append((cell, draw, (int(row.success), row.state_hash, row.final_hash)))
+            made_elsewhere += json.loads(row.packages or "{}").get("cpu") != here
     for task in sorted({QUERY_SETS[cell.query_set] for cell, _, _ in rerun}):
         group = [job for job in rerun if QUERY_SETS[job[0].query_set] == task]
         world = build_policy_world([cell for cell, _, _ in group], root, store)
@@ -222,4 +238,4 @@ def verify_policy_sample(n: int, *, seed: int = 0, root=None, out=None) -> Verif
             for name, want, value in zip(("success", "state_hash", "final_hash"), stored, got):
                 if want != value:
                     mismatches.append(Mismatch(cell.key, draw, name, want, value))
-    return VerifyReport(len(pick), tuple(mismatches))
+    return VerifyReport(len(pick), tuple(mismatches), made_elsewhere)

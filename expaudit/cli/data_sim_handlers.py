@@ -27,7 +27,7 @@ from benchmark_data.paths import STAGING_ROOT, root_or_default
 from benchmark_data.policy_files import is_trained, policy_dir, policy_experiences
 from benchmark_data.query_sets import write_scenes
 from benchmark_data.registry import LIBRARY_IDS, N_SEEDS, QUERY_SETS, SETTINGS, Mechanism, get_setting
-from expaudit.numerics import blas_kernel, torch_cpu_capability
+from expaudit.numerics import blas_kernel, cpu_model, torch_cpu_capability
 from runner.appearance import SceneRenderer
 from runner.door_sim import DoorSim
 from runner.provenance import policy_mechanism_of
@@ -161,6 +161,10 @@ def verify(args: argparse.Namespace) -> int:
                   f"{m.stored!r}, re-run {m.rerun!r}")
         print(f"verified {report.n_checked} {what}: {len(report.mismatches)} difference(s) in "
               f"{report.cells_differing()} cell(s), success differs in {report.cells_differing('success')}")
+        if report.made_elsewhere:
+            print(f"{report.made_elsewhere} of the re-run cells record another CPU than this one "
+                  f"({cpu_model() or 'unknown'}) or none: a policy's rollout there can end in another "
+                  "final state, rarely with another success (docs/data.md, \"What reproduces where\")")
     if not all(report.ok for report, _ in reports):
         kernels = f"numpy's OpenBLAS kernel {blas_kernel()}"
         if args.policy_sample > 0:
