@@ -162,3 +162,20 @@ def test_a_bug_inside_a_data_or_runner_command_keeps_its_traceback(monkeypatch, 
     monkeypatch.setattr(importlib.import_module(module), name, broken)
     with pytest.raises((ValueError, KeyError), match="a bug"):
         main(argv)
+
+
+def test_training_never_replaces_the_policies_published_cells_were_made_with(capsys, monkeypatch):
+    """Version 1 trains into --root; where that root holds version-2 policies (the published root
+    does) it is refused before any training, as is version 2 asked to write into the published root."""
+    import expaudit.cli.data_sim_handlers as handlers
+    from benchmark_data.paths import FROZEN_ROOT
+
+    trained = []
+    monkeypatch.setattr(handlers, "train_one", trained.append)
+    one = ["--task", "stack", "--mechanism", "policy", "--experience", "stack-e000"]
+    _fails(capsys, ["data", "train-policies", "--mechanism-version", "1", "--force", *one],
+           "holds policies of another mechanism version (policy/stack-e000)", "give --root a copy")
+    _fails(capsys, ["data", "train-policies", "--mechanism-version", "1", *one],
+           "holds policies of another mechanism version")
+    _fails(capsys, ["data", "train-policies", "--out", str(FROZEN_ROOT), *one], "is the published root")
+    assert trained == []

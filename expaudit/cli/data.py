@@ -57,7 +57,7 @@ def register(subparsers) -> None:
                          "(default ./policy-training)")
     tp.add_argument("--out", default=None,
                     help="version 2: data root the policies are written to (default: the staging root "
-                         "benchmark_data/staging; never the published root, whose cells are of version 1)")
+                         "benchmark_data/staging; never the published root, whose cells its policies made)")
     tp.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     tp.set_defaults(handler=_run)
 

@@ -84,12 +84,21 @@ def train_policies(args: argparse.Namespace) -> int:
                   "(version 1 trains into --root)", file=sys.stderr)
             return 2
         out = args.root
+        newer = [f"{m}/{e}" for _, m, e in todo
+                 if is_trained(m, e, out) and policy_mechanism_of(str(policy_dir(m, e, out))) != 1]
+        if newer:
+            print(f"expaudit data train-policies: {root_or_default(out)} holds policies of another "
+                  f"mechanism version ({', '.join(newer)}), which its cells were made with; version 1 "
+                  "would replace them: give --root a copy of the data to train version 1 into",
+                  file=sys.stderr)
+            return 2
     else:
         out = Path(args.out) if args.out is not None else STAGING_ROOT
         if out.resolve() == root_or_default(args.root).resolve():
-            print(f"expaudit data train-policies: --out {out} is the published root, whose policy cells "
-                  f"are of version 1: version-2 policies are made in a staging root until their cells "
-                  f"are regenerated (benchmark_data/staging/README.md)", file=sys.stderr)
+            print(f"expaudit data train-policies: --out {out} is the published root, whose cells were "
+                  "made by the policies there: new policies are made in a staging root until their cells "
+                  "are regenerated and adopted (expaudit data adopt-staging; benchmark_data/staging/README.md)",
+                  file=sys.stderr)
             return 2
 
     def trained(mechanism: str, eid: str) -> bool:
