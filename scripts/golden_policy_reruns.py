@@ -22,25 +22,28 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import runner  # noqa: E402,F401  (pins the BLAS and torch kernels before numpy loads)
-from benchmark_data.paths import FROZEN_ROOT  # noqa: E402
+from expaudit.numerics import cpu_vendor  # noqa: E402
 from tests.test_golden_cells import (  # noqa: E402
-    POLICY_V2_GOLDEN, RERUN_PARTS, _machine_parts, _run_cells_into, _store_outcomes,
-    _v2_golden_outcomes, _v2_home, write_rerun,
+    POLICY_V2_CPU_VENDOR, POLICY_V2_GOLDEN, RERUN_PARTS, _machine_parts, _store_outcomes,
+    _v2_golden_outcomes, _v2_home, rerun_v2_golden, write_rerun,
 )
 
 
 def main() -> int:
+    if cpu_vendor() == POLICY_V2_CPU_VENDOR:
+        sys.stderr.write(f"this CPU is {POLICY_V2_CPU_VENDOR}'s, the published cells' own vendor: the golden "
+                         "test compares a re-run here with the published cells, so nothing is recorded\n")
+        return 1
     keys = list(POLICY_V2_GOLDEN)
-    home = _v2_home()
-    published = _v2_golden_outcomes(keys, home)
+    published = _v2_golden_outcomes(keys, _v2_home())
     with tempfile.TemporaryDirectory() as tmp:
-        store = Path(tmp)
-        (store / "policies").symlink_to(home / "policies", target_is_directory=True)
-        (store / "cells").mkdir()
-        _run_cells_into(keys, str(FROZEN_ROOT), str(store))
+        store = rerun_v2_golden(keys, Path(tmp) / "store")
         got = _store_outcomes(keys, store)
         parts = _machine_parts(keys, store, RERUN_PARTS)
+    moved = [k for k in keys if got[k][1] != published[k][1]]
+    if moved:
+        sys.stderr.write(f"initial states differ from the published ones, which no machine explains: {moved}\n")
+        return 1
     machines = {tuple(sorted(p.items())) for p in parts.values()}
     if len(machines) != 1:
         sys.stderr.write(f"the cells recorded different machine parts: {sorted(machines)}\n")

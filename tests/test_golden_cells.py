@@ -27,15 +27,6 @@ where"), the comparison is skipped with the reason rather than weakened:
   where the same parts can still end a rollout in another final state, it is
   compared with that CPU model's recorded re-run (`RERUNS_FILE`, written by
   `scripts/golden_policy_reruns.py`), and skipped where none is recorded.
-- Policy, version 1: these cells recorded the Haswell BLAS kernel and no torch kernel
-  entry; they were made on an AVX-512 machine with torch's AVX-512 kernels
-  and Mesa's llvmpipe renderer, and reproduce bit for bit there (measured on
-  such a machine). They run in a child process that asks for torch's AVX-512
-  kernels (`ATEN_CPU_CAPABILITY=avx512`, which the in-process pin to AVX2
-  would not allow); where torch cannot run them, the CPU is not an Intel
-  one (an AMD EPYC with AVX-512 ends all 4 in other final states, with the
-  same success: torch and llvmpipe pick their code paths by CPU) or the
-  renderer is not llvmpipe (a GPU's EGL), skipped.
 """
 
 from __future__ import annotations
@@ -67,15 +58,6 @@ REPLAY_GOLDEN = (
 """(query set, experience, state, seed) of the golden Replay cells: short episodes, each
 seed other than 0 with another success than the same experience and state under seed 0."""
 
-POLICY_GOLDEN = (
-    ("policy", "door-fresh", "door-e001", "door-fresh-s22-d4", 2),
-    ("policy", "door-orig", "door-e001", "door-orig-s25-d1", 1),
-    ("policy", "stack-orig", "stack-e002", "stack-orig-s03-d0", 1),
-    ("policy_dr", "stack-orig", "stack-e002", "stack-orig-s11-d4", 4),
-)
-"""(mechanism, query set, experience, scene, seed) of the golden policy cells: short
-episodes with the Haswell BLAS kernel recorded, each with another success than seed 0."""
-
 POLICY_V2_GOLDEN = (
     ("policy", "stack-orig", "stack-e002", "stack-orig-s23-d0", 1),
     ("policy", "stack-fresh", "stack-e000", "stack-fresh-s07-d1", 1),
@@ -99,13 +81,6 @@ RERUNS_FILE = Path(__file__).with_name("golden_policy_v2_reruns.json")
 RERUN_PARTS = MACHINE_PARTS + ("cpu",)
 """What an entry of `RERUNS_FILE` shares with a re-run compared with it: the machine parts and
 the CPU model (vendor, family, model), since no two models of one vendor were shown to round alike."""
-
-POLICY_TORCH_KERNELS = "AVX512"
-"""torch's CPU kernels the golden policy cells ran with (their machine's own pick)."""
-POLICY_CPU_VENDOR = "GenuineIntel"
-"""The golden policy cells' machine: an Intel (Sapphire Rapids) CPU."""
-POLICY_RENDERER = "llvmpipe"
-"""The software renderer (Mesa) the golden policy cells' cameras rendered with."""
 
 OUTCOME = ("success", "state_hash", "final_hash")
 
@@ -131,12 +106,6 @@ def _store_outcomes(keys, root) -> dict[tuple, tuple]:
         for row in frame[list(KEY_COLUMNS) + list(OUTCOME)].itertuples(index=False):
             got[(*row[:4], int(row[4]))] = (int(row[5]), row[6], row[7])
     return got
-
-
-def _v1_policies_published() -> bool:
-    """Whether the frozen root still publishes the version-1 policies the `POLICY_GOLDEN` cells
-    ran with (`expaudit data adopt-staging` replaces them and their cells)."""
-    return all(policy_mechanism_of(str(policy_dir(k[0], k[2]))) == 1 for k in POLICY_GOLDEN)
 
 
 def _v2_home() -> Path:
@@ -242,25 +211,21 @@ def _run_cells_into(keys, inputs, store) -> None:
                   out=store)
 
 
-def _run_policy_golden(root) -> dict:
-    """Run the golden policy cells into `root` (one call per task); report what the machine ran with."""
-    import mujoco
-    from OpenGL import GL
-
-    from benchmark_data.generation.rollouts import run_cells
-    from benchmark_data.registry import QUERY_SETS
-    from expaudit.numerics import blas_kernel, torch_cpu_capability
-    from runner.executor import Cell
-
-    cells = [Cell(*key) for key in POLICY_GOLDEN]
-    for task in sorted({QUERY_SETS[c.query_set] for c in cells}):
-        run_cells([c for c in cells if QUERY_SETS[c.query_set] == task], workers=1, root=root)
-    renderer = mujoco.Renderer(mujoco.MjModel.from_xml_string("<mujoco/>"), 8, 8)
-    try:
-        gl_renderer = GL.glGetString(GL.GL_RENDERER).decode()
-    finally:
-        renderer.close()
-    return {"torch": torch_cpu_capability(), "blas": blas_kernel(), "renderer": gl_renderer}
+def rerun_v2_golden(keys, store: Path) -> Path:
+    """Re-run the version-2 golden cells `keys` into a new cells store `store` (returned) that reads
+    the frozen query sets and the policies that made them, in a child process as a generation
+    worker runs: kernels pinned before numpy loads, one thread, no EXPAUDIT_* settings."""
+    store.mkdir()
+    (store / "policies").symlink_to(_v2_home() / "policies", target_is_directory=True)
+    (store / "cells").mkdir()
+    child = subprocess.run(
+        [sys.executable, "-c", "import runner, sys; from tests.test_golden_cells import _run_cells_into; "
+         "import ast; _run_cells_into(ast.literal_eval(sys.argv[1]), sys.argv[2], sys.argv[3])",
+         repr(keys), str(FROZEN_ROOT), str(store)],
+        cwd=REPO_ROOT, env=service_env(PYTHONPATH=str(REPO_ROOT)), capture_output=True, text=True,
+        timeout=900)
+    assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
+    return store
 
 
 def test_frozen_tables_hold_one_final_state_per_seed():
@@ -278,7 +243,6 @@ def test_frozen_tables_hold_one_final_state_per_seed():
 def test_golden_cells_differ_in_success_from_seed_0():
     """So that a dropped seed shows even where only the success could be compared."""
     keys = [("replay", *g) for g in REPLAY_GOLDEN]
-    keys += list(POLICY_GOLDEN) if _v1_policies_published() else []
     seeded = [k for k in keys if k[4] != 0]
     want = _frozen_outcomes(keys + [(*k[:4], 0) for k in seeded])
     assert len(seeded) >= len(keys) - 1
@@ -316,44 +280,6 @@ def test_golden_replay_cells_reproduce_the_frozen_outcomes(tmp_path):
 
 @pytest.mark.sim
 @pytest.mark.slow
-def test_golden_policy_cells_reproduce_the_frozen_outcomes(tmp_path):
-    pytest.importorskip("robosuite")
-    pytest.importorskip("torch")
-    pytest.importorskip("robomimic")
-    from expaudit.numerics import cpu_has_avx512, cpu_vendor
-
-    if not _v1_policies_published():
-        pytest.skip("the version-1 policies and their cells were replaced by the regeneration; "
-                    "POLICY_V2_GOLDEN checks the published cells")
-    if not cpu_has_avx512():
-        pytest.skip(f"this CPU lacks AVX-512, so torch cannot run the {POLICY_TORCH_KERNELS} kernels the "
-                    "golden policy cells ran with (asked for them, it dies of an illegal instruction): "
-                    "final states legitimately differ")
-    if cpu_vendor() != POLICY_CPU_VENDOR:
-        pytest.skip(f"this CPU is {cpu_vendor() or 'of an unknown vendor'}'s; the golden policy cells ran "
-                    f"on a {POLICY_CPU_VENDOR} one, whose AVX-512 code paths torch and llvmpipe pick by CPU: "
-                    "on an AMD EPYC with AVX-512 all 4 end in another final state (same success)")
-    want = _frozen_outcomes(POLICY_GOLDEN)
-    root = _root_with_frozen_inputs(tmp_path)
-    env = service_env(ATEN_CPU_CAPABILITY=POLICY_TORCH_KERNELS.lower(), PYTHONPATH=str(REPO_ROOT))
-    child = subprocess.run(
-        [sys.executable, "-c", "import runner, json, sys; "
-         "from tests.test_golden_cells import _run_policy_golden; "
-         "print('GOLDEN ' + json.dumps(_run_policy_golden(sys.argv[1])))", str(root)],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
-    machine = json.loads(child.stdout.rsplit("GOLDEN ", 1)[1])
-    if machine["torch"] != POLICY_TORCH_KERNELS or machine["blas"] != "Haswell" \
-            or POLICY_RENDERER not in machine["renderer"]:
-        pytest.skip(f"this machine runs torch {machine['torch']}, BLAS {machine['blas']} and renders "
-                    f"with {machine['renderer']!r}; the golden policy cells ran with "
-                    f"{POLICY_TORCH_KERNELS}, Haswell and {POLICY_RENDERER}: final states "
-                    "legitimately differ")
-    assert _differences(want, _store_outcomes(POLICY_GOLDEN, root)) == []
-
-
-@pytest.mark.sim
-@pytest.mark.slow
 def test_golden_v2_policy_cells_reproduce_the_regenerated_outcomes(tmp_path):
     pytest.importorskip("robosuite")
     pytest.importorskip("torch")
@@ -365,17 +291,7 @@ def test_golden_v2_policy_cells_reproduce_the_regenerated_outcomes(tmp_path):
     keys = list(POLICY_V2_GOLDEN)
     home = _v2_home()
     want, recorded = _v2_golden_outcomes(keys, home), _machine_parts(keys, home)
-    store = tmp_path / "store"
-    store.mkdir()
-    (store / "policies").symlink_to(home / "policies", target_is_directory=True)
-    (store / "cells").mkdir()
-    child = subprocess.run(
-        [sys.executable, "-c", "import runner, sys; from tests.test_golden_cells import _run_cells_into; "
-         "import ast; _run_cells_into(ast.literal_eval(sys.argv[1]), sys.argv[2], sys.argv[3])",
-         repr(keys), str(FROZEN_ROOT), str(store)],
-        cwd=REPO_ROOT, env=service_env(PYTHONPATH=str(REPO_ROOT)), capture_output=True, text=True,
-        timeout=900)
-    assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
+    store = rerun_v2_golden(keys, tmp_path / "store")
     got = _store_outcomes(keys, store)
     assert [k for k in keys if got[k][1] != want[k][1]] == [], "the initial state depends on no machine"
     if cpu_vendor() != POLICY_V2_CPU_VENDOR:
@@ -388,6 +304,7 @@ def test_golden_v2_policy_cells_reproduce_the_regenerated_outcomes(tmp_path):
                         f"cells were made on {POLICY_V2_CPU_VENDOR} ones, and {RERUNS_FILE.name} has no "
                         f"re-run on this machine ({machine}) to compare with "
                         "(scripts/golden_policy_reruns.py records one)")
+        assert set(reference) == set(keys), f"{RERUNS_FILE.name} holds other cells: record it again"
         assert _differences(reference, got) == []
         return
     ran = _machine_parts(keys, store)

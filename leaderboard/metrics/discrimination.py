@@ -55,7 +55,8 @@ def quality_range(success) -> float:
 
 
 def quality_shortfall(value: float) -> str | None:
-    """"quality range 0.040 is below 0.10 ..." where `value` misses `MIN_QUALITY_RANGE`, else None.
+    """"quality range (best experience's mean success minus the worst's) 0.040 is below 0.10: ..."
+    where `value` misses `MIN_QUALITY_RANGE`, else None.
 
     This is not part of the discrimination bar: a setting can discriminate with experiences of
     nearly equal quality (the spread is then all per scene), and the label says so."""
