@@ -80,7 +80,7 @@ RERUNS_FILE = Path(__file__).with_name("golden_policy_v2_reruns.json")
 (`scripts/golden_policy_reruns.py`): there a re-run is compared with the entry of its machine."""
 RERUN_PARTS = MACHINE_PARTS + ("cpu",)
 """What an entry of `RERUNS_FILE` shares with a re-run compared with it: the machine parts and
-the CPU model (vendor, family, model), since no two models of one vendor were shown to round alike."""
+the CPU model (vendor, family, model): a re-run was shown to repeat only on the model it ran on."""
 
 OUTCOME = ("success", "state_hash", "final_hash")
 
