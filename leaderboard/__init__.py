@@ -21,7 +21,7 @@ _SURFACE = {
     "read_inputs": "leaderboard.io",
     "MISSING": "leaderboard.matrix", "SceneTable": "leaderboard.matrix",
     "TransferData": "leaderboard.matrix",
-    "report_to_dict": "leaderboard.report_dict",
+    "report_to_dict": "leaderboard.report",
     "Verdict": "leaderboard.verdict", "verdict": "leaderboard.verdict",
 }
 

@@ -1,13 +1,13 @@
 """`run_audit`: every AUDIT_SPEC metric of one rule on one transfer matrix, as one report.
 
 The report is a frozen object; `AuditReport.to_dict()` is the JSON document
-(schema in `report_dict.py`). Every random draw comes from `seed`: the same
+(its type and JSON form in `leaderboard.report`). Every random draw comes from `seed`: the same
 inputs and seed give the same numbers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from leaderboard.metrics import defaults
 from leaderboard.metrics.defaults import SELECTION_ONLY_DIAGNOSTIC_REASON, SELECTION_ONLY_REASON
 from leaderboard.matrix import IncompleteOutcomes, TransferData
 from leaderboard.metrics.bootstrap import BootstrapResult, Interval, bootstrap_intervals
-from leaderboard.metrics.concentration import ConcentrationResult, concentration
+from leaderboard.metrics.concentration import concentration
 from leaderboard.metrics.diagnostics import (
     RandomSubLibraries,
     SubLibraryAdvantage,
@@ -25,12 +25,12 @@ from leaderboard.metrics.diagnostics import (
     random_sublibraries,
     reranked,
 )
-from leaderboard.metrics.gap import GapResult, discrimination_gap, subset_masks
-from leaderboard.metrics.ranking import RankingResult, r2_scene, ranking_metrics
-from leaderboard.metrics.reference import ReferenceResult, reference_quantities
+from leaderboard.metrics.gap import discrimination_gap, subset_masks
+from leaderboard.metrics.ranking import r2_scene, ranking_metrics
+from leaderboard.metrics.reference import reference_quantities
 from leaderboard.metrics.selection import select
-from leaderboard.report_dict import report_to_dict
-from leaderboard.verdict import Verdict, verdict
+from leaderboard.report import AuditInputs, AuditReport, Diagnostics
+from leaderboard.verdict import verdict
 
 __all__ = [
     "SELECTION_ONLY_DIAGNOSTIC_REASON",  # re-exported: callers read the reasons beside run_audit
@@ -40,55 +40,6 @@ __all__ = [
     "Diagnostics",
     "run_audit",
 ]
-
-
-@dataclass(frozen=True)
-class AuditInputs:
-    """What the report was computed from (echoed into the JSON `inputs` block)."""
-
-    experience_ids: tuple[str, ...]
-    scene_ids: tuple[str, ...]
-    n_seeds: int
-    selection_only: bool
-    seed: int
-    n_shuffles: int
-    n_bootstrap: int
-
-
-@dataclass(frozen=True)
-class Diagnostics:
-    """Label-using diagnostics (AUDIT_SPEC); `reranking` is keyed csls / mutual_proximity."""
-
-    delete_top_pick: SubLibraryAdvantage
-    equalized_library: SubLibraryAdvantage
-    random_sublibraries: RandomSubLibraries
-    reranking: tuple[tuple[str, SubLibraryAdvantage], ...]
-
-
-@dataclass(frozen=True)
-class AuditReport:
-    """The full audit of one rule; `to_dict()` gives the JSON document.
-
-    `gaps` pairs each subset name (all, appearance, layout) with its result;
-    `ranking` is None for selection-only input; `selection` is the (Q,)
-    selected library index per scene.
-    """
-
-    inputs: AuditInputs
-    selection: np.ndarray
-    reference: ReferenceResult
-    concentration: ConcentrationResult
-    gaps: tuple[tuple[str, GapResult], ...]
-    intervals: BootstrapResult
-    ranking: RankingResult | None
-    r2_scene: float | None
-    r2_scene_reason: str | None
-    diagnostics: Diagnostics
-    verdict: Verdict
-
-    def to_dict(self) -> dict:
-        """JSON-serialisable report with `schema_version`; floats rounded for byte stability."""
-        return report_to_dict(self)
 
 
 def _check_arguments(

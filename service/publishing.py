@@ -34,7 +34,8 @@ from leaderboard.metrics.discrimination import quality_range
 from leaderboard.rules.baselines import (BASELINE_RULES, DISPLAY_NAMES, OUTCOME_RULES, SCENE_RULES,
                                          NotComputedRule, audit_outcome_rules, audit_scene_rules,
                                          baseline_submission_id, scene_rule_scores)
-from leaderboard.site.build import LeaderboardEntry, SettingInfo, build_leaderboard
+from leaderboard.site.build import build_leaderboard
+from leaderboard.site.entries import LeaderboardEntry, SettingInfo
 from leaderboard.site.sealed_html import is_sealed_report
 from service.catalog import BenchmarkCatalog, Catalog, fingerprint
 from service.site_assets import setting_thumbnails

@@ -37,7 +37,7 @@ from leaderboard.audit import run_audit
 from leaderboard.errors import BrokenContract
 from leaderboard.matrix import IncompleteOutcomes, TransferData
 from leaderboard.metrics import defaults
-from leaderboard.report_dict import num
+from leaderboard.report import num
 from leaderboard.rules.embeddings import EmbeddingCache, NotComputed, embedding_scores, load_encoder
 from leaderboard.rules.embeddings.setting_scores import setting_images
 from leaderboard.rules.registry import RULES, Family, UnknownRuleError, baseline_submission_id, rule_names

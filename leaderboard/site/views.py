@@ -12,14 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from leaderboard.site import standings
+from leaderboard.site.entries import LeaderboardEntry, SettingInfo
 from leaderboard.site.row_cells import (NOT_REPORTED, TableCell, advantage_cell, auroc_cell, gap_cell,
                                     report_interval, success_cell, top_pick_cell)
-
-if TYPE_CHECKING:
-    from leaderboard.site.build import LeaderboardEntry, SettingInfo
 
 
 def _verdict(report: dict) -> dict:

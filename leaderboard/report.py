@@ -1,26 +1,79 @@
-"""The JSON form of an `AuditReport` (schema `defaults.SCHEMA_VERSION`).
+"""The audit report: its frozen result object and its one JSON form.
 
-Grouping: inputs, reference, concentration, gap, intervals, ranking,
-diagnostics, verdict. Floats are rounded to `defaults.ROUND_DIGITS` decimals
-(and -0.0 written as 0.0), NaN becomes null, so `json.dumps(sort_keys=True)`
-of the same inputs and seed is byte-identical.
+`AuditReport` is what `leaderboard.audit.run_audit` returns; `report_to_dict`
+(also `AuditReport.to_dict()`) is its JSON document, schema
+`defaults.SCHEMA_VERSION`. Grouping: inputs, reference, concentration, gap,
+intervals, ranking, diagnostics, verdict. Floats are rounded to
+`defaults.ROUND_DIGITS` decimals (and -0.0 written as 0.0), NaN becomes null,
+so `json.dumps(sort_keys=True)` of the same inputs and seed is byte-identical.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numpy as np
 
 from leaderboard.metrics import defaults
+from leaderboard.metrics.bootstrap import BootstrapResult, Interval
+from leaderboard.metrics.concentration import ConcentrationResult
 from leaderboard.metrics.defaults import SELECTION_ONLY_REASON
+from leaderboard.metrics.diagnostics import RandomSubLibraries, SubLibraryAdvantage
+from leaderboard.metrics.gap import GapResult
+from leaderboard.metrics.ranking import RankingResult
+from leaderboard.metrics.reference import ReferenceResult
+from leaderboard.verdict import Verdict
 
-if TYPE_CHECKING:
-    from leaderboard.audit import AuditReport
-    from leaderboard.metrics.bootstrap import Interval
-    from leaderboard.metrics.diagnostics import SubLibraryAdvantage
-    from leaderboard.metrics.gap import GapResult
+
+@dataclass(frozen=True)
+class AuditInputs:
+    """What the report was computed from (echoed into the JSON `inputs` block)."""
+
+    experience_ids: tuple[str, ...]
+    scene_ids: tuple[str, ...]
+    n_seeds: int
+    selection_only: bool
+    seed: int
+    n_shuffles: int
+    n_bootstrap: int
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """Label-using diagnostics (AUDIT_SPEC); `reranking` is keyed csls / mutual_proximity."""
+
+    delete_top_pick: SubLibraryAdvantage
+    equalized_library: SubLibraryAdvantage
+    random_sublibraries: RandomSubLibraries
+    reranking: tuple[tuple[str, SubLibraryAdvantage], ...]
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """The full audit of one rule; `to_dict()` gives the JSON document.
+
+    `gaps` pairs each subset name (all, appearance, layout) with its result;
+    `ranking` is None for selection-only input; `selection` is the (Q,)
+    selected library index per scene.
+    """
+
+    inputs: AuditInputs
+    selection: np.ndarray
+    reference: ReferenceResult
+    concentration: ConcentrationResult
+    gaps: tuple[tuple[str, GapResult], ...]
+    intervals: BootstrapResult
+    ranking: RankingResult | None
+    r2_scene: float | None
+    r2_scene_reason: str | None
+    diagnostics: Diagnostics
+    verdict: Verdict
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable report with `schema_version`; floats rounded for byte stability."""
+        return report_to_dict(self)
+
 
 
 def num(value) -> float | None:
