@@ -314,7 +314,7 @@ def start_front_door(stack: ExitStack, workdir: Path, s3_endpoint: str) -> tuple
 # ---------------------------------------------------------- measurements --
 
 def create_token(base: str, admin_token: str) -> str:
-    response = requests.post(f"{base}/api/v1/tokens", json={"name": "bench"}, timeout=30,
+    response = requests.post(f"{base}/api/v1/tokens", json={"name": "bench", "owner": "bench"}, timeout=30,
                              headers={"Authorization": f"Bearer {admin_token}"})
     response.raise_for_status()
     return response.json()["token"]

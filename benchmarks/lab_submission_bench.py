@@ -83,7 +83,7 @@ def main() -> None:
             app = create_app({"admin_token": ADMIN_TOKEN}, store=store, redis=connection, catalog=catalog,
                              service_config=ServiceConfig())
             client = app.test_client()
-            token = client.post("/api/v1/tokens", json={"name": "lab"}, headers=bearer(ADMIN_TOKEN)).json["token"]
+            token = client.post("/api/v1/tokens", json={"name": "lab", "owner": "lab"}, headers=bearer(ADMIN_TOKEN)).json["token"]
             t0, c0 = time.perf_counter(), time.process_time()
             response = client.post("/api/v1/submissions", headers=bearer(token), content_type="multipart/form-data",
                                    data={"file": (io.BytesIO(body), f"scores.{args.format}"), "setting": "lab-bench"})

@@ -22,6 +22,7 @@ import hmac
 import ipaddress
 import json
 import logging
+import re
 import secrets
 import time
 from dataclasses import asdict, dataclass
@@ -29,7 +30,7 @@ from dataclasses import asdict, dataclass
 import redis as redis_lib
 
 from service import defaults
-from service.errors import Conflict, NotFound, TooManyRequests, Unauthorized
+from service.errors import Conflict, NotFound, TooManyRequests, Unauthorized, ValidationFailed
 from service.records import utc_now
 from service.storage import ObjectNotFound, ObjectStore
 
@@ -45,23 +46,52 @@ ADMIN_ID = "admin"
 EVICTIONS_PREFIX = "token-evictions/"
 """Store prefix of revocations whose cache entry is still to be overwritten."""
 
+OWNER_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+"""An owner: lowercase letters, digits and ._- starting with a letter or digit (it is part of
+store keys and Redis keys). The admin CLI and API lowercase what the operator types, so that
+"Lab" and "lab" are one owner, not two quotas."""
+
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def normal_owner(owner: object) -> str:
+    """`owner` as it is kept (lowercased); raises ValidationFailed (field `owner`) when it is
+    missing or not an `OWNER_PATTERN`."""
+    if not isinstance(owner, str) or not OWNER_PATTERN.fullmatch(owner.lower()):
+        raise ValidationFailed("owner (who the token is for: its sealed quota and Ladder are "
+                               "shared by every token of the owner) must be 1-64 letters, digits "
+                               f"or ._- starting with a letter or digit, got {owner!r}",
+                               field="owner")
+    return owner.lower()
+
+
 @dataclass(frozen=True)
 class TokenInfo:
-    """Who a request is: the token's public id and name, never the secret."""
+    """Who a request is: the token's public id and name, never the secret.
+
+    `owner` is who the operator issued the token to: the sealed quota and the
+    Ladder are kept per owner, so revoking a token and issuing another to the
+    same owner starts neither afresh. A record written before owners existed
+    has none; its owner is its own token id (`from_record`), which is where its
+    quota and Ladder were kept, so nothing it had is lost.
+    """
 
     token_id: str
     name: str
     admin: bool
     created_at: str
     revoked: bool = False
+    owner: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_record(cls, record: dict) -> "TokenInfo":
+        """The info of a stored or cached record (one without an owner: its token id)."""
+        return cls(**{**record, "owner": record.get("owner") or record["token_id"]})
 
 
 class TokenRegistry:
@@ -76,11 +106,14 @@ class TokenRegistry:
         self._local: dict[str, tuple[TokenInfo, float]] = {}
         self._evictions_checked = float("-inf")
 
-    def create(self, name: str, admin: bool = False) -> tuple[str, TokenInfo]:
-        """Issue a token; returns (the secret, shown once; its info)."""
+    def create(self, name: str, owner: str, admin: bool = False) -> tuple[str, TokenInfo]:
+        """Issue a token to `owner` (see `normal_owner`); returns (the secret, shown once; its
+        info)."""
+        owner = normal_owner(owner)
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         digest = hash_token(token)
-        info = TokenInfo(token_id=self.token_id_for(digest), name=name, admin=admin, created_at=utc_now())
+        info = TokenInfo(token_id=self.token_id_for(digest), name=name, admin=admin,
+                         created_at=utc_now(), owner=owner)
         self.store.put_bytes(f"tokens/{digest}.json", json.dumps(info.to_dict()).encode(),
                              "application/json")
         return token, info
@@ -99,13 +132,15 @@ class TokenRegistry:
         """
         digest = hash_token(token)
         if self.token_id_for(digest) == ADMIN_ID:
-            return TokenInfo(token_id=ADMIN_ID, name="admin", admin=True, created_at="")
+            return TokenInfo(token_id=ADMIN_ID, name="admin", admin=True, created_at="",
+                             owner=ADMIN_ID)
         remembered = self._local.get(digest)
         if remembered is not None and remembered[1] > time.monotonic():
             return remembered[0]
         self._finish_evictions()
         cached = self._cached(digest)
-        info = TokenInfo(**json.loads(cached)) if cached is not None else self._stored(digest)
+        info = (TokenInfo.from_record(json.loads(cached)) if cached is not None
+                else self._stored(digest))
         if info is None or info.revoked:
             raise Unauthorized("unknown or revoked token", field="Authorization")
         if len(self._local) > 10_000:
@@ -142,7 +177,7 @@ class TokenRegistry:
 
     def _stored(self, digest: str) -> TokenInfo | None:
         try:
-            info = TokenInfo(**json.loads(self.store.get_bytes(f"tokens/{digest}.json")))
+            info = TokenInfo.from_record(json.loads(self.store.get_bytes(f"tokens/{digest}.json")))
         except ObjectNotFound:
             return None
         if self.redis is not None:
@@ -154,7 +189,7 @@ class TokenRegistry:
         return info
 
     def list(self) -> list[TokenInfo]:
-        infos = [TokenInfo(**json.loads(self.store.get_bytes(key)))
+        infos = [TokenInfo.from_record(json.loads(self.store.get_bytes(key)))
                  for key in self.store.list_keys("tokens/")]
         return sorted(infos, key=lambda i: (i.created_at, i.token_id))
 
@@ -169,7 +204,7 @@ class TokenRegistry:
         it reads the cache again.
         """
         for key in self.store.list_keys("tokens/"):
-            info = TokenInfo(**json.loads(self.store.get_bytes(key)))
+            info = TokenInfo.from_record(json.loads(self.store.get_bytes(key)))
             if info.token_id != token_id:
                 continue
             digest = key[len("tokens/"):-len(".json")]
@@ -208,7 +243,8 @@ class TokenRegistry:
             digest = key[len(EVICTIONS_PREFIX):]
             self._local.pop(digest, None)
             try:
-                revoked = TokenInfo(**json.loads(self.store.get_bytes(f"tokens/{digest}.json")))
+                revoked = TokenInfo.from_record(
+                    json.loads(self.store.get_bytes(f"tokens/{digest}.json")))
             except ObjectNotFound:
                 self.store.delete(key)
                 continue

@@ -257,8 +257,9 @@ class Client:
                 handle.write(chunk)
         return target
 
-    def create_token(self, name: str, admin: bool = False) -> dict:
-        return self._request("POST", "/api/v1/tokens", json={"name": name, "admin": admin}).json()
+    def create_token(self, name: str, owner: str, admin: bool = False) -> dict:
+        return self._request("POST", "/api/v1/tokens",
+                             json={"name": name, "owner": owner, "admin": admin}).json()
 
 
 MAX_SELECTOR_INPUT_BYTES = 8 * 1024**3

@@ -22,7 +22,7 @@ EXPAUDIT_FROZEN_ROOT    the frozen benchmark data directory (default: the one sh
                         `benchmark_data/frozen`); runners append computed cells to it
 EXPAUDIT_SANDBOX        where container submissions run: local | docker | none
 EXPAUDIT_SELECTOR_WALL_SECONDS      wall-clock limit of one selector run
-EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY submissions to sealed settings per token per UTC day
+EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY submissions to sealed settings per token owner per UTC day
 EXPAUDIT_WORKER_QUEUES  queues `expaudit worker` serves, comma-separated (default publish,audit;
                         add `selectors` to run container submissions without a runner)
 """
@@ -62,7 +62,7 @@ class ServiceConfig:
         frozen_root: the frozen benchmark directory; None is the one in the package.
         sandbox: backend of container submissions (`SANDBOX_BACKENDS`).
         selector_wall_seconds: wall-clock limit of one selector run.
-        sealed_submissions_per_day: submissions to sealed settings per token per UTC day.
+        sealed_submissions_per_day: submissions to sealed settings per token owner per UTC day.
     """
 
     store: str = defaults.LOCAL_STORE_DIR

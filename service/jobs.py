@@ -263,7 +263,7 @@ def _audit(ctx: JobContext, sid: str, status: Status) -> str:
             raise NotRetryable(f"setting '{scores.setting_id}' has {data.n_missing} outcome cells "
                                "not executed yet; the audit needs a complete matrix")
         if ctx.catalog.get_setting(scores.setting_id).sealed:
-            report = audit_sealed(ctx.store, ctx.redis, manifest.owner, scores.setting_id, sid,
+            report = audit_sealed(ctx.store, ctx.redis, manifest.sealed_owner, scores.setting_id, sid,
                                   data, scores.scores)  # headline numbers only (docs/sealed.md)
         else:
             report = run_audit(data, scores.scores, selection_only=scores.selection_only,

@@ -9,7 +9,9 @@ says only that it did not, and the best stays. Released values rise by at
 least one margin each time on a fixed grid, so the whole sequence of reports a
 submitter ever sees is fixed by when the best rose and to which grid value.
 That caps what adaptive probing can learn (`information_bound_bits`), however
-the submissions are crafted.
+the submissions are crafted. The submitter is a token's owner, not the token
+(`service.sealed_report`): an owner with many tokens climbs one Ladder, so the
+bound holds per owner.
 
 Pure functions: numbers in, a result object out.
 """
@@ -83,8 +85,8 @@ def grid_size(margin: float) -> int:
 
 
 def information_bound_bits(n_submissions: int, margin: float) -> float:
-    """An upper bound, in bits, on what `n_submissions` reports of one submitter on one
-    sealed setting can reveal.
+    """An upper bound, in bits, on what `n_submissions` reports of one owner (all its
+    tokens together) on one sealed setting can reveal.
 
     Released values strictly rise on a grid of G = `grid_size(margin)` values,
     so there are at most G releases; the transcript is fixed by which

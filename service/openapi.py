@@ -125,8 +125,10 @@ _SCHEMAS = {
         },
     },
     "Token": {
-        "type": "object", "required": ["token_id", "name", "admin", "created_at", "revoked"],
+        "type": "object",
+        "required": ["token_id", "name", "owner", "admin", "created_at", "revoked"],
         "properties": {"token_id": {"type": "string"}, "name": {"type": "string"},
+                       "owner": {"type": "string"},
                        "admin": {"type": "boolean"}, "created_at": {"type": "string"},
                        "revoked": {"type": "boolean"},
                        "token": {"type": "string", "description": "the secret; shown once"}},
@@ -239,7 +241,7 @@ def _submission_paths() -> dict:
                     "and, instead of file, either a selector part (a .tar.gz of a selector "
                     "directory, local sandbox) or an image field (a Docker image pinned by "
                     "digest); see docs/selector_protocol.md. Sealed settings take a limited "
-                    "number of submissions per token per day (429 sealed_quota)."),
+                    "number of submissions per token owner per day (429 sealed_quota)."),
                 "tags": ["submissions"], "security": _AUTH,
                 "parameters": [
                     {"name": "Idempotency-Key", "in": "header", "required": False,
@@ -342,11 +344,16 @@ def _token_paths() -> dict:
                 "summary": "Create a token (admin); the secret is in the response only",
                 "tags": ["tokens"], "security": _AUTH,
                 "requestBody": {"required": True, "content": {"application/json": {"schema": {
-                    "type": "object", "required": ["name"], "additionalProperties": False,
-                    "properties": {"name": {"type": "string"}, "admin": {"type": "boolean"}}}}}},
+                    "type": "object", "required": ["name", "owner"], "additionalProperties": False,
+                    "properties": {"name": {"type": "string"},
+                                   "owner": {"type": "string", "description":
+                                             "who the token is for; the sealed quota and the "
+                                             "Ladder are kept per owner"},
+                                   "admin": {"type": "boolean"}}}}}},
                 "responses": {"201": _json({"$ref": "#/components/schemas/Token"}, "Created"),
                               "401": _UNAUTH, "403": _err("Not the admin token"),
-                              "422": _err("Bad name or admin flag, or a field that is not name or admin"),
+                              "422": _err("Bad or missing name or owner, bad admin flag, or a field "
+                                          "that is not name, owner or admin"),
                               "429": _RATE}},
             "get": {
                 "summary": "List tokens (admin; never the secrets)", "tags": ["tokens"],

@@ -90,6 +90,8 @@ class Manifest:
             service runs; `input_key` is then its archive, or empty for an image).
         selector_backend: "local" or "docker" for a container submission.
         selector_image: the image reference pinned by digest (Docker backend).
+        token_owner: the owner the operator named for the token (`TokenInfo.owner`);
+            None in manifests written before tokens had owners.
     """
 
     submission_id: str
@@ -106,6 +108,13 @@ class Manifest:
     kind: str = "scores"
     selector_backend: str | None = None
     selector_image: str | None = None
+    token_owner: str | None = None
+
+    @property
+    def sealed_owner(self) -> str:
+        """Whose Ladder the submission's sealed reports go through: the token's owner (the
+        token id for a manifest from before owners, which is where its Ladder was kept)."""
+        return self.token_owner or self.owner
 
     def to_dict(self) -> dict:
         out = asdict(self)

@@ -4,11 +4,14 @@ A sealed setting's scenes, images and library are public like any other's;
 its outcomes are not downloadable (`GET .../outcomes` answers 403 `sealed`),
 no reference rule is published on it, and a submission's report on it holds
 one number released through the Ladder (`service.sealed_report`). On top of
-that, submissions to sealed settings are limited per token per UTC day
-(`EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY`), see docs/sealed.md for the bound.
+that, submissions to sealed settings are limited per owner per UTC day
+(`EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY`), see docs/sealed.md for the bound. The
+owner is the one the operator named when creating the token (`TokenInfo.owner`),
+so every token of an owner draws on one quota: revoking a token and issuing a
+new one to the same owner does not refill it.
 
 The object store is the quota's system of record: each counted submission
-leaves a claim under ``state/sealed-quota/<token id>/<YYYYMMDD>/``. Redis
+leaves a claim under ``state/sealed-quota/<owner>/<YYYYMMDD>/``. Redis
 holds the day's counter so that concurrent requests count atomically; a
 counter that Redis lost (restart, flush) is rebuilt from the claims before it
 is used. The quota fails closed: with Redis down, sealed submissions get 503
@@ -34,7 +37,7 @@ log = logging.getLogger(__name__)
 QUOTA_KEY = "expaudit:sealed:{owner}:{day}"
 QUOTA_TTL_S = 2 * 24 * 3600
 CLAIM_PREFIX = "state/sealed-quota/{owner}/{day}/"
-"""Store prefix of one token's counted sealed submissions on one UTC day."""
+"""Store prefix of one owner's counted sealed submissions on one UTC day."""
 
 
 def sealed_settings(catalog: Catalog, setting_ids: list[str]) -> list[str]:
@@ -70,7 +73,8 @@ def claims_today(store: ObjectStore, owner: str, now: datetime | None = None) ->
 
 def take_sealed_quota(redis: redis_lib.Redis, store: ObjectStore, owner: str, limit: int,
                       now: datetime | None = None) -> QuotaClaim:
-    """Count one sealed submission of `owner` today and record it in the store.
+    """Count one sealed submission of `owner` (the token's owner, never its id: every token
+    of an owner shares the quota) today and record it in the store.
 
     Raises `TooManyRequests` (code `sealed_quota`, with `retry_after` until
     midnight UTC) when the day's `limit` is spent; the refused attempt is not
@@ -87,9 +91,9 @@ def take_sealed_quota(redis: redis_lib.Redis, store: ObjectStore, owner: str, li
     if count > limit:
         redis.decr(key)
         retry = _seconds_to_midnight(now)
-        raise TooManyRequests(f"at most {limit} submissions to sealed settings per token per UTC "
-                              f"day; try again in {retry} s", field="setting", code="sealed_quota",
-                              extra={"retry_after": retry})
+        raise TooManyRequests(f"at most {limit} submissions to sealed settings per UTC day, for "
+                              f"all the tokens of one owner together; try again in {retry} s",
+                              field="setting", code="sealed_quota", extra={"retry_after": retry})
     claim_key = CLAIM_PREFIX.format(owner=owner, day=day) + uuid.uuid4().hex
     try:
         store.put_bytes(claim_key, json.dumps({"at": now.isoformat()}).encode(), "application/json")

@@ -15,7 +15,10 @@ report is computed from the outcomes here and holds only:
 
 The Ladder's state (each submitter's best per sealed setting, and what every
 submission released) lives in the object store, under a Redis lock so that
-two audits of one submitter are released one after the other. A re-executed
+two audits of one submitter are released one after the other. The submitter
+is the token's owner (named by the operator when the token was created,
+recorded in the manifest), not the token: all the tokens of an owner climb one
+Ladder, so a new token for the same owner gets no free first release. A re-executed
 audit (its worker died after releasing) finds its release recorded and
 reports the same thing again.
 """
@@ -37,7 +40,8 @@ from service.storage import ObjectNotFound, ObjectStore
 
 SEALED_SCHEMA = "expaudit-sealed-report/1"
 LADDER_KEY = "state/sealed-ladder/{owner}/{setting}.json"
-"""Store key of one submitter's Ladder on one sealed setting."""
+"""Store key of one owner's Ladder on one sealed setting (the owner of a token from before
+owners existed is its token id, where its Ladder was kept)."""
 LADDER_LOCK = "expaudit:lock:ladder:{owner}:{setting}"
 
 
@@ -70,8 +74,9 @@ def _read_ladder(store: ObjectStore, key: str) -> dict:
 
 def release_for(store: ObjectStore, redis: redis_lib.Redis, owner: str, setting_id: str,
                 submission_id: str, score: float, margin: float) -> Release:
-    """Run one submission through its submitter's Ladder on `setting_id` (once: a repeat
-    of the same submission returns what it released the first time)."""
+    """Run one submission through its owner's Ladder on `setting_id` (once: a repeat of the
+    same submission returns what it released the first time). `owner` is the token's owner
+    (`Manifest.sealed_owner`), never the token id of a token that has one."""
     key = LADDER_KEY.format(owner=owner, setting=setting_id)
     lock = redis.lock(LADDER_LOCK.format(owner=owner, setting=setting_id),
                       timeout=defaults.LADDER_LOCK_TIMEOUT_S,

@@ -519,7 +519,7 @@ def new_token(url: str, name: str, timeout: float = 60) -> str:
     """A fresh submitter token `name`, made over HTTP with the admin token."""
     import requests
 
-    created = requests.post(f"{url}/api/v1/tokens", json={"name": name}, timeout=timeout,
+    created = requests.post(f"{url}/api/v1/tokens", json={"name": name, "owner": name}, timeout=timeout,
                             headers=bearer(ADMIN_TOKEN))
     assert created.status_code == 201, created.text
     return created.json()["token"]

@@ -24,7 +24,7 @@ def client(app):
 
 @pytest.fixture()
 def token(client):
-    response = client.post("/api/v1/tokens", json={"name": "lab-a"}, headers=bearer(ADMIN_TOKEN))
+    response = client.post("/api/v1/tokens", json={"name": "lab-a", "owner": "lab-a"}, headers=bearer(ADMIN_TOKEN))
     assert response.status_code == 201
     return response.json["token"]
 
@@ -300,7 +300,7 @@ def test_missing_file_part(client, token):
 
 def test_upload_over_the_size_limit_is_413(store, redis_conn, catalog):  # noqa: F811
     client = make_app(store, redis_conn, catalog, max_upload_bytes=1000).test_client()
-    token = client.post("/api/v1/tokens", json={"name": "x"}, headers=bearer(ADMIN_TOKEN)).json["token"]
+    token = client.post("/api/v1/tokens", json={"name": "x", "owner": "x"}, headers=bearer(ADMIN_TOKEN)).json["token"]
     response = _submit(client, token, scores_csv(catalog.load_transfer("toy-k4")), setting="toy-k4")
     _error(response, 413, "too_large", "body")
 

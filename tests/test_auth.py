@@ -20,7 +20,7 @@ def _client(store, redis_conn, catalog, **config):  # noqa: F811
 
 
 def _token(client, name="lab") -> str:
-    response = client.post("/api/v1/tokens", json={"name": name}, headers=bearer(ADMIN_TOKEN))
+    response = client.post("/api/v1/tokens", json={"name": name, "owner": name}, headers=bearer(ADMIN_TOKEN))
     assert response.status_code == 201, response.json
     return response.json["token"]
 
@@ -49,7 +49,7 @@ def test_tokens_are_stored_hashed_only(store, redis_conn, catalog):  # noqa: F81
 
 def test_registry_verifies_from_the_store_when_the_cache_is_gone(store, redis_conn):  # noqa: F811
     registry = TokenRegistry(store, redis_conn, admin_token=None)
-    token, info = registry.create("lab")
+    token, info = registry.create("lab", "lab")
     redis_conn.flushdb()
     assert registry.authenticate(token) == info
     assert registry.authenticate(token).token_id == f"tok-{hashlib.sha256(token.encode()).hexdigest()[:16]}"
@@ -240,7 +240,7 @@ def test_rate_limiter_lets_requests_through_while_redis_is_down_and_limits_once_
 def test_revocation_reaches_other_processes_within_the_local_cache_time(store, redis_conn, clock):  # noqa: F811
     web_a = TokenRegistry(store, redis_conn, admin_token=None, local_ttl_s=5.0)
     web_b = TokenRegistry(store, redis_conn, admin_token=None, local_ttl_s=5.0)
-    token, info = web_a.create("lab")
+    token, info = web_a.create("lab", "lab")
     assert web_b.authenticate(token) == info  # web_b remembers it for 5 s from now
     web_a.revoke(info.token_id)
     with pytest.raises(Unauthorized, match="unknown or revoked token"):

@@ -45,7 +45,7 @@ def test_data_commands_name_the_bad_setting_root_or_count(capsys, tmp_path):
 def test_client_commands_say_the_server_cannot_be_reached(capsys, tmp_path):
     server = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     _fails(capsys, ["status", "sub-x", "--server", server, "--token", "t"], f"cannot reach {server}")
-    _fails(capsys, ["token", "create", "--name", "x", "--server", server, "--token", "t"], "cannot reach")
+    _fails(capsys, ["token", "create", "--name", "x", "--owner", "x", "--server", server, "--token", "t"], "cannot reach")
     _fails(capsys, ["submit", str(tmp_path / "nosuch.csv"), "--setting", "stack-replay-k3-orig",
                     "--server", server, "--token", "t"], "No such file or directory", "nosuch.csv")
 

@@ -144,7 +144,7 @@ def _admin(deployment) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def auth(deployment) -> dict[str, str]:
-    created = requests.post(f"{deployment.base}/api/v1/tokens", json={"name": "e2e-lab"},
+    created = requests.post(f"{deployment.base}/api/v1/tokens", json={"name": "e2e-lab", "owner": "e2e-lab"},
                             headers=_admin(deployment), timeout=30)
     assert created.status_code == 201, created.text
     deployment.user_token = created.json()["token"]

@@ -167,7 +167,7 @@ def test_raw32_container_submission_is_run_audited_and_published(stack, auth):
     assert run.status_code == 200 and set(run.json()) >= {"stdout_tail", "stderr_tail"}
     anonymous = requests.get(f"{stack.url}/api/v1/submissions/{sid}/run", timeout=10)
     assert anonymous.status_code == 401
-    other = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "other-lab"},
+    other = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "other-lab", "owner": "other-lab"},
                           headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10).json()
     stranger = requests.get(f"{stack.url}/api/v1/submissions/{sid}/run", timeout=10,
                             headers={"Authorization": f"Bearer {other['token']}"})
@@ -276,7 +276,7 @@ def test_a_docker_service_records_the_pinned_image_on_the_submission(tmp_path,
     store = LocalStore(tmp_path / "store")
     client = make_app(store, redis_conn, BenchmarkCatalog(tmp_path / "frozen"),
                       sandbox="docker").test_client()
-    token = client.post("/api/v1/tokens", json={"name": "docker-lab"},
+    token = client.post("/api/v1/tokens", json={"name": "docker-lab", "owner": "docker-lab"},
                         headers=bearer(ADMIN_TOKEN)).json["token"]
     image = "registry.example.org/lab/raw32@sha256:" + "d" * 64
     created = client.post("/api/v1/submissions", headers=bearer(token),
@@ -325,7 +325,7 @@ def test_a_sandbox_that_cannot_start_the_interpreter_is_the_services_fault(tmp_p
     redis_conn = redis.Redis.from_url(redis_server.url.rsplit("/", 1)[0] + "/7")
     redis_conn.flushdb()
     client = make_app(store, redis_conn, catalog, sandbox="local").test_client()
-    token = client.post("/api/v1/tokens", json={"name": "lab"},
+    token = client.post("/api/v1/tokens", json={"name": "lab", "owner": "lab"},
                         headers=bearer(ADMIN_TOKEN)).json["token"]
     archive = selector_archive(REPO_ROOT / "examples" / "selectors" / "raw32")
     sids = []

@@ -45,7 +45,7 @@ def _poll(url: str, headers: dict, timeout: float = 60.0) -> dict:
 def test_submit_poll_report_and_leaderboard(stack):
     stack, (summary, data) = stack
     admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-    created = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "e2e-lab"}, headers=admin,
+    created = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "e2e-lab", "owner": "e2e-lab"}, headers=admin,
                             timeout=10)
     assert created.status_code == 201, created.text
     auth = {"Authorization": f"Bearer {created.json()['token']}"}
@@ -106,7 +106,7 @@ def test_download_redirects_to_a_presigned_url(stack):
 def test_cli_submit_wait_status_download(stack, tmp_path):
     stack, (summary, data) = stack
     admin_env = {**stack.env(), "EXPAUDIT_SERVER": stack.url, "EXPAUDIT_TOKEN": ADMIN_TOKEN}
-    created = stack.run_cli("token", "create", "--name", "cli-user", env=admin_env)
+    created = stack.run_cli("token", "create", "--name", "cli-user", "--owner", "cli-user", env=admin_env)
     assert created.returncode == 0, created.stderr
     token = created.stdout.strip()
     env = {**stack.env(), "EXPAUDIT_SERVER": stack.url, "EXPAUDIT_TOKEN": token}

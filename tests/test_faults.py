@@ -49,7 +49,7 @@ def _stack(tmp_path, servers, setting, **env) -> ServiceStack:
 
 
 def _token(stack) -> dict:
-    response = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "faults"},
+    response = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "faults", "owner": "faults"},
                              headers=bearer(ADMIN_TOKEN), timeout=10)
     assert response.status_code == 201, response.text
     return bearer(response.json()["token"])

@@ -43,7 +43,7 @@ def _mine(stack, token: str) -> int:
 def test_a_token_revoked_during_a_redis_outage_stays_revoked_when_redis_returns(persistent_stack):
     stack, servers = persistent_stack
     redis_server = servers[0]
-    created = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "leaked"}, headers=ADMIN,
+    created = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "leaked", "owner": "leaked"}, headers=ADMIN,
                             timeout=60).json()
     token, token_id = created["token"], created["token_id"]
     assert [_mine(stack, token) for _ in range(4)] == [200] * 4  # cached in Redis (and both processes)
@@ -124,7 +124,7 @@ def test_a_block_set_by_one_web_process_refuses_even_a_right_token_in_the_other(
     """One web process is held on a half-sent request while the other serves the guesses;
     the held request then completes with the right token, in the process that saw none."""
     stack = two_process_stack
-    token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "real"}, headers=ADMIN,
+    token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "real", "owner": "real"}, headers=ADMIN,
                           timeout=60).json()["token"]
     held = socket.create_connection(("127.0.0.1", stack.port), timeout=60)
     held.sendall(b"GET /api/v1/submissions HTTP/1.1\r\nHost: 127.0.0.1\r\n")
@@ -170,7 +170,7 @@ def test_behind_a_trusted_proxy_the_address_the_proxy_saw_is_counted(proxied_sta
     appended by it) names the client, so one client's guesses do not lock out the others
     behind the same proxy; what the client wrote before it is not trusted."""
     stack = proxied_stack
-    token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "real"}, headers=ADMIN,
+    token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "real", "owner": "real"}, headers=ADMIN,
                           timeout=60).json()["token"]
 
     def mine(bearer: str, client: str, spoofed: str = "192.0.2.99") -> int:
@@ -241,15 +241,15 @@ def test_a_revocation_during_an_outage_is_refused_by_every_process_within_the_lo
     store, conn, servers, clock = outage
     web_a = TokenRegistry(store, conn, admin_token=None, local_ttl_s=TOKEN_LOCAL_CACHE_S)
     web_b = TokenRegistry(store, conn, admin_token=None, local_ttl_s=TOKEN_LOCAL_CACHE_S)
-    token, info = web_a.create("leaked")
-    other, _ = web_a.create("other")
+    token, info = web_a.create("leaked", "leaked")
+    other, _ = web_a.create("other", "other")
     assert web_a.authenticate(token) == info  # cached in Redis
     web_b.authenticate(other)  # web_b looks for missed revocations now
 
     servers[-1].stop()
     clock.advance(0.5)
     if touched_redis_in_the_outage:
-        web_b.authenticate(web_a.create("third")[0])  # read from the store: Redis is down
+        web_b.authenticate(web_a.create("third", "third")[0])  # read from the store: Redis is down
     clock.advance(0.5)
     assert web_a.revoke(info.token_id).revoked  # the store took it; the tombstone did not
     revoked_at = clock.now

@@ -67,7 +67,7 @@ def test_the_body_limit_rises_once_a_catalog_unreadable_at_start_can_be_read(
     summary, data = synthetic_setting("late-k4", k=4, n_states=8, draws=2)
     root = tmp_path / "catalog"
     client = make_app(store, redis_conn, DirectoryCatalog(root), max_upload_bytes=2000).test_client()
-    token = client.post("/api/v1/tokens", json={"name": "lab"}, headers=bearer(ADMIN_TOKEN)).json["token"]
+    token = client.post("/api/v1/tokens", json={"name": "lab", "owner": "lab"}, headers=bearer(ADMIN_TOKEN)).json["token"]
     body = json.dumps(scores_rows(data)).encode()
     assert 2000 < len(body) < full_file_needs(summary.id, data.experience_ids,
                                               data.scenes.scene_ids).body_bytes

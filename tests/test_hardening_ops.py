@@ -55,7 +55,7 @@ def read_only(directory: Path):
 
 def test_a_store_that_refuses_writes_is_a_503_with_a_reason_and_healthz_says_so(stack):
     stack, (summary, data) = stack
-    token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "ops"}, headers=ADMIN,
+    token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "ops", "owner": "ops"}, headers=ADMIN,
                           timeout=60).json()["token"]
     assert requests.get(f"{stack.url}/healthz", timeout=60).json()["store"] == "ok"
     store_dir = stack.directory / "store"
@@ -166,7 +166,7 @@ def test_serve_restarts_its_worker_when_it_dies(tmp_path):
                           "a new worker")
         assert serve.poll() is None and restarted
         admin = (tmp_path / "var" / "admin-token").read_text().strip()
-        token = requests.post(f"{url}/api/v1/tokens", json={"name": "me"}, timeout=60,
+        token = requests.post(f"{url}/api/v1/tokens", json={"name": "me", "owner": "me"}, timeout=60,
                               headers={"Authorization": f"Bearer {admin}"}).json()["token"]
         created = requests.post(f"{url}/api/v1/submissions", timeout=30,
                                 headers={"Authorization": f"Bearer {token}"},

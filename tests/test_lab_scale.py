@@ -52,7 +52,7 @@ def client(store, redis_conn, lab, low_floors):  # noqa: F811
     app = make_app(store, redis_conn, StaticCatalog({summary: data}), max_upload_bytes=2000)
     client = app.test_client()
     client.catalog = app.extensions["expaudit"].catalog
-    response = client.post("/api/v1/tokens", json={"name": "lab"}, headers=bearer(ADMIN_TOKEN))
+    response = client.post("/api/v1/tokens", json={"name": "lab", "owner": "lab"}, headers=bearer(ADMIN_TOKEN))
     client.token = response.json["token"]
     return client
 

@@ -106,7 +106,7 @@ def test_tokens_are_listed_by_creation_time_then_id(store):  # noqa: F811
 def test_a_revoked_record_and_its_cache_entry_are_json_with_the_cache_lifetime(tmp_path, redis_conn):  # noqa: F811
     store = RecordingStore(tmp_path / "store")
     registry = TokenRegistry(store, redis_conn, admin_token=None)
-    token, info = registry.create("lab")
+    token, info = registry.create("lab", "lab")
     key = next(iter(store.content_types))
     assert store.content_types[key] == "application/json"
     revoked = registry.revoke(info.token_id)
@@ -119,7 +119,7 @@ def test_a_revoked_record_and_its_cache_entry_are_json_with_the_cache_lifetime(t
 
 def test_revoking_twice_or_an_unknown_token_names_the_token_id(store, redis_conn):  # noqa: F811
     registry = TokenRegistry(store, redis_conn, admin_token=None)
-    _, info = registry.create("lab")
+    _, info = registry.create("lab", "lab")
     registry.revoke(info.token_id)
     with pytest.raises(Conflict) as again:
         registry.revoke(info.token_id)
@@ -133,7 +133,7 @@ def test_revoking_twice_or_an_unknown_token_names_the_token_id(store, redis_conn
 
 def test_without_redis_a_revocation_leaves_no_marker(store):  # noqa: F811
     registry = TokenRegistry(store, None, admin_token=None)
-    _, info = registry.create("lab")
+    _, info = registry.create("lab", "lab")
     registry.revoke(info.token_id)
     assert store.list_keys(EVICTIONS_PREFIX) == []
 
@@ -142,8 +142,8 @@ def test_a_revocation_while_redis_is_down_is_logged_and_marked_and_tokens_still_
         store, redis_down, caplog):  # noqa: F811
     caplog.set_level(logging.WARNING, logger="service.auth")
     registry = TokenRegistry(store, redis_down, admin_token=None)
-    _, revoked_info = registry.create("gone")
-    kept, kept_info = registry.create("kept")
+    _, revoked_info = registry.create("gone", "gone")
+    kept, kept_info = registry.create("kept", "kept")
     registry.revoke(revoked_info.token_id)
     assert len(store.list_keys(EVICTIONS_PREFIX)) == 1
     assert _warnings(caplog) == ["token cache unavailable (ConnectionError); revocation completed later"]
@@ -155,7 +155,7 @@ def test_a_revocation_while_redis_is_down_is_logged_and_marked_and_tokens_still_
 
 
 def test_a_new_token_is_a_plain_token_with_its_creation_time(store):  # noqa: F811
-    token, info = TokenRegistry(store, None, admin_token=None).create("lab")
+    token, info = TokenRegistry(store, None, admin_token=None).create("lab", "lab")
     assert info.admin is False and info.name == "lab" and info.revoked is False
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", info.created_at)
     assert json.loads(store.get_bytes(store.list_keys("tokens/")[0])) == info.to_dict()
@@ -165,14 +165,14 @@ def test_a_new_token_is_a_plain_token_with_its_creation_time(store):  # noqa: F8
 def test_the_admin_token_is_the_admin_and_anything_else_is_refused_by_name(store):  # noqa: F811
     registry = TokenRegistry(store, None, admin_token="adm-secret")
     assert registry.authenticate("adm-secret") == TokenInfo(token_id="admin", name="admin", admin=True,
-                                                              created_at="")
+                                                              created_at="", owner="admin")
     with pytest.raises(Unauthorized) as refused:
         registry.authenticate("adm-secret2")
     assert refused.value.message == "unknown or revoked token" and refused.value.field == "Authorization"
 
 
 def test_a_token_in_the_cache_is_verified_without_reading_the_store(recording, redis_conn):  # noqa: F811
-    token, info = TokenRegistry(recording, redis_conn, admin_token=None).create("lab")
+    token, info = TokenRegistry(recording, redis_conn, admin_token=None).create("lab", "lab")
     assert TokenRegistry(recording, redis_conn, admin_token=None).authenticate(token) == info
     assert recording.reads == 1  # the first verification reads the record and caches it
     digest = hash_token(token)
@@ -193,7 +193,7 @@ def test_a_store_read_never_overwrites_a_tombstone_written_meanwhile(tmp_path, r
             return data
 
     store = RacingStore(tmp_path / "racing")
-    token, _ = TokenRegistry(store, redis_conn, admin_token=None).create("lab")
+    token, _ = TokenRegistry(store, redis_conn, admin_token=None).create("lab", "lab")
     TokenRegistry(store, redis_conn, admin_token=None).authenticate(token)  # read before the revocation
     assert json.loads(redis_conn.get(f"expaudit:token:{hash_token(token)}"))["revoked"] is True
 
@@ -201,7 +201,7 @@ def test_a_store_read_never_overwrites_a_tombstone_written_meanwhile(tmp_path, r
 def test_a_verified_token_is_remembered_for_exactly_the_local_time(store, redis_conn, clock):  # noqa: F811
     web_a = TokenRegistry(store, redis_conn, admin_token=None, local_ttl_s=5.0)
     web_b = TokenRegistry(store, redis_conn, admin_token=None, local_ttl_s=5.0)
-    token, info = web_a.create("lab")
+    token, info = web_a.create("lab", "lab")
     web_b.authenticate(token)
     web_a.revoke(info.token_id)
     clock.advance(5.0)
@@ -211,7 +211,7 @@ def test_a_verified_token_is_remembered_for_exactly_the_local_time(store, redis_
 
 def test_while_redis_is_down_a_token_read_from_the_store_is_still_remembered(recording, redis_down):
     registry = TokenRegistry(recording, redis_down, admin_token=None)
-    token, info = registry.create("lab")
+    token, info = registry.create("lab", "lab")
     assert registry.authenticate(token) == info
     assert registry.authenticate(token) == info
     assert recording.reads == 1
@@ -219,8 +219,8 @@ def test_while_redis_is_down_a_token_read_from_the_store_is_still_remembered(rec
 
 def test_the_tokens_remembered_in_memory_are_bounded(store, redis_conn):  # noqa: F811
     registry = TokenRegistry(store, redis_conn, admin_token=None)
-    first, _ = registry.create("a")
-    second, _ = registry.create("b")
+    first, _ = registry.create("a", "a")
+    second, _ = registry.create("b", "b")
     registry._local = {f"other-{i}": None for i in range(10_000)}
     registry.authenticate(first)
     assert len(registry._local) == 10_001  # at the bound: kept
@@ -231,7 +231,7 @@ def test_the_tokens_remembered_in_memory_are_bounded(store, redis_conn):  # noqa
 def test_missed_revocations_are_looked_for_every_few_seconds_not_on_every_request(
         recording, redis_conn, clock):  # noqa: F811
     registry = TokenRegistry(recording, redis_conn, admin_token=None)
-    tokens = [registry.create(name)[0] for name in "abc"]
+    tokens = [registry.create(name, name)[0] for name in "abc"]
     registry.authenticate(tokens[0])  # the first request looks
     registry.authenticate(tokens[1])
     assert recording.listings.count(EVICTIONS_PREFIX) == 1
@@ -243,8 +243,8 @@ def test_missed_revocations_are_looked_for_every_few_seconds_not_on_every_reques
 def test_a_missed_revocation_is_retried_on_every_request_until_redis_takes_it(
         recording, redis_conn, monkeypatch):  # noqa: F811
     registry = TokenRegistry(recording, redis_conn, admin_token=None)
-    _, gone = registry.create("gone")
-    kept = [registry.create(name)[0] for name in "ab"]
+    _, gone = registry.create("gone", "gone")
+    kept = [registry.create(name, name)[0] for name in "ab"]
     for token in kept:  # cached while Redis takes writes
         TokenRegistry(recording, redis_conn, admin_token=None).authenticate(token)
     monkeypatch.setattr(redis_conn, "set", _failing)  # Redis answers reads, refuses writes
@@ -264,8 +264,8 @@ def test_a_missed_revocation_is_retried_on_every_request_until_redis_takes_it(
 
 def test_a_marker_of_a_deleted_record_is_dropped_and_the_others_still_written(store, redis_conn):  # noqa: F811
     registry = TokenRegistry(store, redis_conn, admin_token=None)
-    kept, _ = registry.create("kept")
-    token, _ = registry.create("gone")
+    kept, _ = registry.create("kept", "kept")
+    token, _ = registry.create("gone", "gone")
     digest = hash_token(token)
     store.put_bytes(f"{EVICTIONS_PREFIX}{'0' * 64}", b"")  # its record deleted since; listed first
     store.put_bytes(f"{EVICTIONS_PREFIX}{digest}", b"")  # a revocation Redis missed
@@ -278,8 +278,8 @@ def test_a_token_remembered_during_an_outage_is_forgotten_once_its_revocation_is
         store, redis_conn, redis_down, clock, monkeypatch):  # noqa: F811
     web_a = TokenRegistry(store, redis_down, admin_token=None)  # Redis down for the revoking process
     web_b = TokenRegistry(store, redis_conn, admin_token=None)
-    token, info = web_a.create("lab")
-    other, _ = web_a.create("other")
+    token, info = web_a.create("lab", "lab")
+    other, _ = web_a.create("other", "other")
     monkeypatch.setattr(redis_conn, "get", _failing)
     assert web_b.authenticate(token) == info  # read from the store during the outage, remembered
     monkeypatch.undo()

@@ -256,7 +256,7 @@ def test_sealed_setting_is_filled_by_the_runner_once_for_concurrent_submissions(
         stack.start_web(workers=1)
         stack.start_worker()
         runner.start()
-        token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "sealed-lab"},
+        token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "sealed-lab", "owner": "sealed-lab"},
                               headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10)
         auth = {"Authorization": f"Bearer {token.json()['token']}"}
 

@@ -76,7 +76,7 @@ class Parties:
 @pytest.fixture(scope="module")
 def parties(service_app, backing) -> Parties:
     client = service_app.test_client()
-    tokens = [client.post("/api/v1/tokens", json={"name": name}, headers=bearer(ADMIN_TOKEN)).json
+    tokens = [client.post("/api/v1/tokens", json={"name": name, "owner": name}, headers=bearer(ADMIN_TOKEN)).json
               for name in ("owner", "stranger")]
     body = scores_csv(backing.catalog.load_transfer("toy-k4"))
     created = client.post("/api/v1/submissions", data={"file": (io.BytesIO(body), "s.csv"),

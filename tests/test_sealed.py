@@ -23,7 +23,7 @@ def client(store, redis_conn, catalog):  # noqa: F811
 
 @pytest.fixture()
 def token(client):
-    response = client.post("/api/v1/tokens", json={"name": "lab-s"}, headers=bearer(ADMIN_TOKEN))
+    response = client.post("/api/v1/tokens", json={"name": "lab-s", "owner": "lab-s"}, headers=bearer(ADMIN_TOKEN))
     assert response.status_code == 201
     return response.json["token"]
 
@@ -40,12 +40,13 @@ def _submit(client, token, body: bytes, setting: str):
 def test_quota_counts_per_owner_and_day_and_refuses_past_the_limit(redis_conn, store):  # noqa: F811
     assert [take_sealed_quota(redis_conn, store, "tok-a", 2, NOON).count for _ in range(2)] == [1, 2]
     with pytest.raises(TooManyRequests, match=r"at most 2 submissions to sealed settings per "
-                                              r"token per UTC day; try again in 43200 s") as info:
+                                              r"UTC day, for all the tokens of one owner "
+                                              r"together; try again in 43200 s") as info:
         take_sealed_quota(redis_conn, store, "tok-a", 2, NOON)
     assert info.value.code == "sealed_quota" and info.value.extra["retry_after"] == 43200
     assert int(redis_conn.get(QUOTA_KEY.format(owner="tok-a", day="20260301"))) == 2
     assert claims_today(store, "tok-a", NOON) == 2
-    assert take_sealed_quota(redis_conn, store, "tok-b", 2, NOON).count == 1  # another token
+    assert take_sealed_quota(redis_conn, store, "tok-b", 2, NOON).count == 1  # another owner
     next_day = NOON.replace(day=2)
     claim = take_sealed_quota(redis_conn, store, "tok-a", 2, next_day)
     assert claim.count == 1

@@ -27,7 +27,7 @@ SEALED = "toy-sealed"
 
 
 def _token(client, name: str = "lab-x") -> str:
-    response = client.post("/api/v1/tokens", json={"name": name}, headers=bearer(ADMIN_TOKEN))
+    response = client.post("/api/v1/tokens", json={"name": name, "owner": name}, headers=bearer(ADMIN_TOKEN))
     assert response.status_code == 201
     return response.json["token"]
 

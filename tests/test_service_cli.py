@@ -71,7 +71,7 @@ def test_serve_starts_everything_and_stops_cleanly(tmp_path):
         assert admin not in line
         index = requests.get(f"{url}/", timeout=10)
         assert index.status_code == 200 and "serve-k3" in index.text  # published before serving
-        token = requests.post(f"{url}/api/v1/tokens", json={"name": "me"},
+        token = requests.post(f"{url}/api/v1/tokens", json={"name": "me", "owner": "me"},
                               headers={"Authorization": f"Bearer {admin}"}, timeout=10).json()["token"]
         scores = tmp_path / "scores.csv"
         scores.write_bytes(scores_csv(data))
@@ -217,7 +217,7 @@ def test_submit_wait_prints_rollout_progress_and_state_changes(tmp_path, redis_s
     proc = None
     try:
         stack.start_web(workers=1)  # no worker: the test moves the submission itself
-        token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "waiter"},
+        token = requests.post(f"{stack.url}/api/v1/tokens", json={"name": "waiter", "owner": "waiter"},
                               headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10)
         env = {**stack.env(), "EXPAUDIT_SERVER": stack.url, "EXPAUDIT_TOKEN": token.json()["token"]}
         proc = subprocess.Popen([sys.executable, "-m", "expaudit", "submit", str(scores),
@@ -285,7 +285,7 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
         assert "rollout runner started: missing cells are appended to frozen\n" in early
         url = f"http://127.0.0.1:{port}"
         admin = (tmp_path / "var" / "admin-token").read_text().strip()
-        token = requests.post(f"{url}/api/v1/tokens", json={"name": "sealed"},
+        token = requests.post(f"{url}/api/v1/tokens", json={"name": "sealed", "owner": "sealed"},
                               headers={"Authorization": f"Bearer {admin}"}, timeout=10).json()["token"]
         submitted = subprocess.run([sys.executable, "-m", "expaudit", "submit", str(scores),
                                     "--setting", HIDDEN, "--wait"], capture_output=True, text=True,

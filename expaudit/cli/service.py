@@ -109,6 +109,9 @@ def register(subparsers) -> None:
 
 
 def extend(subparsers) -> None:
+    create.add_argument("--owner", required=True,
+                        help="who the token is for: the sealed quota and Ladder are per owner, "
+                             "shared by all its tokens (a replacement token keeps the owner)")
     """Add `selector input` to the `selector` command (registered by `expaudit.cli.sandbox`)."""
     selector = subparsers.choices.get("selector")
     commands = getattr(selector, "subcommands", None)

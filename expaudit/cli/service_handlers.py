@@ -234,8 +234,9 @@ def _download(args) -> int:
 
 def _token_create(args) -> int:
     def run() -> int:
-        info = _client(args).create_token(args.name, admin=args.admin)
-        print(f"token id: {info['token_id']}  name: {info['name']}", file=sys.stderr)
+        info = _client(args).create_token(args.name, args.owner, admin=args.admin)
+        print(f"token id: {info['token_id']}  name: {info['name']}  owner: {info['owner']}",
+              file=sys.stderr)
         print(info["token"])
         return 0
     return _api_call(run)

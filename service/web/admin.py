@@ -1,4 +1,9 @@
-"""Token management (admin only): create, list, revoke."""
+"""Token management (admin only): create, list, revoke.
+
+Every token is created for an owner the operator names (`owner`): the sealed
+quota and the Ladder are kept per owner, so a revoked token's replacement
+continues them instead of starting afresh.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ api = Blueprint("tokens", __name__)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}")
 
 
-_TOKEN_FIELDS = ("name", "admin")
+_TOKEN_FIELDS = ("name", "owner", "admin")
 
 
 def _json_body(allowed: tuple[str, ...]) -> dict:
@@ -40,10 +45,14 @@ def create_token():
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValidationFailed("name must be 1-64 letters, digits, spaces or ._- starting with a "
                                f"letter or digit, got {name!r}", field="name")
+    if "owner" not in body:
+        raise ValidationFailed("owner is required: who the token is for (the sealed quota and "
+                               "the Ladder are kept per owner, shared by all its tokens)",
+                               field="owner")
     admin = body.get("admin", False)
     if not isinstance(admin, bool):
         raise ValidationFailed(f"admin must be true or false, got {admin!r}", field="admin")
-    token, info = services().tokens.create(name, admin=admin)
+    token, info = services().tokens.create(name, body["owner"], admin=admin)
     return jsonify({**info.to_dict(), "token": token}), 201
 
 

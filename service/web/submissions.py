@@ -215,7 +215,7 @@ def _create_in_slot(svc: Services, token, upload: Upload, container: bool, key: 
     sealed = sealed_settings(svc.catalog, prepared.setting_ids)
     claim = None
     if sealed:
-        claim = take_sealed_quota(svc.redis, svc.store, token.token_id,
+        claim = take_sealed_quota(svc.redis, svc.store, token.owner,  # per owner, not token
                                   svc.config.sealed_submissions_per_day)
     created = Created()
     try:
@@ -255,7 +255,8 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
                         input_sha256=sha, input_format=prepared.input_format,
                         filename=prepared.filename, selection_only=prepared.selection_only,
                         created_at=utc_now(), kind=prepared.kind,
-                        selector_backend=prepared.backend, selector_image=prepared.image)
+                        selector_backend=prepared.backend, selector_image=prepared.image,
+                        token_owner=token.owner)
     try:
         svc.repo.create(manifest)
     except FileExistsError:  # a concurrent request with the same Idempotency-Key won
