@@ -103,15 +103,15 @@ def register(subparsers) -> None:
     token_sub = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
     create = token_sub.add_parser("create", help="issue a token (printed once)")
     create.add_argument("--name", required=True)
+    create.add_argument("--owner", required=True,
+                        help="who the token is for: the sealed quota and Ladder are per owner, "
+                             "shared by all its tokens (a replacement token keeps the owner)")
     create.add_argument("--admin", action="store_true")
     _client_flags(create)
     create.set_defaults(handler=_run, service_command="token create")
 
 
 def extend(subparsers) -> None:
-    create.add_argument("--owner", required=True,
-                        help="who the token is for: the sealed quota and Ladder are per owner, "
-                             "shared by all its tokens (a replacement token keeps the owner)")
     """Add `selector input` to the `selector` command (registered by `expaudit.cli.sandbox`)."""
     selector = subparsers.choices.get("selector")
     commands = getattr(selector, "subcommands", None)
