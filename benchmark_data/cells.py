@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmark_data.journal import CELL_COLUMNS, KEY_COLUMNS, read_journal_frame
-from benchmark_data.paths import cells_journal, cells_table, root_or_default
+from benchmark_data.paths import cells_journal, cells_table, computed_journal, root_or_default
 from expaudit.errors import InvalidInput
 
 __all__ = ["CELL_COLUMNS", "KEY_COLUMNS", "WRITERS_LOCK", "consolidate", "load_cells", "writers_excluded",
@@ -63,15 +63,20 @@ def writers_excluded(root=None, what: str = "this step"):
         os.close(fd)
 
 
-def load_cells(mechanism: str, query_set: str, root=None) -> pd.DataFrame:
-    """All stored cells of (mechanism, query set): table plus journal, one row per key."""
+def load_cells(mechanism: str, query_set: str, root=None, computed=None) -> pd.DataFrame:
+    """All stored cells of (mechanism, query set), one row per key: the frozen root's table and
+    journal, then the journal of the computed-cells directory `computed` (None: none); a key
+    stored in both keeps its published cell."""
     frames = []
     table = cells_table(mechanism, query_set, root)
     if table.exists():
         frames.append(pd.read_parquet(table))
-    journal = cells_journal(mechanism, query_set, root)
-    if journal.exists():
-        frames.append(read_journal_frame(journal))
+    journals = [cells_journal(mechanism, query_set, root)]
+    if computed is not None:
+        journals.append(computed_journal(mechanism, query_set, computed))
+    for journal in journals:
+        if journal.exists():
+            frames.append(read_journal_frame(journal))
     frames = [f for f in frames if len(f)]
     if not frames:
         return pd.DataFrame(columns=list(CELL_COLUMNS))

@@ -28,8 +28,11 @@ def _scene_table(scenes: pd.DataFrame) -> SceneTable:
                       appearance_draw=scenes["appearance_draw"].to_numpy(dtype=np.int64))
 
 
-def load_transfer(setting_id: str, root=None) -> TransferData:
+def load_transfer(setting_id: str, root=None, computed=None) -> TransferData:
     """The outcome tensor of a setting (K x Q x 5), `MISSING` where no cell is stored.
+
+    Cells are those of the frozen root `root` and, when given, of the computed-cells
+    directory `computed` (`benchmark_data.cells.load_cells`).
 
     Raises `UnknownSettingError` for an unknown id, and `LibraryNotFoundError` or
     `QuerySetNotFoundError` when the library or query set files are absent.
@@ -45,7 +48,7 @@ def load_transfer(setting_id: str, root=None) -> TransferData:
             f"{setting.library_id!r} ({len(known)} experiences)")
     exp_index = {e: i for i, e in enumerate(setting.experience_ids)}
     outcomes = np.full((setting.k, len(scenes), N_SEEDS), MISSING, dtype=np.int8)
-    cells = load_cells(setting.mechanism.value, setting.query_set, root)
+    cells = load_cells(setting.mechanism.value, setting.query_set, root, computed)
     cells = cells[cells["experience_id"].isin(exp_index)]
     if len(cells):
         rows = cells["experience_id"].map(exp_index).to_numpy()

@@ -20,7 +20,8 @@ import numpy as np
 
 from benchmark_data.frozen import load_transfer
 from benchmark_data.image_archive import query_images_path
-from benchmark_data.paths import cells_journal, cells_table, library_dir, query_set_dir
+from benchmark_data.paths import (cells_journal, cells_table, computed_journal, library_dir,
+                                  query_set_dir)
 from benchmark_data.policy_files import failed_gates, is_trained
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import N_SEEDS, SETTINGS, Mechanism, Setting, UnknownSettingError, get_setting
@@ -28,6 +29,7 @@ from expaudit.errors import DataNotFound, UserError
 from leaderboard.io import parse_experiences, parse_outcomes, parse_scenes, read_table
 from leaderboard.matrix import MISSING, TransferData
 from leaderboard.outcomes_fast import fast_outcomes
+from service.config import computed_cells_dir
 from service.downloads import experiences_frame, outcomes_frame, scenes_frame
 from service.selector_input import prepare_setting_input
 
@@ -184,14 +186,19 @@ class BenchmarkCatalog(Catalog):
     `DataUnavailable`.
 
     Args:
-        root: the frozen data directory; None is the one shipped in the package.
+        root: the published frozen data directory; None is the one shipped in
+            the package. Only read.
+        cells_dir: the computed-cells directory the runners append to
+            (`service.config.computed_cells_dir`); its cells are read with the
+            published ones. None: the published cells alone.
     """
 
     N_SCENES = 200
     """40 states x 5 appearance draws per query set (BENCHMARK.md)."""
 
-    def __init__(self, root: str | Path | None = None) -> None:
+    def __init__(self, root: str | Path | None = None, cells_dir: str | Path | None = None) -> None:
         self.root = None if root is None else Path(root)
+        self.cells_dir = None if cells_dir is None else Path(cells_dir)
 
     def list_settings(self) -> list[Setting]:
         return list(SETTINGS.values())
@@ -200,7 +207,8 @@ class BenchmarkCatalog(Catalog):
         self.get_setting(setting_id)
         try:
             return _load_frozen(setting_id, None if self.root is None else str(self.root),
-                                _cells_signature(setting_id, self.root))
+                                None if self.cells_dir is None else str(self.cells_dir),
+                                _cells_signature(setting_id, self.root, self.cells_dir))
         except FileNotFoundError as exc:
             log.info("setting %s: frozen data missing (%s)", setting_id, exc)
             raise DataUnavailable(setting_id, "its frozen data has not been generated "
@@ -258,13 +266,15 @@ class BenchmarkCatalog(Catalog):
 
 
 def open_catalog(config) -> Catalog:
-    """The catalog named by `config.catalog` (a `ServiceConfig`)."""
+    """The catalog named by `config.catalog` (a `ServiceConfig`): a directory of settings, or
+    the benchmark's published frozen data with the cells the runners computed
+    (`computed_cells_dir`)."""
     if config.catalog:
         return DirectoryCatalog(config.catalog)
-    return BenchmarkCatalog(getattr(config, "frozen_root", None))
+    return BenchmarkCatalog(config.frozen_root, computed_cells_dir(config))
 
 
-def _cells_signature(setting_id: str, root: Path | None) -> tuple:
+def _cells_signature(setting_id: str, root: Path | None, cells_dir: Path | None = None) -> tuple:
     """(size, mtime) of every file a setting's tensor is read from.
 
     Cells are appended while the service runs (runners filling a sealed
@@ -277,6 +287,8 @@ def _cells_signature(setting_id: str, root: Path | None) -> tuple:
              cells_journal(mechanism, setting.query_set, root),
              query_set_dir(setting.query_set, root) / "scenes.parquet",
              library_dir(setting.library_id, root) / "experiences.parquet")
+    if cells_dir is not None:
+        paths += (computed_journal(mechanism, setting.query_set, cells_dir),)
     out = []
     for path in paths:
         try:
@@ -289,9 +301,11 @@ def _cells_signature(setting_id: str, root: Path | None) -> tuple:
 
 
 @lru_cache(maxsize=32)
-def _load_frozen(setting_id: str, root: str | None, signature: tuple) -> TransferData:
-    """One load per (setting, root, state of its files): `signature` changes when cells land."""
-    return load_transfer(setting_id, root)
+def _load_frozen(setting_id: str, root: str | None, cells_dir: str | None,
+                 signature: tuple) -> TransferData:
+    """One load per (setting, root, cells directory, state of their files): `signature`
+    changes when cells land."""
+    return load_transfer(setting_id, root, cells_dir)
 
 
 SETTING_FILES = ("setting.json", "experiences.csv", "scenes.csv", "outcomes.csv")

@@ -18,8 +18,11 @@ EXPAUDIT_TRUSTED_PROXIES reverse proxies in front of the web process that append
 EXPAUDIT_PUBLIC_URL     the base URL users reach the service at (links in output)
 EXPAUDIT_N_SHUFFLES, EXPAUDIT_N_BOOTSTRAP         audit resampling counts (default 2000)
 EXPAUDIT_CATALOG        a directory of settings to serve instead of the frozen benchmark
-EXPAUDIT_FROZEN_ROOT    the frozen benchmark data directory (default: the one shipped in
-                        `benchmark_data/frozen`); runners append computed cells to it
+EXPAUDIT_FROZEN_ROOT    the published frozen benchmark data (default: the one shipped in
+                        `benchmark_data/frozen`); read only by the service
+EXPAUDIT_CELLS_DIR      where runners append the cells they compute and web and workers read
+                        them (default: `cells` beside a local store, `var/cells` beside the
+                        default `var/store`; `var/cells` with an S3 store)
 EXPAUDIT_SANDBOX        where container submissions run: local | docker | none
 EXPAUDIT_SELECTOR_WALL_SECONDS      wall-clock limit of one selector run
 EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY submissions to sealed settings per token owner per UTC day
@@ -32,9 +35,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from benchmark_data.paths import sealed_cells_files
 from expaudit.errors import InvalidInput
+from runner.sandbox.base import Protected
 from service import defaults
 
 
@@ -59,7 +65,10 @@ class ServiceConfig:
             engine's defaults (AUDIT_SPEC: 2000 each). Reports record them.
         catalog: a directory of settings (`service.catalog.DirectoryCatalog`);
             None serves the benchmark's frozen settings.
-        frozen_root: the frozen benchmark directory; None is the one in the package.
+        frozen_root: the published frozen benchmark directory; None is the one in the
+            package. The service never writes it.
+        cells_dir: the computed-cells directory (`computed_cells_dir`); None is the
+            default beside the store.
         sandbox: backend of container submissions (`SANDBOX_BACKENDS`).
         selector_wall_seconds: wall-clock limit of one selector run.
         sealed_submissions_per_day: submissions to sealed settings per token owner per UTC day.
@@ -81,6 +90,7 @@ class ServiceConfig:
     n_bootstrap: int | None = None
     catalog: str | None = None
     frozen_root: str | None = None
+    cells_dir: str | None = None
     sandbox: str = defaults.SANDBOX_BACKEND
     selector_wall_seconds: int = defaults.SELECTOR_WALL_SECONDS
     sealed_submissions_per_day: int = defaults.SEALED_SUBMISSIONS_PER_DAY
@@ -184,6 +194,7 @@ def from_env(environ: Mapping[str, str] | None = None) -> ServiceConfig:
         n_bootstrap=_int(env, "EXPAUDIT_N_BOOTSTRAP", 0) or None,
         catalog=_opt(env, "EXPAUDIT_CATALOG"),
         frozen_root=_opt(env, "EXPAUDIT_FROZEN_ROOT"),
+        cells_dir=_opt(env, "EXPAUDIT_CELLS_DIR"),
         sandbox=env.get("EXPAUDIT_SANDBOX") or defaults.SANDBOX_BACKEND,
         selector_wall_seconds=_int(env, "EXPAUDIT_SELECTOR_WALL_SECONDS",
                                    defaults.SELECTOR_WALL_SECONDS),
@@ -219,12 +230,64 @@ def to_env(config: ServiceConfig) -> dict[str, str]:
         "EXPAUDIT_N_BOOTSTRAP": None if config.n_bootstrap is None else str(config.n_bootstrap),
         "EXPAUDIT_CATALOG": config.catalog,
         "EXPAUDIT_FROZEN_ROOT": config.frozen_root,
+        "EXPAUDIT_CELLS_DIR": config.cells_dir,
         "EXPAUDIT_SANDBOX": config.sandbox,
         "EXPAUDIT_SELECTOR_WALL_SECONDS": str(config.selector_wall_seconds),
         "EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY": str(config.sealed_submissions_per_day),
         "EXPAUDIT_WORKER_QUEUES": ",".join(config.worker_queues),
     }
     return {k: v for k, v in pairs.items() if v is not None}
+
+
+def computed_cells_dir(config: ServiceConfig) -> Path:
+    """Where the runners append the cells they compute, and web and workers read them.
+
+    `config.cells_dir` (EXPAUDIT_CELLS_DIR) when set; else `cells` beside a local store
+    (`var/cells` beside the default `var/store`: the data directory holds the whole state
+    of a running service), else `defaults.LOCAL_CELLS_DIR`. Never the frozen root, which
+    may be inside the installed package (readable by every local-sandbox selector) or a
+    source checkout. Relative paths are relative to the working directory, like the store's.
+    """
+    if config.cells_dir:
+        return Path(config.cells_dir)
+    if not config.is_s3:
+        return Path(config.store).parent / defaults.CELLS_DIR_NAME
+    return Path(defaults.LOCAL_CELLS_DIR)
+
+
+def protected_paths(config: ServiceConfig) -> tuple[Protected, ...]:
+    """The host paths no selector may be given a view of (`runner.sandbox.base.Protected`),
+    passed to the local sandbox, which refuses a run that would expose one: the computed
+    cells, a local store, a Redis unix socket, and any cells of a sealed query set in the
+    frozen root (never published; left there by a service older than EXPAUDIT_CELLS_DIR).
+
+    The published frozen data itself is public (it is shipped in the package, and a
+    wheel's copy lies inside the interpreter every selector runs with), so only those
+    files of it count.
+    """
+    out = [Protected(os.path.abspath(computed_cells_dir(config)), "the computed cells")]
+    if not config.is_s3:
+        out.append(Protected(os.path.abspath(config.store), "the submission store"))
+    socket = redis_socket(config.redis_url)
+    if socket is not None:
+        out.append(Protected(os.path.abspath(socket), "the Redis socket"))
+    if config.catalog is None:
+        out += [Protected(str(path.absolute()), "the sealed cells in the frozen data",
+                          if_present=True) for path in sealed_cells_files(config.frozen_root)]
+    return tuple(out)
+
+
+def redis_socket(url: str | None) -> str | None:
+    """The unix socket path of a `unix://` Redis URL; None for a TCP one (or none)."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme != "unix":
+        return None
+    return parts.path or None
 
 
 def client_defaults(environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:

@@ -29,6 +29,7 @@ from runner.sandbox.base import Limits, RunResult, RunSpec, RunStatus, SandboxCo
 from runner.sandbox.docker_backend import DockerSandbox
 from runner.sandbox.execute import run_selector
 from runner.sandbox.local import LocalSandbox
+from service.config import protected_paths
 from service.records import Manifest
 from service.selector_archive import unpack_archive
 from service.uploads import ValidatedScores
@@ -132,8 +133,8 @@ def make_sandbox(config):
             log.warning("container submissions cannot run on this worker: no Docker engine (%s)",
                         exc)
             return None
-    try:
-        return LocalSandbox()
+    try:  # refuses any run that would show a selector the service's state (`protected_paths`)
+        return LocalSandbox(protected=protected_paths(config))
     except SandboxConfigError as exc:
         log.warning("container submissions cannot run on this worker: %s", exc)
         return None

@@ -16,6 +16,15 @@ LOCAL_STORE_DIR = "var/store"
 LOCAL_REDIS_DIR = "var/redis"
 """Where `expaudit serve` keeps the data of the Redis server it starts itself."""
 
+LOCAL_CELLS_DIR = "var/cells"
+"""Where runners append the cells they compute (EXPAUDIT_CELLS_DIR) when the store is not
+a local directory; beside a local store it is that store's sibling `cells` (`var/cells`
+beside the default `var/store`). Never the frozen root: that may be inside the installed
+package, which every local-sandbox selector can read, or a source checkout."""
+
+CELLS_DIR_NAME = "cells"
+"""Name of the computed-cells directory beside a local store (`service.config.cells_dir`)."""
+
 MAX_UPLOAD_BYTES = 32 * 1024 * 1024
 """Largest accepted scores upload (overridable). A K=50 x Q=200 long-format CSV
 is about 0.5 MB; 32 MB leaves room for many settings in one file while keeping

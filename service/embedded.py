@@ -9,10 +9,12 @@
   (`service.first_start`), saying that the reference rows are being computed;
   the worker computes them in the background and republishes the site.
 - Rollouts: when the simulator is installed (the `sim` extra: robosuite),
-  one `expaudit runner` is started on the frozen root the worker reads, so a
-  submission that needs missing cells (the sealed `stack-replay-k10-hidden`)
-  completes here too. Without it, such submissions wait for a runner started
-  elsewhere; `serve` says which case applies.
+  one `expaudit runner` is started on the frozen root the worker reads; it
+  appends the cells it computes to `var/cells` (EXPAUDIT_CELLS_DIR), never to
+  the frozen root, so a submission that needs missing cells (the sealed
+  `stack-replay-k10-hidden`) completes here too and `var/` holds all the
+  state. Without it, such submissions wait for a runner started elsewhere;
+  `serve` says which case applies.
 - Container submissions: the worker serves the `selectors` queue as well as
   `publish` and `audit`, so they run here with or without a runner.
 - Supervision: a child that exits (the worker, the runner, gunicorn, the
@@ -46,7 +48,7 @@ from expaudit.errors import InternalError, UserError
 from service import defaults
 from service.catalog import open_catalog
 from service.first_start import publish_first
-from service.config import ServiceConfig, to_env
+from service.config import ServiceConfig, computed_cells_dir, to_env
 from service.storage import S3Store, open_store
 
 log = logging.getLogger(__name__)
@@ -198,7 +200,8 @@ def serve(config: ServiceConfig, *, host: str, port: int, web_workers: int,
             config = replace(config, admin_token=admin_token_file(var_dir / "admin-token"))
             token_note = f"the admin token is in {var_dir / 'admin-token'}"
         if config.catalog is None:
-            config = replace(config, frozen_root=str(frozen_root(config)))
+            config = replace(config, frozen_root=str(frozen_root(config)),
+                             cells_dir=str(computed_cells_dir(config).resolve()))
         n_files = publish_initial(config)
         log.info("leaderboard published: %d files", n_files)
         env = {**os.environ, **to_env(config)}
@@ -236,17 +239,19 @@ def start_runner(config: ServiceConfig, env: dict[str, str],
         return (f"no rollout runner: {missing}; submissions needing missing cells wait for "
                 f"`expaudit runner --frozen-root {shown_root(root)}`")
     children.append(subprocess.Popen(runner_command(root), env=env))
-    return f"rollout runner started: missing cells are appended to {shown_root(root)}"
+    cells = computed_cells_dir(config).resolve()
+    return ("rollout runner started: missing cells are appended to "
+            f"{shown_root(cells, '$EXPAUDIT_CELLS_DIR')}")
 
 
-def shown_root(root: Path) -> str:
+def shown_root(root: Path, variable: str = "$EXPAUDIT_FROZEN_ROOT") -> str:
     """The frozen root as printed to the console: relative to the current directory when it
     is under it, else by the variable that names it; never an absolute host path (a console
     line is copied into issues and logs)."""
     try:
         return str(root.relative_to(Path.cwd().resolve())) or "."
     except ValueError:
-        return "$EXPAUDIT_FROZEN_ROOT"
+        return variable
 
 
 @dataclass

@@ -200,7 +200,8 @@ def ensure_chunks(redis: redis_lib.Redis, chunks: tuple[Chunk, ...]) -> list[Job
                 raise RolloutsStuck(
                     f"rollout chunk {chunk.job_id} ran {runs - 1} times and its cells are still "
                     f"missing (last state: {status.value if status else 'expired'}); check that the "
-                    "runners write to the frozen root the workers read")
+                    "runners append to the computed-cells directory the workers read "
+                    "(EXPAUDIT_CELLS_DIR) and use the same frozen root")
             jobs.append(_enqueue_chunk(queue, chunk))
     return jobs
 

@@ -8,10 +8,12 @@ On `rollouts` it executes matrix cells:
 Each job is one chunk planned by `service.rollout_jobs` (one experience, a
 block of units, every seed). The runner executes the chunk's cells that are
 not stored yet and appends each result, with its provenance (state hashes,
-code version, package versions, wall time), to the cells journal of the
-frozen root it was started with, exactly as the generation pipeline does. A
-chunk run again after a crash skips the cells already in the journal, so
-chunks are resumable. The executor follows the chunk's mechanism:
+code version, package versions, wall time), to the journal of the
+computed-cells directory it was started with (`EXPAUDIT_CELLS_DIR`, under
+the service's data directory), in the generation pipeline's format. The
+frozen root is only read: it may be inside the installed package, which the
+local sandbox shows every selector, or a source checkout. A chunk run again
+after a crash skips the cells already stored, so chunks are resumable. The executor follows the chunk's mechanism:
 
 - Replay (camera-blind, units are physical states): the project's Replay
   executor (`runner.executor.run_cell` on a `runner.stack_sim.StackSim`);
@@ -23,7 +25,7 @@ chunks are resumable. The executor follows the chunk's mechanism:
 The worker does not fork per job (`SimpleWorker`): simulators take seconds
 to build and are kept, with the loaded policies, for the life of the process.
 Nothing connects at import; `run_runner` gets its Redis connection, frozen
-root, job context and policy device passed in. This module imports the
+root, computed-cells directory, job context and policy device passed in. This module imports the
 simulator (MuJoCo), so the `expaudit runner` command loads it only when it
 runs.
 """
@@ -44,7 +46,7 @@ from benchmark_data.generation.library_stream import replay_sources
 from benchmark_data.generation.rollouts import NotGeneratedHereError, build_policy_world
 from benchmark_data.journal import append_record
 from benchmark_data.library import read_experiences
-from benchmark_data.paths import cells_journal
+from benchmark_data.paths import computed_journal
 from benchmark_data.policy_files import policy_dir
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS, Mechanism
@@ -72,8 +74,9 @@ class ChunkError(InternalError, ValueError):
 
 @dataclass
 class RunnerContext:
-    """What the jobs of one runner process share: the frozen root, the Replay simulator and
-    one policy runner per task, built on first use.
+    """What the jobs of one runner process share: the frozen root (read), the computed-cells
+    directory (appended to), the Replay simulator and one policy runner per task, built on
+    first use.
 
     `policy_device` (`cpu`, `cuda`, `cuda:N`) runs the policies' forward passes;
     `policy_envs` environments are stepped in lockstep, one batched forward
@@ -81,6 +84,7 @@ class RunnerContext:
     """
 
     root: Path
+    cells_dir: Path
     policy_device: str = "cpu"
     policy_envs: int = 1
     _sim: object | None = field(default=None, repr=False)
@@ -202,9 +206,11 @@ def chunk_policy_world(root: Path, chunk: Chunk):
                        policy_dirs={key: world.policy_dirs[key]})
 
 
-def stored_keys(root: Path, mechanism: str, query_set: str) -> set[tuple]:
-    """Keys of the cells already stored (table and journal) for (mechanism, query set)."""
-    frame = load_cells(mechanism, query_set, root)
+def stored_keys(root: Path, mechanism: str, query_set: str,
+                cells_dir: Path | None = None) -> set[tuple]:
+    """Keys of the cells already stored for (mechanism, query set): the frozen root's table and
+    journal, and the journal of the computed-cells directory `cells_dir`."""
+    frame = load_cells(mechanism, query_set, root, cells_dir)
     return set(zip(frame.mechanism, frame.query_set, frame.experience_id, frame.state_id,
                    frame.seed.astype(int)))
 
@@ -227,10 +233,10 @@ def run_chunk(context: RunnerContext, chunk: Chunk) -> tuple[int, int]:
     short loses only the batch in flight.
     """
     execute, batch = chunk_executor(context, chunk)
-    done = stored_keys(context.root, chunk.mechanism, chunk.query_set)
+    done = stored_keys(context.root, chunk.mechanism, chunk.query_set, context.cells_dir)
     cells = chunk_cells(chunk)
     todo = [c for c in cells if c.key not in done]
-    journal = cells_journal(chunk.mechanism, chunk.query_set, context.root)
+    journal = computed_journal(chunk.mechanism, chunk.query_set, context.cells_dir)
     for start in range(0, len(todo), batch):
         for result in execute(todo[start:start + batch]):
             append_record(journal, result.to_record())
@@ -252,16 +258,20 @@ class RunnerWorker(StopsCleanly, SimpleWorker):
     """A non-forking RQ worker that stops cleanly (`service.worker_loop`)."""
 
 
-def run_runner(redis: redis_lib.Redis, root: Path, jobs_context, *, burst: bool = False,
-               policy_device: str = "cpu", policy_envs: int = 1) -> None:
+def run_runner(redis: redis_lib.Redis, root: Path, jobs_context, *, cells_dir: Path,
+               burst: bool = False, policy_device: str = "cpu", policy_envs: int = 1) -> None:
     """Serve `selectors` and `rollouts` until a shutdown signal (or, with `burst`, until both
     are empty).
+
+    Cells are read from the frozen `root` and `cells_dir`, and appended to `cells_dir`
+    (`service.config.computed_cells_dir`: the directory web and workers read).
 
     `jobs_context` is the `service.jobs.JobContext` (store, catalog, sandbox) the
     selector audits run with, built like a worker's (`service.worker.build_context`).
     `policy_device` and `policy_envs` are how image-policy cells run (`RunnerContext`).
     """
-    install_runner(RunnerContext(Path(root), policy_device=policy_device, policy_envs=policy_envs))
+    install_runner(RunnerContext(Path(root), Path(cells_dir), policy_device=policy_device,
+                                 policy_envs=policy_envs))
     install_context(jobs_context)
 
     def work_once() -> None:

@@ -397,7 +397,7 @@ def test_runner_role_runs_expaudit_runner_on_the_frozen_root(tmp_path):
             assert runner.alive, runner.log_tail()
             assert time.monotonic() < deadline, runner.log_tail()
             time.sleep(0.2)
-        assert f"cells go to {root}" in runner.log_tail()
+        assert f"frozen data read from {root}, computed cells go to " in runner.log_tail()
         assert (root / ".seeded").is_file()
     finally:
         runner.stop()

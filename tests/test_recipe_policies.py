@@ -148,7 +148,7 @@ def test_a_cell_of_the_policy_runs_with_both_cameras_and_verifies(trained):
     horizon = runner.policy_rollout.HORIZON
     runner.policy_rollout.HORIZON = {"stack": 8, "door": 8}
     threads = torch.get_num_threads()
-    context = RunnerContext(root)
+    context = RunnerContext(root, root / "cells")  # the cells verify_policy_sample reads
     try:
         assert run_chunk(context, Chunk("policy", QUERY_SET, EXPERIENCE, ("stack-orig-s00-d2",), (0,))) == (1, 0)
         report = verify_policy_sample(1, root=root)

@@ -191,7 +191,7 @@ def test_a_chunk_run_again_resumes_and_reexecution_reproduces_the_cell(tmp_path)
     root = tmp_path / "frozen"
     copy_library(root, experience_ids(1))
     copy_query_set(root, "stack-hidden", ["stack-hidden-s00"])
-    context = RunnerContext(root)
+    context = RunnerContext(root, root / "cells")
     partial = Chunk("replay", "stack-hidden", "stack-e000", ("stack-hidden-s00",), (0,))
     whole = Chunk("replay", "stack-hidden", "stack-e000", ("stack-hidden-s00",), (0, 1))
     assert run_chunk(context, partial) == (1, 0)
@@ -200,7 +200,7 @@ def test_a_chunk_run_again_resumes_and_reexecution_reproduces_the_cell(tmp_path)
     first = [json.loads(line) for line in journal.read_text().splitlines()]
     assert [r["seed"] for r in first] == [0, 1]
     assert {"state_hash", "final_hash", "code_version", "packages", "wall_s"} <= set(first[0])
-    again = RunnerContext(tmp_path / "again")
+    again = RunnerContext(tmp_path / "again", tmp_path / "again" / "cells")
     copy_library(again.root, experience_ids(1))
     copy_query_set(again.root, "stack-hidden", ["stack-hidden-s00"])
     again._sim = context.sim()
@@ -246,7 +246,7 @@ def test_sealed_setting_is_filled_by_the_runner_once_for_concurrent_submissions(
     root = tmp_path / "frozen"
     copy_library(root, experience_ids(10))
     copy_query_set(root, "stack-hidden", HIDDEN_STATES)
-    journal = root / "cells" / "replay__stack-hidden.journal.jsonl"
+    journal = tmp_path / "cells" / "replay__stack-hidden.journal.jsonl"  # beside the store
     stack = ServiceStack(tmp_path, redis_server, tmp_path / "no-catalog",
                          extra_env={"EXPAUDIT_CATALOG": "", "EXPAUDIT_FROZEN_ROOT": str(root),
                                     "EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY": str(QUOTA)})

@@ -126,7 +126,7 @@ def test_a_policy_chunk_stores_one_cell_per_scene_and_seed_and_resumes(frozen):
     from benchmark_data.policy_files import policy_dir
     from runner.provenance import policy_code_version
 
-    context = RunnerContext(frozen)
+    context = RunnerContext(frozen, frozen / "cells")
     threads = torch.get_num_threads()
     try:
         partial = Chunk("policy", QUERY_SET, EXPERIENCE, SCENES[:1], (0,))
@@ -166,7 +166,7 @@ def test_a_runner_with_lockstep_environments_stores_every_cell_of_the_chunk(froz
 
     root = tmp_path / "frozen"
     shutil.copytree(frozen, root, ignore=shutil.ignore_patterns("cells"))
-    context = RunnerContext(root, policy_envs=2)
+    context = RunnerContext(root, root / "cells", policy_envs=2)
     threads = torch.get_num_threads()
     try:
         chunk = Chunk("policy", QUERY_SET, EXPERIENCE, SCENES, (0, 1, 2))
@@ -202,7 +202,7 @@ def test_a_runner_with_lockstep_environments_stores_every_cell_of_the_chunk(froz
 def test_a_policy_chunk_the_runner_cannot_execute_is_refused_by_name(frozen, chunk, message):
     before = _journal(frozen, chunk.mechanism)
     with pytest.raises(ChunkError, match=message):
-        run_chunk(RunnerContext(frozen), chunk)
+        run_chunk(RunnerContext(frozen, frozen / "cells"), chunk)
     assert _journal(frozen, chunk.mechanism) == before
 
 

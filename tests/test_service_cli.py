@@ -174,7 +174,7 @@ def test_serve_starts_a_rollout_runner_on_the_frozen_root_it_serves(tmp_path, re
     children: list[subprocess.Popen] = []
     try:
         note = start_runner(config, env, children)
-        assert note == "rollout runner started: missing cells are appended to frozen"
+        assert note == "rollout runner started: missing cells are appended to var/cells"
         assert frozen_root(config) == root.resolve()
         assert len(children) == 1 and children[0].args[-2:] == ["--frozen-root", str(root.resolve())]
         assert _listeners(redis_server.url, ROLLOUT_QUEUE, 1, 60) == 1, \
@@ -282,7 +282,7 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
     try:
         early: list[str] = []
         _read_until(proc, "expaudit is serving at", 120, early)
-        assert "rollout runner started: missing cells are appended to frozen\n" in early
+        assert "rollout runner started: missing cells are appended to var/cells\n" in early
         url = f"http://127.0.0.1:{port}"
         admin = (tmp_path / "var" / "admin-token").read_text().strip()
         token = requests.post(f"{url}/api/v1/tokens", json={"name": "sealed", "owner": "sealed"},
@@ -299,8 +299,9 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
         states = [line for line in lines if line.startswith("sub-")]
         assert states[-1].split()[1:] == ["published", "100.0%", "rollouts", "50/50"], lines
         assert any(line.startswith(f"{HIDDEN}: sealed") for line in lines), lines  # the verdict
-        journal = root / "cells" / "replay__stack-hidden.journal.jsonl"
-        assert len(journal.read_text().splitlines()) == 50
+        journal = tmp_path / "var" / "cells" / "replay__stack-hidden.journal.jsonl"
+        assert len(journal.read_text().splitlines()) == 50  # under var/, the service's state
+        assert not (root / "cells").exists()  # the frozen root is only read
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(60)

@@ -1,12 +1,14 @@
 """`expaudit runner`: serve the `rollouts` and `selectors` queues (simulator and sandbox role).
 
-    expaudit runner [--redis-url URL] [--frozen-root DIR] [--burst]
+    expaudit runner [--redis-url URL] [--frozen-root DIR] [--cells-dir DIR] [--burst]
                     [--policy-device DEVICE] [--policy-envs N]
 
 `--redis-url` defaults to $EXPAUDIT_REDIS_URL and `--frozen-root` to
-$EXPAUDIT_FROZEN_ROOT, else the frozen data shipped in the package; computed
-cells are appended to that root's cells journals, so in a deployment it is a
-volume shared with the audit workers. The audits of container submissions
+$EXPAUDIT_FROZEN_ROOT, else the frozen data shipped in the package: the
+published data, only read. Computed cells are appended to the journals of
+`--cells-dir` (default $EXPAUDIT_CELLS_DIR, else `cells` beside a local store:
+`var/cells`), which web and workers read too, so in a deployment it is a
+volume shared with them. The audits of container submissions
 (queue `selectors`) run here in the sandbox of $EXPAUDIT_SANDBOX, with the
 same store and catalog configuration as the worker; in a deployment the runner
 alone holds the Docker socket.
@@ -55,8 +57,12 @@ def _flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--redis-url",
                         help="Redis holding the queues (default $EXPAUDIT_REDIS_URL)")
     parser.add_argument("--frozen-root",
-                        help="frozen data directory the cells are appended to "
+                        help="published frozen data directory, only read "
                              "(default $EXPAUDIT_FROZEN_ROOT, else the packaged data)")
+    parser.add_argument("--cells-dir",
+                        help="directory the computed cells are appended to, read by web and "
+                             "workers too (default $EXPAUDIT_CELLS_DIR, else `cells` beside a "
+                             "local store)")
     parser.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     parser.add_argument("--policy-device",
                         help="device of the image policies' forward passes: cpu, cuda or cuda:N "

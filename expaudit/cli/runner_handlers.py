@@ -15,7 +15,7 @@ from dataclasses import replace
 from benchmark_data.paths import root_or_default
 from expaudit.cli.runner import policy_options
 from service.rollout_runner import run_runner
-from service.config import from_env
+from service.config import computed_cells_dir, from_env
 from service.worker import build_context, redis_answers
 
 
@@ -32,14 +32,18 @@ def run_runner_command(args: argparse.Namespace) -> int:
     if not root.is_dir():
         print(f"expaudit runner: --frozen-root '{root}' is not a directory", file=sys.stderr)
         return 2
+    if getattr(args, "cells_dir", None):
+        config = replace(config, cells_dir=args.cells_dir)
+    cells_dir = computed_cells_dir(config).absolute()
     # a bad value is a PolicyOptionError (a UserError): the command's one line, exit status 2
     device, envs = policy_options(args.policy_device, args.policy_envs, os.environ)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     with redis_answers(redis_url):
-        context = build_context(replace(config, redis_url=redis_url, frozen_root=str(root)),
-                                sandbox=True)
+        context = build_context(replace(config, redis_url=redis_url, frozen_root=str(root),
+                                        cells_dir=str(cells_dir)), sandbox=True)
         print(f"runner: serving the selectors and rollouts queues (sandbox {config.sandbox}), "
-              f"cells go to {root}, policies run on {device} with {envs} env(s)", flush=True)
-        run_runner(context.redis, root, context, burst=args.burst, policy_device=device,
-                   policy_envs=envs)
+              f"frozen data read from {root}, computed cells go to {cells_dir}, policies run "
+              f"on {device} with {envs} env(s)", flush=True)
+        run_runner(context.redis, root, context, cells_dir=cells_dir, burst=args.burst,
+                   policy_device=device, policy_envs=envs)
     return 0

@@ -9,12 +9,13 @@ service does not care which one ran a selector.
 from __future__ import annotations
 
 import math
+import os
 import re
 import signal
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Mapping, Protocol
+from typing import Mapping, Protocol, Sequence
 
 from expaudit.errors import ExpauditError, InvalidInput
 from expaudit.numerics import kernel_env
@@ -182,6 +183,57 @@ def check_io_dirs(spec: RunSpec) -> None:
     if not spec.output_dir.is_dir() or any(spec.output_dir.iterdir()):
         raise SandboxConfigError(f"run spec field 'output_dir': value "
                                  f"'{spec.output_dir}' must be an existing empty directory")
+
+
+@dataclass(frozen=True)
+class Protected:
+    """A host path no selector may be given a view of: the service's own state (the store,
+    the computed cells, the Redis socket) or data never published (sealed cells).
+
+    Attributes
+    ----------
+    path : the host path; a directory that does not exist yet (made later by another
+        process) counts all the same.
+    what : what it is, named in the refusal, which never names a host path.
+    if_present : count it only while it exists: a file that is normally absent (sealed
+        cells left in the frozen data by an older service).
+    """
+
+    path: str
+    what: str
+    if_present: bool = False
+
+
+def _forms(path: str) -> set[str]:
+    absolute = os.path.abspath(path)
+    return {absolute, os.path.realpath(absolute)}
+
+
+def _within(inner: str, outer: str) -> bool:
+    return inner == outer or outer == "/" or inner.startswith(outer + "/")
+
+
+def exposure_refusal(exposed: Sequence[tuple[str, str]],
+                     protected: Sequence[Protected]) -> tuple[str, str, str] | None:
+    """The first protected path a sandbox would expose: (reason, exposed host path, protected
+    host path), or None when there is none.
+
+    `exposed` holds (host path, what it is) for every place a selector would see or write
+    (bind sources, /input, /output). A protected path is exposed when one of them contains
+    it or lies inside it, as written or with its links resolved. The reason names the two
+    things, never a path: it is shown to the submitter; the paths are for the operator's log.
+    """
+    for guarded in protected:
+        if guarded.if_present and not os.path.lexists(guarded.path):
+            continue
+        targets = _forms(guarded.path)
+        for source, what in exposed:
+            sources = _forms(source)
+            if any(_within(t, s) for t in targets for s in sources):
+                return f"{what} would show the selector {guarded.what}", source, guarded.path
+            if any(_within(s, t) for t in targets for s in sources):
+                return f"{what} lies inside {guarded.what}", source, guarded.path
+    return None
 
 
 class SelectorSandbox(Protocol):

@@ -30,6 +30,10 @@ The sandbox (see `runner.sandbox.nsinit`, its PID 1):
 A sandbox that cannot be built, or in which the interpreter does not start
 as the selector's will (with its site-packages: `interpreter_check`),
 ends `setup_failed` (the service's failure) with a reason naming no host path.
+So does a run whose binds, /input or /output would contain or lie inside a
+path the service protects (`protected`: the store, the computed cells, the
+Redis socket, sealed cells in the frozen data): checked before every run, so
+a protected file that appears later is caught, and the selector never starts.
 
 Requires root on the host (or CAP_SYS_ADMIN), `unshare` and `setpriv` from
 util-linux. RLIMIT_NPROC counts every process of a uid on the host, which is
@@ -54,8 +58,9 @@ import weakref
 from pathlib import Path
 
 from runner.sandbox import cgroups, defaults
-from runner.sandbox.base import (Limits, RunResult, RunSpec, RunStatus, SandboxConfigError,
-                                 TailBuffer, check_io_dirs, classify_exit, sandbox_env)
+from runner.sandbox.base import (Limits, Protected, RunResult, RunSpec, RunStatus,
+                                 SandboxConfigError, TailBuffer, check_io_dirs, classify_exit,
+                                 exposure_refusal, sandbox_env)
 from runner.sandbox.workdir import WorkerDir
 
 log = logging.getLogger(__name__)
@@ -157,10 +162,14 @@ class LocalSandbox:
         work_root: where this sandbox's `WorkerDir` is claimed
             (default `runner.sandbox.workdir.base_dir()`); refused unless only
             this user can write it (`runner.sandbox.workdir.secure_base`).
+        protected: host paths no run may expose (`base.Protected`), given by
+            the service from its configuration; a run that would expose one
+            ends `setup_failed` before anything starts.
     """
 
     def __init__(self, *, python: str | None = None, uid: int | None = None,
-                 cgroup: bool | None = None, work_root: Path | None = None) -> None:
+                 cgroup: bool | None = None, work_root: Path | None = None,
+                 protected: tuple[Protected, ...] | list[Protected] = ()) -> None:
         if uid is not None and (isinstance(uid, bool) or not isinstance(uid, int) or uid <= 0):
             raise SandboxConfigError(f"local sandbox: uid {uid!r} must be a positive integer")
         self.uid = uid
@@ -168,6 +177,7 @@ class LocalSandbox:
             if shutil.which(tool) is None:
                 raise SandboxConfigError(f"local sandbox: the '{tool}' program is not installed")
         self.python = python or sys.executable
+        self.protected = tuple(protected)
         self.python_binds = python_binds(self.python)
         self.interpreter_check = interpreter_check(self.python)
         found = cgroups.available() if cgroup is not False else None
@@ -192,6 +202,13 @@ class LocalSandbox:
         if spec.limits.gpu:
             return RunResult(RunStatus.SETUP_FAILED, "the local sandbox has no GPU; run this "
                              "setting on a Docker runner with a GPU", None, "", "", 0.0, digest)
+        refused = exposure_refusal(self.exposed(spec, selector_dir), self.protected)
+        if refused is not None:
+            reason, source, guarded = refused
+            log.error("local sandbox: run refused: %s (%s holds or lies in %s)", reason, source,
+                      guarded)
+            return RunResult(RunStatus.SETUP_FAILED, f"could not build the sandbox: {reason}",
+                             None, "", "", 0.0, digest)
         mountpoint = self.workdir.mkdtemp("sandbox-")
         try:
             return self._run(spec, selector_dir, digest, str(mountpoint))
@@ -209,6 +226,23 @@ class LocalSandbox:
         check_io_dirs(spec)
         return selector_dir.resolve()
 
+    def _ro_binds(self, spec: RunSpec, selector_dir: Path) -> list[tuple[str, str, str]]:
+        """The read-only binds of a run: (host source, target inside, what it is)."""
+        ro_binds = [("/usr", "/usr", "/usr")] + list(self.python_binds)
+        ro_binds += [(f, f, "a system file") for f in SYSTEM_FILES if os.path.exists(f)]
+        ro_binds += [(str(selector_dir), "/selector", "/selector"),
+                     (str(spec.input_dir.resolve()), "/input", "/input")]
+        return ro_binds
+
+    def exposed(self, spec: RunSpec, selector_dir: Path) -> list[tuple[str, str]]:
+        """(host path, what it is) of every place a run of `spec` lets the selector see or
+        write: its read-only binds and the directory /output is copied to."""
+        names = {"the interpreter": "the interpreter's installation", "/usr": "the bind of /usr",
+                 "/selector": "the selector directory", "/input": "the /input directory"}
+        places = [(source, names.get(what, what)) for source, _, what in
+                  self._ro_binds(spec, selector_dir)]
+        return places + [(str(spec.output_dir.resolve()), "the /output directory")]
+
     def effective_limits(self, limits: Limits) -> Limits:
         """The limits a run really gets: without a cgroup, one process with one thread,
         which cannot use more than one CPU (so numpy and torch are told 1 thread)."""
@@ -221,10 +255,7 @@ class LocalSandbox:
         limits = self.effective_limits(spec.limits)
         low, high = defaults.SANDBOX_UID_RANGE
         uid = self.uid if self.uid is not None else low + secrets.randbelow(high - low)
-        ro_binds = [("/usr", "/usr", "/usr")] + list(self.python_binds)
-        ro_binds += [(f, f, "a system file") for f in SYSTEM_FILES if os.path.exists(f)]
-        ro_binds += [(str(selector_dir), "/selector", "/selector"),
-                     (str(spec.input_dir.resolve()), "/input", "/input")]
+        ro_binds = self._ro_binds(spec, selector_dir)
         symlinks = [(p, os.readlink(p)) for p in SYSTEM_LINKS if os.path.islink(p)]
         command = list(spec.command or (self.python, f"/selector/{SELECTOR_ENTRY}"))
         return {
