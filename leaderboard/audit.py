@@ -26,6 +26,7 @@ from leaderboard.metrics.diagnostics import (
     reranked,
 )
 from leaderboard.metrics.gap import discrimination_gap, subset_masks
+from leaderboard.metrics.noise import noise_aware
 from leaderboard.metrics.ranking import r2_scene, ranking_metrics
 from leaderboard.metrics.reference import reference_quantities
 from leaderboard.metrics.selection import select
@@ -113,14 +114,16 @@ def run_audit(
     n_shuffles, n_bootstrap : number of frequency-matched shuffles and
         cluster-bootstrap resamples.
     seed : seeds every random draw; independent streams are spawned for the
-        three gaps, the bootstrap and the random sub-libraries, so changing
-        one count never changes another part's draws.
+        three gaps, the bootstrap, the random sub-libraries and the noise null,
+        so changing one count never changes another part's draws.
     """
     scores = _check_arguments(data, scores, n_shuffles, n_bootstrap, seed)
     y = data.success_matrix()
     sel = select(scores)
-    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(5)]
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(6)]
     reference = reference_quantities(y, sel)
+    noise = (noise_aware(data.outcomes, defaults.N_NOISE_NULL, streams[5])
+             if data.outcomes.shape[2] >= 2 else None)
     conc = concentration(y, sel, reference.margin, reference.advantage)
     gaps = _gaps(data, y, sel, n_shuffles, streams[:3])
     ranking = None if selection_only else ranking_metrics(y, scores)
@@ -132,6 +135,7 @@ def run_audit(
         None if ranking is None else ranking.scene_auroc,
         n_bootstrap,
         streams[3],
+        scene_oracle_cf=None if noise is None else noise.scene_oracle_cf,
     )
     if reference.advantage is None:
         intervals = _replace_advantage(intervals, reference.advantage_reason)
@@ -149,6 +153,7 @@ def run_audit(
         ),
         selection=sel,
         reference=reference,
+        noise=noise,
         concentration=conc,
         gaps=gaps,
         intervals=intervals,

@@ -2,7 +2,7 @@
 
 `AuditReport` is what `leaderboard.audit.run_audit` returns; `report_to_dict`
 (also `AuditReport.to_dict()`) is its JSON document, schema
-`defaults.SCHEMA_VERSION`. Grouping: inputs, reference, concentration, gap,
+`defaults.SCHEMA_VERSION`. Grouping: inputs, reference, noise, concentration, gap,
 intervals, ranking, diagnostics, verdict. Floats are rounded to
 `defaults.ROUND_DIGITS` decimals (and -0.0 written as 0.0), NaN becomes null,
 so `json.dumps(sort_keys=True)` of the same inputs and seed is byte-identical.
@@ -20,7 +20,9 @@ from leaderboard.metrics.bootstrap import BootstrapResult, Interval
 from leaderboard.metrics.concentration import ConcentrationResult
 from leaderboard.metrics.defaults import SELECTION_ONLY_REASON
 from leaderboard.metrics.diagnostics import RandomSubLibraries, SubLibraryAdvantage
+from leaderboard.metrics.discrimination import MIN_GAP, RANDOM_RANGE, noise_shortfall, shortfall
 from leaderboard.metrics.gap import GapResult
+from leaderboard.metrics.noise import NoiseResult
 from leaderboard.metrics.ranking import RankingResult
 from leaderboard.metrics.reference import ReferenceResult
 from leaderboard.verdict import Verdict
@@ -54,13 +56,14 @@ class AuditReport:
     """The full audit of one rule; `to_dict()` gives the JSON document.
 
     `gaps` pairs each subset name (all, appearance, layout) with its result;
-    `ranking` is None for selection-only input; `selection` is the (Q,)
+    `noise` is None on a single-seed tensor; `ranking` is None for selection-only input; `selection` is the (Q,)
     selected library index per scene.
     """
 
     inputs: AuditInputs
     selection: np.ndarray
     reference: ReferenceResult
+    noise: NoiseResult | None
     concentration: ConcentrationResult
     gaps: tuple[tuple[str, GapResult], ...]
     intervals: BootstrapResult
@@ -139,6 +142,35 @@ def _reference(report: AuditReport, ids: tuple[str, ...]) -> dict:
         "best_fixed_advantage": num(ref.best_fixed_advantage),
         "quality": _by_id(ids, ref.quality),
         "margin": _by_id(ids, ref.margin),
+    }
+
+
+def _noise(report: AuditReport) -> dict:
+    """The noise-aware block: the oracle bracket, headroom_cf, the noise null and both labels.
+
+    The setting's label is the noise-aware rule (`discriminates`, `reason`); the paper's bar is
+    beside it under `paper_bar`, never the verdict.
+    """
+    ref, noise = report.reference, report.noise
+    paper_missing = shortfall(ref.success_random, ref.success_oracle)
+    paper = {"discriminates": paper_missing is None, "reason": paper_missing,
+             "oracle_minus_random": num(ref.success_oracle - ref.success_random),
+             "min_gap": MIN_GAP, "random_range": list(RANDOM_RANGE)}
+    if noise is None:
+        return {"success_oracle_cf": None, "oracle_bracket": None, "headroom_cf": None,
+                "null_p95": None, "null_p_value": None, "n_null": 0, "discriminates": None,
+                "reason": defaults.NOISE_ONE_SEED_REASON, "paper_bar": paper}
+    missing = noise_shortfall(ref.success_random, report.intervals.headroom_cf.low)
+    return {
+        "success_oracle_cf": num(noise.success_oracle_cf),
+        "oracle_bracket": [num(noise.success_oracle_cf), num(ref.success_oracle)],
+        "headroom_cf": num(noise.headroom_cf),
+        "null_p95": num(noise.null_p95),
+        "null_p_value": num(noise.null_p_value),
+        "n_null": noise.n_null,
+        "discriminates": missing is None,
+        "reason": missing,
+        "paper_bar": paper,
     }
 
 
@@ -224,11 +256,13 @@ def report_to_dict(report: AuditReport) -> dict:
             "n_bootstrap": inputs.n_bootstrap,
         },
         "reference": _reference(report, ids),
+        "noise": _noise(report),
         "concentration": _concentration(report, ids),
         "gap": {name: _gap(result) for name, result in report.gaps},
         "intervals": {
             name: _interval(getattr(intervals, name))
-            for name in ("success_rule", "advantage", "success_best_fixed", "gap", "within_query_auroc")
+            for name in ("success_rule", "advantage", "success_best_fixed", "gap", "within_query_auroc",
+                         "headroom_cf")
         },
         "ranking": _ranking(report),
         "diagnostics": _diagnostics(report, ids),

@@ -455,7 +455,7 @@ def test_failed_policy_gates_are_shown_beside_the_discrimination_label(data):
     assert 'id="policy-gates"' not in site[f"settings/{SETTING}.html"].decode()
     reason = by_id[gated]["discrimination"]["reason"]
     index = site["index.html"].decode()
-    assert f'<span class="no">no</span>: {reason}; failed policy gates: {escaped}</dd>' in index
+    assert f'<span class="no">no</span>: {reason}; failed policy gates: {escaped}; label: ' in index
     # the cross-setting summary leaves it out with the same reason and gates
     left_out = {e["setting_id"]: e["reason"] for e in json.loads(site["index.json"])["cross_setting"]["left_out"]}
     assert left_out[gated] == f"{reason}; failed policy gates: {'; '.join(GATES_FAILED)}"

@@ -46,6 +46,8 @@ class BootstrapResult:
     gap: Interval
     within_query_auroc: Interval
     n_clusters: int
+    headroom_cf: Interval = Interval(None, None, "the cross-fitted oracle was not computed")
+    """`success_oracle_cf - success_random` (`leaderboard.metrics.noise`), same resamples."""
 
 
 def cluster_index(state_ids: np.ndarray) -> tuple[np.ndarray, int]:
@@ -120,6 +122,7 @@ def bootstrap_intervals(
     scene_auroc: np.ndarray | None,
     n_bootstrap: int,
     rng: np.random.Generator,
+    scene_oracle_cf: np.ndarray | None = None,
 ) -> BootstrapResult:
     """Cluster-bootstrap intervals of the rule's headline numbers.
 
@@ -130,6 +133,9 @@ def bootstrap_intervals(
         are drawn once and re-weighted, as AUDIT_SPEC allows).
     scene_auroc : (Q,) within-query AUROC per scene, NaN where not eligible;
         None when the ranking metrics are not computable.
+    scene_oracle_cf : (Q,) cross-fitted oracle success per scene
+        (`noise.oracle_cf_by_scene`); gives the `headroom_cf` interval. It only
+        adds a column to the per-scene sums, so the resamples are the same.
     """
     index, n_clusters = cluster_index(state_ids)
     scene_index = np.arange(y.shape[1])
@@ -141,6 +147,7 @@ def bootstrap_intervals(
             y.max(axis=0),
             y[sel, scene_index] - scene_shuffle_mean,
         ]
+        + ([] if scene_oracle_cf is None else [scene_oracle_cf - y.mean(axis=0)])
     )
     sums = cluster_sums(index, n_clusters, per_scene)
     quality_sums = cluster_sums(index, n_clusters, y.T)  # (C, K)
@@ -153,8 +160,11 @@ def bootstrap_intervals(
             np.column_stack([np.where(eligible, scene_auroc, 0.0), eligible.astype(np.float64)]),
         )
     totals, best_fixed, auroc_totals = _resampled_totals(sums, quality_sums, auroc_sums, n_bootstrap, rng)
-    size, rule, random, oracle, gap = totals.T
+    size, rule, random, oracle, gap = totals.T[:5]
     rule, random, oracle, gap = rule / size, random / size, oracle / size, gap / size
+    headroom_cf = Interval(None, None, "the cross-fitted oracle was not computed")
+    if scene_oracle_cf is not None:
+        headroom_cf = percentile_interval(totals[:, 5] / size, "headroom_cf")
     best_fixed = best_fixed / size
     denominator = oracle - random
     advantage = np.where(
@@ -174,4 +184,5 @@ def bootstrap_intervals(
         gap=percentile_interval(gap, "gap"),
         within_query_auroc=within,
         n_clusters=n_clusters,
+        headroom_cf=headroom_cf,
     )

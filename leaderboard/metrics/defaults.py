@@ -17,6 +17,13 @@ N_BOOTSTRAP = 2000
 """Cluster-bootstrap resamples: 2,000 keeps the Monte-Carlo error of a 95%
 percentile interval small against its width with 40 clusters."""
 
+N_NOISE_NULL = 2000
+"""Resamples of the noise null (AUDIT_SPEC, "Noise-aware reference quantities": B = 2000):
+its 95th percentile and p-value are read from them."""
+
+NOISE_ONE_SEED_REASON = "one seed per cell: the cross-fitted oracle and the noise null need at least two"
+"""Why the noise-aware quantities are null on a tensor with a single seed."""
+
 SEED = 0
 """Default seed of every random draw (shuffles, bootstrap, sub-libraries); it
 is written into the report so any number can be reproduced."""

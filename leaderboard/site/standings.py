@@ -3,11 +3,14 @@
 Pure functions from report dicts to frozen results; no I/O. The published
 pages (`leaderboard.site.build`) only format what is decided here:
 
-- a setting **discriminates** when it meets the benchmark's bar
-  (`leaderboard.metrics.discrimination`: oracle - random at least 0.10 and
-  random success within 0.30-0.85, as on the data pages); one that does not
-  says which part it misses, with the numbers, and is left out of
-  cross-setting summaries. Apart from that, A is **undefined** where oracle
+- a setting **discriminates** by the noise-aware rule
+  (`leaderboard.metrics.discrimination`: random success within 0.30-0.85 and
+  the 95% interval of headroom_cf, the cross-fitted oracle minus random,
+  above 0, as on the data pages); one that does not says which part it
+  misses, with the numbers, and is left out of cross-setting summaries. The
+  paper's bar (oracle - random at least 0.10) is shown beside it, labelled as
+  the paper's; a report made before the rule existed is read by the paper's
+  bar and says so. Apart from that, A is **undefined** where oracle
   minus random is below `defaults.ADVANTAGE_MIN_DENOMINATOR`: there no rule
   can be told apart from random, and rows are ranked by success;
 - the hindsight rows (random, best-fixed, oracle) are **reference lines**,
@@ -26,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from leaderboard.metrics import defaults
-from leaderboard.metrics.discrimination import MIN_GAP, RANDOM_RANGE, shortfall
+from leaderboard.metrics.discrimination import MIN_GAP, RANDOM_RANGE, noise_shortfall, shortfall
 
 REFERENCE_LINES = ("random", "oracle", "best_fixed")
 """Hindsight rows drawn as reference lines: the floor, the ceiling, one good experience."""
@@ -72,26 +75,68 @@ def estimate(report: dict, name: str) -> Estimate:
 
 @dataclass(frozen=True)
 class Discrimination:
-    """Whether a setting meets the benchmark's bar, whether A is defined on it, and the measured
-    reason; None where no published report says yet."""
+    """Whether a setting discriminates, whether A is defined on it, and the measured reason;
+    None where no published report says yet.
+
+    `rule` names what decided it ("noise-aware", or "paper's bar" for a report made before the
+    rule); `paper_bar` is the paper's reading beside it (its verdict and reason), `noise` the
+    oracle bracket, headroom_cf with its interval and the noise null (None without them).
+    """
 
     discriminates: bool | None
     oracle_minus_random: float | None
     reason: str
     advantage_defined: bool | None = None
+    rule: str | None = None
+    paper_bar: dict | None = None
+    noise: dict | None = None
 
     def to_json(self) -> dict:
         return {"discriminates": self.discriminates, "advantage_defined": self.advantage_defined,
-                "oracle_minus_random": self.oracle_minus_random, "reason": self.reason}
+                "oracle_minus_random": self.oracle_minus_random, "reason": self.reason,
+                "rule": self.rule, "paper_bar": self.paper_bar, "noise": self.noise}
+
+
+NOISE_AWARE = "noise-aware"
+PAPER_BAR = "paper's bar"
+
+
+def _paper_bar(random: float, oracle: float) -> tuple[bool, str]:
+    low, high = RANDOM_RANGE
+    missing = shortfall(random, oracle)
+    if missing is None:
+        return True, (f"oracle - random = {oracle:.3f} - {random:.3f} = {oracle - random:.3f} "
+                      f"(at least {MIN_GAP:.2f}) and random success {random:.3f} within "
+                      f"{low:.2f}-{high:.2f}")
+    return False, missing
+
+
+def _noise_reading(report: dict, random: float) -> tuple[bool, str, dict] | None:
+    """(discriminates, reason, the noise numbers) from a report's noise block; None without one."""
+    noise = report.get("noise") or {}
+    interval = (report.get("intervals") or {}).get("headroom_cf") or {}
+    if noise.get("headroom_cf") is None or interval.get("low") is None:
+        return None
+    low_end, high_end = float(interval["low"]), float(interval["high"])
+    numbers = {"oracle_bracket": noise.get("oracle_bracket"), "headroom_cf": noise["headroom_cf"],
+               "headroom_cf_interval": [low_end, high_end], "null_p95": noise.get("null_p95"),
+               "null_p_value": noise.get("null_p_value"), "n_null": noise.get("n_null")}
+    missing = noise_shortfall(random, low_end)
+    if missing is None:
+        low, high = RANDOM_RANGE
+        return True, (f"headroom_cf (cross-fitted oracle - random) = {noise['headroom_cf']:.3f}, "
+                      f"95% interval [{low_end:.3f}, {high_end:.3f}] above 0, and random success "
+                      f"{random:.3f} within {low:.2f}-{high:.2f}"), numbers
+    return False, missing, numbers
 
 
 def discrimination(reports: Sequence[dict]) -> Discrimination:
-    """Read oracle and random success from the first report that has both.
+    """Read the setting's label from the first report that gives oracle and random success.
 
-    They depend on the data only, so any report of the setting gives them.
+    They depend on the data only, so any report of the setting gives them. The noise-aware
+    rule decides where the report has its block; otherwise the paper's bar, named as such.
     """
     threshold = defaults.ADVANTAGE_MIN_DENOMINATOR
-    low, high = RANDOM_RANGE
     for report in reports:
         reference = report.get("reference") or {}
         oracle, random = reference.get("success_oracle"), reference.get("success_random")
@@ -100,15 +145,17 @@ def discrimination(reports: Sequence[dict]) -> Discrimination:
         oracle, random = float(oracle), float(random)
         spread = round(oracle - random, 6)
         defined = spread >= threshold
-        missing = shortfall(random, oracle)
-        if missing is None:
-            return Discrimination(True, spread, (
-                f"oracle - random = {oracle:.3f} - {random:.3f} = {spread:.3f} (at least {MIN_GAP:.2f}) "
-                f"and random success {random:.3f} within {low:.2f}-{high:.2f}"), True)
-        if not defined:
-            missing += (f"; with oracle - random below {threshold} A is undefined and no rule can be "
-                        f"told apart from random here")
-        return Discrimination(False, spread, missing, defined)
+        paper_ok, paper_reason = _paper_bar(random, oracle)
+        paper = {"discriminates": paper_ok, "reason": paper_reason, "oracle_minus_random": spread}
+        reading = _noise_reading(report, random)
+        if reading is None:
+            found, reason, numbers, rule = paper_ok, paper_reason, None, PAPER_BAR
+        else:
+            (found, reason, numbers), rule = reading, NOISE_AWARE
+        if not found and not defined:
+            reason += (f"; with oracle - random below {threshold} A is undefined and no rule can be "
+                       f"told apart from random here")
+        return Discrimination(found, spread, reason, defined, rule, paper, numbers)
     return Discrimination(None, None, "no published report gives oracle and random success yet")
 
 
