@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from leaderboard.errors import BadArgument
+from expaudit.errors import InvalidInput
 from leaderboard.metrics import defaults
 from leaderboard.metrics.discrimination import noise_discriminates, noise_shortfall
 from leaderboard.metrics.noise import noise_aware, noise_null, oracle_cf_by_scene
@@ -120,12 +120,12 @@ def test_the_null_is_seeded_and_its_draws_do_not_depend_on_earlier_counts():
     (np.full((2, 3, 2), 2, dtype=np.int8), "0/1"),
 ])
 def test_bad_tensors_are_named(outcomes, match):
-    with pytest.raises(BadArgument, match=match):
+    with pytest.raises(InvalidInput, match=match):
         noise_aware(outcomes, 10, np.random.default_rng(0))
 
 
 def test_bad_resample_counts_are_named():
-    with pytest.raises(BadArgument, match="n_resamples must be a positive integer"):
+    with pytest.raises(InvalidInput, match="n_resamples must be a positive integer"):
         noise_aware(np.zeros((2, 2, 2), dtype=np.int8), 0, np.random.default_rng(0))
 
 
@@ -170,3 +170,20 @@ def test_a_single_seed_tensor_gives_null_noise_quantities_with_the_reason(audit_
     assert report["noise"]["discriminates"] is None
     assert report["noise"]["reason"] == defaults.NOISE_ONE_SEED_REASON
     assert report["intervals"]["headroom_cf"]["low"] is None
+
+
+def test_the_setting_label_equals_the_one_every_report_carries(audit_data_factory):
+    from leaderboard.audit import run_audit
+    from leaderboard.metrics.discrimination import setting_label
+
+    rng = np.random.default_rng(8)
+    outcomes = (rng.random((3, 60, 5)) < rng.uniform(0.2, 0.9, (3, 60, 1))).astype(np.int8)
+    states = [f"st{j // 5}" for j in range(60)]
+    data = audit_data_factory(outcomes, states=states)
+    report = run_audit(data, rng.random((3, 60)), n_shuffles=30, n_bootstrap=300, seed=4).to_dict()
+    label = setting_label(outcomes, np.asarray(states, dtype=object), n_bootstrap=300, seed=4)
+    interval = report["intervals"]["headroom_cf"]
+    assert (round(label.headroom_cf.low, 6), round(label.headroom_cf.high, 6)) == (interval["low"], interval["high"])
+    assert round(label.noise.null_p_value, 6) == report["noise"]["null_p_value"]
+    assert label.discriminates is report["noise"]["discriminates"]
+    assert label.paper_discriminates is report["noise"]["paper_bar"]["discriminates"]

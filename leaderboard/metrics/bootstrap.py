@@ -186,3 +186,26 @@ def bootstrap_intervals(
         n_clusters=n_clusters,
         headroom_cf=headroom_cf,
     )
+
+
+def headroom_cf_interval(
+    y: np.ndarray,
+    state_ids: np.ndarray,
+    scene_oracle_cf: np.ndarray,
+    n_bootstrap: int,
+    rng: np.random.Generator,
+) -> Interval:
+    """The `headroom_cf` interval alone, from the same resamples as `bootstrap_intervals`.
+
+    Given a generator in the same state, it draws the same (B, C) counts in the same order
+    (row by row, whatever the block size), so it equals the report's interval; the data
+    pages use it to label a setting without auditing a rule.
+    """
+    index, n_clusters = cluster_index(state_ids)
+    sums = cluster_sums(index, n_clusters, np.column_stack([np.ones(y.shape[1]),
+                                                            scene_oracle_cf - y.mean(axis=0)]))
+    totals = np.empty((n_bootstrap, 2))
+    for block in row_blocks(n_bootstrap, max(n_clusters, y.shape[0])):
+        weights = resample_counts(n_clusters, block.stop - block.start, rng).astype(np.float64)
+        totals[block] = weights @ sums
+    return percentile_interval(totals[:, 1] / totals[:, 0], "headroom_cf")

@@ -16,8 +16,13 @@ and on the leaderboard.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from leaderboard.metrics import defaults
+from leaderboard.metrics.bootstrap import Interval, headroom_cf_interval
+from leaderboard.metrics.noise import NoiseResult, noise_aware
 from leaderboard.metrics.selection import FLOAT_TOLERANCE
 
 MIN_GAP = 0.10
@@ -101,3 +106,42 @@ def quality_shortfall(value: float) -> str | None:
         return None
     return (f"quality range (best experience's mean success minus the worst's) {value:.3f} is "
             f"below {MIN_QUALITY_RANGE:.2f}: the experiences barely differ in quality")
+
+
+@dataclass(frozen=True)
+class SettingLabel:
+    """A setting's label by the noise-aware rule, with the paper's bar beside it.
+
+    `reason` says what misses the rule (None when the setting discriminates), `paper_reason`
+    what misses the paper's bar; `noise` and `headroom_cf` are the numbers the rule reads.
+    """
+
+    random: float
+    oracle: float
+    noise: NoiseResult
+    headroom_cf: Interval
+    discriminates: bool
+    reason: str | None
+    paper_discriminates: bool
+    paper_reason: str | None
+
+
+def setting_label(outcomes: np.ndarray, state_ids: np.ndarray, *,
+                  n_bootstrap: int = defaults.N_BOOTSTRAP, seed: int = defaults.SEED) -> SettingLabel:
+    """Label a complete (K, Q, S) outcome tensor whose scenes belong to `state_ids` (Q,).
+
+    The draws are the audit's (`leaderboard.audit.run_audit` with the same `n_bootstrap` and
+    `seed`): the noise null from its sixth stream, the `headroom_cf` interval from the
+    bootstrap's fourth, so the label equals the one every report of the setting carries.
+    """
+    outcomes = np.asarray(outcomes)
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(6)]
+    noise = noise_aware(outcomes, defaults.N_NOISE_NULL, streams[5])
+    y = outcomes.mean(axis=2)
+    interval = headroom_cf_interval(y, np.asarray(state_ids), noise.scene_oracle_cf, n_bootstrap,
+                                    streams[3])
+    random, oracle = float(y.mean()), float(y.max(axis=0).mean())
+    reason, paper_reason = noise_shortfall(random, interval.low), shortfall(random, oracle)
+    return SettingLabel(random=random, oracle=oracle, noise=noise, headroom_cf=interval,
+                        discriminates=reason is None, reason=reason,
+                        paper_discriminates=paper_reason is None, paper_reason=paper_reason)

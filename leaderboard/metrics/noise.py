@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from leaderboard.errors import BadArgument
+from expaudit.errors import InvalidInput
 from leaderboard.metrics.selection import FLOAT_TOLERANCE
 
 
@@ -46,11 +46,11 @@ class NoiseResult:
 def _check_outcomes(outcomes: np.ndarray) -> np.ndarray:
     outcomes = np.asarray(outcomes)
     if outcomes.ndim != 3 or 0 in outcomes.shape:
-        raise BadArgument(f"outcomes must be a non-empty (K, Q, S) array, got shape {outcomes.shape}")
+        raise InvalidInput(f"outcomes must be a non-empty (K, Q, S) array, got shape {outcomes.shape}")
     if outcomes.shape[2] < 2:
-        raise BadArgument(f"outcomes must have at least 2 seeds to cross-fit, got S={outcomes.shape[2]}")
+        raise InvalidInput(f"outcomes must have at least 2 seeds to cross-fit, got S={outcomes.shape[2]}")
     if not np.isin(outcomes, (0, 1)).all():
-        raise BadArgument("outcomes must be 0/1 in every cell (a complete tensor)")
+        raise InvalidInput("outcomes must be 0/1 in every cell (a complete tensor)")
     return outcomes
 
 
@@ -120,7 +120,7 @@ def noise_aware(outcomes: np.ndarray, n_resamples: int, rng: np.random.Generator
     """
     outcomes = _check_outcomes(outcomes)
     if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise BadArgument(f"n_resamples must be a positive integer, got {n_resamples!r}")
+        raise InvalidInput(f"n_resamples must be a positive integer, got {n_resamples!r}")
     y = outcomes.mean(axis=2)
     random = float(y.mean())
     observed = float(y.max(axis=0).mean()) - random
