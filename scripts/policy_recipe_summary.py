@@ -93,7 +93,7 @@ def validation_setting(dirs: list[Path]) -> dict:
     return {"experiences": [m["experience_id"] for m, _ in runs], "mechanism": mechanisms.pop(),
             "scenes": len(scenes), "seeds": [0], "random": round(summary.random, 3),
             "oracle": round(summary.oracle, 3), "best_fixed_success": round(summary.best_fixed_success, 3),
-            "headroom": round(summary.headroom, 3), "discriminates": summary.discriminates,
+            "headroom": round(summary.headroom, 3), "paper_bar": summary.paper_bar,
             "go_no_go_random_at_least_0.2": summary.random >= 0.2}
 
 

@@ -113,7 +113,7 @@ def test_setting_summary_uses_the_mean_over_complete_seeds_only():
     assert s.best_fixed == 0 and s.best_fixed_success == pytest.approx(2.5 / 4)
     assert s.headroom == pytest.approx(1 - 2.5 / 4)
     assert s.best_fixed_advantage == pytest.approx((2.5 / 4 - 0.5) / (1 - 0.5))
-    assert s.discriminates is True
+    assert s.paper_bar is True
     assert s.quality_range == pytest.approx(2.5 / 4 - 1.5 / 4)  # e000 0.625, e001 0.375, e002 0.5
 
 
@@ -122,7 +122,7 @@ def test_setting_summary_without_a_complete_seed_has_no_figures():
     s = summarize_policy(y)
     assert s.seeds_complete == () and (s.cells_done, s.cells_total) == (3, 8)
     assert s.random is None and s.oracle is None and s.best_fixed is None
-    assert s.headroom is None and s.discriminates is None and s.quality_range is None
+    assert s.headroom is None and s.paper_bar is None and s.quality_range is None
 
 
 def test_discrimination_bar():
@@ -132,7 +132,7 @@ def test_discrimination_bar():
     assert not discriminates(random=0.29, oracle=0.90)
     assert not discriminates(random=0.86, oracle=1.00)
     # an all-success matrix: random 1.0, no gap
-    assert summarize_policy(np.ones((3, 4, 1), dtype=np.int8)).discriminates is False
+    assert summarize_policy(np.ones((3, 4, 1), dtype=np.int8)).paper_bar is False
 
 
 def test_the_shortfall_names_each_part_of_the_bar_that_misses_with_its_numbers():
@@ -171,11 +171,13 @@ def test_docs_tables_from_a_frozen_root_with_one_complete_seed(tmp_path):
         "n_demos": 240, "train_wall_s": 1560}))
 
     text = write_doc(tmp_path / "policy_settings.md", tmp_path).read_text()
-    assert "| discriminates | failed policy gates | paper: random, oracle, A, headroom |" in text
+    assert ("| discriminates | paper's bar | failed policy gates | paper: random, oracle, A, headroom |"
+            in text)
     # 600 cells of seed 0 + 300 of seed 1; random = 1 - 120/600, every scene has a success
     assert ("| stack-policy-k3-orig | 3 | 1 of 5 | 900/3000 | 0.80 | 1.00 | stack-e000 | 0.80 "
-            "| 0.00 | 0.200 | 0.00 (below 0.10) | yes | none | not given |") in text
-    assert ("| stack-policydr-k3-orig | 3 | 0 of 5 | 0/3000 | no complete seed yet | | | | | | | "
+            "| 0.00 | 0.200 | 0.00 (below 0.10) | not known: fewer than 2 complete seeds | met | none "
+            "| not given |") in text
+    assert ("| stack-policydr-k3-orig | 3 | 0 of 5 | 0/3000 | no complete seed yet | | | | | | | | "
             "| stack-e001 Policy+DR: draw gap 0.12 (n 200), above its gate 0.10 | not given |") in text
     # 40 states x 3 experiences failures on draws 1-3, all with a succeeding draw-0 twin
     # one seed: no noise floor (it compares seeds)
@@ -312,13 +314,13 @@ def test_the_policies_table_reads_both_policy_versions_and_names_a_malformed_rec
 
 
 def test_a_setting_row_says_what_misses_the_bar_and_a_narrow_quality_range():
-    from benchmark_data.pages.policy_settings import _discriminates_txt, _quality_txt
+    from benchmark_data.pages.policy_settings import _paper_bar_txt, _quality_txt
 
     always = summarize_policy(np.ones((2, 4, 1), dtype=np.int8))
-    assert _discriminates_txt(always) == ("no: oracle - random = 1.000 - 1.000 = 0.000 is below 0.10; "
-                                          "random success 1.000 is above 0.85")
+    assert _paper_bar_txt(always) == ("missed: oracle - random = 1.000 - 1.000 = 0.000 is below 0.10; "
+                                      "random success 1.000 is above 0.85")
     half = np.zeros((2, 4, 1), dtype=np.int8)
     half[0, :2, 0] = half[1, 2:, 0] = 1          # each experience wins half of the scenes
-    assert _discriminates_txt(summarize_policy(half)) == "yes"
+    assert _paper_bar_txt(summarize_policy(half)) == "met"
     assert _quality_txt(0.12) == "0.12" and _quality_txt(0.1) == "0.10"
     assert _quality_txt(0.04) == "0.04 (below 0.10)"

@@ -16,6 +16,7 @@ import numpy as np
 from benchmark_data.frozen import completeness, load_transfer, own_base_success
 from benchmark_data.library import rejection_counts
 from benchmark_data.pages.doc_page import page_main
+from benchmark_data.pages.labels import LABELS_HEAD, label_of, labels_table
 from benchmark_data.pages.setting_figures import summarize
 from benchmark_data.registry import get_setting
 from leaderboard.audit import run_audit
@@ -88,10 +89,10 @@ Our Replay is a re-implementation (robosuite 1.5.2, MuJoCo 3.3, our scripted
 expert, our layouts and noise), so the numbers are not expected to match the
 paper's. Our matrices are easier than the paper's and, at K >= 10, less
 dominated by scene difficulty (lower R_q^2): the experts' styles make
-experiences differ more in quality. The benchmark requirement is that every
-setting discriminates:
-oracle - random >= 0.10 with random success within 0.30-0.85. Three choices set
-the difficulty and were tuned once on a small sample before generation:
+experiences differ more in quality. The benchmark requirement was that every
+setting meets the paper's bar, oracle - random >= 0.10 with random success
+within 0.30-0.85 (the label is now the noise-aware rule above). Three choices
+set the difficulty and were tuned once on a small sample before generation:
 
 - **Retargeting moves positions only.** The recorded gripper orientation is
   replayed as recorded, so a query cube turned away from the base scene's cube
@@ -145,6 +146,9 @@ def comparison_text(root=None) -> str:
 
     paper = [TABLE_I[sid] for sid in STACK_REPLAY_SETTINGS]
     ok = all(discriminates(s.random, s.oracle) for s in ours)
+    labels = [label_of(d) for d in (load_transfer(s, root) for s in STACK_REPLAY_SETTINGS)
+              if d.is_complete]
+    rule_ok = all(label is not None and label.discriminates for label in labels)
     r2 = [s.r2_scene for s in ours if s.r2_scene is not None]
     low, high = RANDOM_RANGE
     return (f"\n\nOver the {len(ours)} complete settings: random {rng([s.random for s in ours])} "
@@ -152,16 +156,18 @@ def comparison_text(root=None) -> str:
             f"(paper {rng([p.oracle for p in paper])}), headroom {rng([s.headroom for s in ours])} "
             f"(paper {rng([p.headroom for p in paper])}), R_q^2 {rng(r2) if r2 else 'n/a'} "
             f"(paper {R2_SCENE_RANGES['replay_k3'][0]:.2f}-{R2_SCENE_RANGES['replay_k10_up'][1]:.2f}). "
-            f"Discrimination bar (oracle - random >= {MIN_GAP:.2f}, random within "
-            f"{low:.2f}-{high:.2f}) met in every complete setting: {'yes' if ok else 'no'}.")
+            f"Discriminates by the noise-aware rule (below) in every complete setting: "
+            f"{'yes' if rule_ok else 'no'}; the paper's bar (oracle - random >= {MIN_GAP:.2f}, random "
+            f"within {low:.2f}-{high:.2f}) met in every complete setting: {'yes' if ok else 'no'}.")
 
 
 def write_doc(path: Path, root=None) -> Path:
     rules = ("\n\n## Reference rules on the frozen matrices\n\nThe audit engine "
              "(`leaderboard.audit.run_audit`) on each complete setting; `random` is the expected "
              "success of a uniform pick, `recency` always picks the newest experience.\n\n")
-    path.write_text(DOC_HEAD + replay_table(root) + comparison_text(root) + rules + rules_table(root)
-                    + DOC_TAIL)
+    path.write_text(DOC_HEAD + replay_table(root) + comparison_text(root)
+                    + LABELS_HEAD + labels_table(STACK_REPLAY_SETTINGS, root)
+                    + rules + rules_table(root) + DOC_TAIL)
     return path
 
 
