@@ -250,7 +250,36 @@ def breakdown_table(root=None) -> str:
         draw = success_by_group(data.outcomes, perturbed, seeds)
         lines.append(f"| {setting.id} | " + " | ".join(_fmt(level.get(v)) for v in range(4))
                      + f" | {_fmt(draw.get(0))} | {_fmt(draw.get(1))} |")
-    return "\n".join(lines)
+    return "\n".join(lines) + door_layout_text(root)
+
+
+def door_layout_text(root=None) -> str:
+    """The paper's Door statement that domain randomization degrades layout performance, set
+    beside Door Policy+DR minus Policy success at each layout level (over complete seeds)."""
+    diffs = []
+    for query_set in ("door-orig", "door-fresh"):
+        pair = {}
+        for setting in published_policy_settings():
+            if setting.task == "door" and setting.query_set == query_set:
+                data = load_transfer(setting.id, root)
+                seeds = complete_seeds(data.outcomes)
+                pair[setting.mechanism.value] = (
+                    success_by_group(data.outcomes, data.scenes.layout_level, seeds) if seeds else {})
+        policy, randomized = pair.get("policy") or {}, pair.get("policy_dr") or {}
+        levels = sorted(set(policy) & set(randomized))
+        if levels:
+            diffs.append((query_set, {v: randomized[v] - policy[v] for v in levels}))
+    if not diffs:
+        return ""
+    every = [d for _, by_level in diffs for d in by_level.values()]
+    verdict = ("does not reproduce here: Door Policy+DR succeeds more often than Door Policy at "
+               "every layout level" if min(every) > 0 else
+               "reproduces here at some layout levels" if min(every) < 0 else "is neither shown nor "
+               "contradicted here")
+    parts = "; ".join(f"{qs}: " + ", ".join(f"level {v} {d:+.2f}" for v, d in by_level.items())
+                      for qs, by_level in diffs)
+    return (f"\n\nThe paper's other Door statement, that domain randomization degrades performance "
+            f"on layout changes, {verdict} (Policy+DR minus Policy success, {parts}).")
 
 
 DOC_HEAD = """# Image-policy settings: figures over the complete seeds
