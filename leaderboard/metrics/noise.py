@@ -88,21 +88,31 @@ def noise_null(outcomes: np.ndarray, n_resamples: int, rng: np.random.Generator)
     """`oracle - random` of `n_resamples` tensors whose experiences are interchangeable, (B,).
 
     Each resample draws `outcome*[i, q, s] ~ Bernoulli(p_q)`, `p_q` the scene's
-    mean over experiences and seeds. Only how many experiences reach each
-    seed count j = 0..S matters to both quantities, so each scene draws those
-    counts (a multinomial over j, as conditional binomials from j = S down)
-    instead of K x S outcomes: exact, in O(B x Q x S) time and O(Q) memory.
+    mean over experiences and seeds (`null_from_rates`).
     """
     outcomes = _check_outcomes(outcomes)
-    n_exp, n_scenes, n_seeds = outcomes.shape
-    pmf = _binomial_pmf(outcomes.mean(axis=(0, 2)), n_seeds)
+    n_exp, _, n_seeds = outcomes.shape
+    return null_from_rates(outcomes.mean(axis=(0, 2)), n_exp, n_seeds, n_resamples, rng)
+
+
+def null_from_rates(rates: np.ndarray, n_exp: int, n_seeds: int, n_resamples: int,
+                    rng: np.random.Generator) -> np.ndarray:
+    """The noise null of K = `n_exp` interchangeable experiences and S = `n_seeds` seeds on
+    scenes of success rates `rates` (Q,): `oracle - random` of each resample, (B,).
+
+    Only how many experiences reach each seed count j = 0..S matters to both quantities, so
+    each scene draws those counts (a multinomial over j, as conditional binomials from j = S
+    down) instead of K x S outcomes: exact, in O(B x Q x S) time and O(Q) memory.
+    """
+    rates = np.asarray(rates, dtype=np.float64)
+    pmf = _binomial_pmf(rates, n_seeds)
     below = np.cumsum(pmf, axis=1)  # P(count <= j)
     conditional = np.divide(pmf, below, out=np.zeros_like(pmf), where=below > 0).clip(0.0, 1.0)
     null = np.empty(n_resamples)
     for row in range(n_resamples):  # one resample at a time: the draws never depend on a block size
-        remaining = np.full(n_scenes, n_exp, dtype=np.int64)
-        top = np.zeros(n_scenes, dtype=np.int64)
-        total = np.zeros(n_scenes, dtype=np.int64)
+        remaining = np.full(rates.shape[0], n_exp, dtype=np.int64)
+        top = np.zeros(rates.shape[0], dtype=np.int64)
+        total = np.zeros(rates.shape[0], dtype=np.int64)
         for j in range(n_seeds, 0, -1):
             count = rng.binomial(remaining, conditional[:, j])
             top = np.maximum(top, np.where(count > 0, j, 0))
