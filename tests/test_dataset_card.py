@@ -66,3 +66,26 @@ def test_card_header_and_readme(card):
     assert "croissant.json" in readme
     for setting_id in SETTINGS:
         assert f"| {setting_id} |" in readme, setting_id
+
+
+def test_readme_labels_each_setting_by_the_rule_with_the_papers_bar_beside():
+    """The card's settings table states what the frozen tensors give: headroom_cf with its
+    interval, the noise-aware label, and the paper's bar."""
+    import numpy as np
+
+    from benchmark_data.frozen import load_transfer
+    from leaderboard.metrics.discrimination import setting_label
+
+    readme = (CARD_PATH.parent / "README.md").read_text()
+    for setting in SETTINGS.values():
+        if setting.sealed:
+            continue
+        row = next(line for line in readme.splitlines() if line.startswith(f"| {setting.id} |"))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        data = load_transfer(setting.id)
+        label = setting_label(data.outcomes, np.asarray(data.scenes.state_ids))
+        interval = label.headroom_cf
+        assert cells[6] == f"{label.noise.headroom_cf:.3f} [{interval.low:.3f}, {interval.high:.3f}]", row
+        assert cells[7].startswith("yes" if label.discriminates else "no:"), row
+        gap = label.oracle - label.random
+        assert cells[8] == f"{'met' if label.paper_discriminates else 'missed'} ({gap:.3f})", row

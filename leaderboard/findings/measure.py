@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from leaderboard.findings import paper
 from leaderboard.findings.paper import TableIRow
 from leaderboard.findings.store import ReportStore, SettingInfo, StoredReport
+from leaderboard.metrics.discrimination import shortfall
 from leaderboard.rules.registry import Family, rule_names
 
 VISUAL_RULES = rule_names(Family.EMBEDDING)
@@ -101,6 +102,9 @@ class RuleCase:
     pooled_auroc: float | None
     within_query_auroc: float | None
     within_query_eligible_share: float | None
+    setting_discriminates: bool | None = None
+    """The setting's label by the noise-aware rule (the report's `noise` block); None in a
+    report made before the rule."""
 
 
 def rule_cases(store: ReportStore, rules: tuple[str, ...] = AUDITED_RULES) -> list[RuleCase]:
@@ -122,7 +126,8 @@ def rule_cases(store: ReportStore, rules: tuple[str, ...] = AUDITED_RULES) -> li
             appearance_gap=gap.get("appearance", {}).get("gap"),
             layout_gap=gap.get("layout", {}).get("gap"),
             pooled_auroc=rank["pooled_auroc"], within_query_auroc=rank["within_query_auroc"],
-            within_query_eligible_share=rank["within_query_eligible_share"]))
+            within_query_eligible_share=rank["within_query_eligible_share"],
+            setting_discriminates=(r.get("noise") or {}).get("discriminates")))
     return sorted(cases, key=lambda c: (c.setting.order, c.setting.setting_id, rules.index(c.rule)))
 
 
@@ -155,6 +160,51 @@ def concentration_finding(cases: list[RuleCase], min_k: int = 10) -> Concentrati
         n_in_paper_range=sum(low <= r <= high for r in ratios),
         sign_match=sum(bool(c.sign_match) for c in signed),
         sign_cases=len(signed))
+
+
+# ---------------------------------------------------------------- which settings discriminate
+
+
+@dataclass(frozen=True)
+class DiscriminationRow:
+    """A setting's label by the noise-aware rule and by the paper's bar, from its reports.
+
+    `noise` is the report's noise block and `headroom_cf_interval` its interval; both None
+    (and `discriminates` None) in a report made before the rule.
+    """
+
+    setting: SettingInfo
+    random: float
+    oracle_minus_random: float
+    noise: dict | None
+    headroom_cf_interval: tuple[float | None, float | None] | None
+    discriminates: bool | None
+    reason: str | None
+    paper_discriminates: bool
+    paper_reason: str | None
+
+
+def discrimination_rows(store: ReportStore) -> list[DiscriminationRow]:
+    """One row per measured setting, in publication order (the numbers are the data's, so any
+    computed report of the setting gives them)."""
+    rows = []
+    for setting in store.settings():
+        report = _any_report(store, setting.setting_id)
+        if report is None:
+            continue
+        ref = report["reference"]
+        random, oracle = ref["success_random"], ref["success_oracle"]
+        noise = report.get("noise")
+        interval = (report.get("intervals") or {}).get("headroom_cf")
+        paper = shortfall(random, oracle)
+        rows.append(DiscriminationRow(
+            setting=setting, random=random, oracle_minus_random=oracle - random,
+            noise=noise if noise and noise.get("headroom_cf") is not None else None,
+            headroom_cf_interval=None if not interval else (interval["low"], interval["high"]),
+            discriminates=None if not noise else noise.get("discriminates"),
+            reason=None if not noise else noise.get("reason"),
+            paper_discriminates=paper is None, paper_reason=paper))
+    return rows
 
 
 # ---------------------------------------------------------------- result 3: discrimination gap
@@ -256,6 +306,7 @@ class Findings:
     missing_settings: tuple[tuple[SettingInfo, str], ...]
     own_base: dict
     cross_scene: dict
+    discrimination: tuple[DiscriminationRow, ...] = ()
 
 
 def cross_scene_success(store: ReportStore) -> dict[str, float]:
@@ -288,4 +339,5 @@ def compute_findings(store: ReportStore) -> Findings:
         not_computed=tuple(s for s in store.reports if not s.computed),
         missing_settings=store.missing,
         own_base=store.own_base,
-        cross_scene=cross_scene_success(store))
+        cross_scene=cross_scene_success(store),
+        discrimination=tuple(discrimination_rows(store)))
