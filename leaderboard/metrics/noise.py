@@ -24,6 +24,12 @@ from expaudit.errors import InvalidInput
 from leaderboard.metrics.selection import FLOAT_TOLERANCE
 
 
+NULL_BATCH = 100
+"""Null resamples drawn together. A fixed number, not a memory budget: the draws depend on it,
+so it never changes with the machine or `chunking.CHUNK_ELEMENTS`, and the first B resamples
+of a longer null are the B of a shorter one whenever B is a multiple of it."""
+
+
 @dataclass(frozen=True)
 class NoiseResult:
     """The noise-aware quantities of one transfer tensor (they do not depend on the rule).
@@ -102,23 +108,26 @@ def null_from_rates(rates: np.ndarray, n_exp: int, n_seeds: int, n_resamples: in
 
     Only how many experiences reach each seed count j = 0..S matters to both quantities, so
     each scene draws those counts (a multinomial over j, as conditional binomials from j = S
-    down) instead of K x S outcomes: exact, in O(B x Q x S) time and O(Q) memory.
+    down) instead of K x S outcomes: exact, in O(B x Q x S) time and O(`NULL_BATCH` x Q)
+    memory.
     """
     rates = np.asarray(rates, dtype=np.float64)
     pmf = _binomial_pmf(rates, n_seeds)
     below = np.cumsum(pmf, axis=1)  # P(count <= j)
     conditional = np.divide(pmf, below, out=np.zeros_like(pmf), where=below > 0).clip(0.0, 1.0)
     null = np.empty(n_resamples)
-    for row in range(n_resamples):  # one resample at a time: the draws never depend on a block size
-        remaining = np.full(rates.shape[0], n_exp, dtype=np.int64)
-        top = np.zeros(rates.shape[0], dtype=np.int64)
-        total = np.zeros(rates.shape[0], dtype=np.int64)
+    n_scenes = rates.shape[0]
+    for start in range(0, n_resamples, NULL_BATCH):
+        rows = min(NULL_BATCH, n_resamples - start)
+        remaining = np.full((rows, n_scenes), n_exp, dtype=np.int64)
+        top = np.zeros((rows, n_scenes), dtype=np.int64)
+        total = np.zeros((rows, n_scenes), dtype=np.int64)
         for j in range(n_seeds, 0, -1):
             count = rng.binomial(remaining, conditional[:, j])
             top = np.maximum(top, np.where(count > 0, j, 0))
             total += j * count
             remaining -= count
-        null[row] = (top.mean() - total.mean() / n_exp) / n_seeds
+        null[start:start + rows] = (top.mean(axis=1) - total.mean(axis=1) / n_exp) / n_seeds
     return null
 
 
