@@ -41,7 +41,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     EXPAUDIT_PORT=8000
 
 RUN useradd --system --uid 10001 --create-home --home-dir /home/expaudit expaudit \
-    && mkdir -p /var/lib/expaudit/frozen \
+    && mkdir -p /var/lib/expaudit/frozen /var/lib/expaudit/cells \
     && chown -R expaudit:expaudit /var/lib/expaudit
 
 WORKDIR /app
@@ -151,6 +151,8 @@ COPY docker/entrypoint.sh docker/healthcheck.py /usr/local/lib/expaudit/
 RUN chmod 0755 /usr/local/lib/expaudit/entrypoint.sh
 
 USER 10001:10001
-# A fresh volume mounted on /var/lib/expaudit/frozen takes this owner; the
-# entrypoint seeds it with the packaged frozen data (EXPAUDIT_FROZEN_ROOT).
+# A fresh volume mounted on /var/lib/expaudit/frozen (or .../cells) takes this
+# owner; the entrypoint seeds the first with the packaged frozen data
+# (EXPAUDIT_FROZEN_ROOT); runners append computed cells to the second
+# (EXPAUDIT_CELLS_DIR).
 WORKDIR /var/lib/expaudit

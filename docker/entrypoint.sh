@@ -12,7 +12,8 @@
 # With EXPAUDIT_FROZEN_ROOT set (compose: a volume shared by web, worker and
 # runner), the frozen data shipped in the image is copied there on the first
 # start, under a lock so that roles starting together copy it once. Later
-# starts leave the directory alone: it holds the cells the runners computed.
+# starts leave the directory alone (it may hold cells runners computed before
+# they went to $EXPAUDIT_CELLS_DIR, which are still read).
 set -eu
 
 role="${1:-web}"
@@ -62,7 +63,7 @@ case "$role" in
     : "${EXPAUDIT_REDIS_URL:?EXPAUDIT_REDIS_URL must be set for the runner role}"
     seed_frozen_root
     # runs the selectors of container submissions in $EXPAUDIT_SANDBOX and appends
-    # the cells it computes to $EXPAUDIT_FROZEN_ROOT, which the workers read
+    # the cells it computes to $EXPAUDIT_CELLS_DIR, which the workers read
     exec expaudit runner "$@"
     ;;
   seed)

@@ -72,6 +72,23 @@ def test_the_protected_paths_are_the_services_state_and_sealed_cells_in_the_froz
     assert redis_socket("redis://127.0.0.1:6379/0") is None and redis_socket(None) is None
 
 
+def test_compose_shares_the_computed_cells_on_a_volume_of_their_own():
+    """Web, worker and runner read and append the same computed cells; the frozen-data
+    volume (seeded from the image) only holds published data."""
+    from tests.test_deploy import APP_ROLES, compose
+
+    result = compose("config", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    config = json.loads(result.stdout)
+    assert "computed-cells" in config["volumes"]
+    for name in APP_ROLES:
+        service = config["services"][name]
+        cells = str(computed_cells_dir(from_env(service["environment"])))
+        assert cells == "/var/lib/expaudit/cells", name
+        mount = next(v for v in service["volumes"] if v["target"] == cells)
+        assert (mount["type"], mount["source"]) == ("volume", "computed-cells"), name
+
+
 # ------------------------------------------------------------ the exposure rule
 
 
