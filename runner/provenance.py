@@ -1,4 +1,9 @@
-"""Provenance of executed cells: which code and which packages produced an outcome."""
+"""Provenance of executed cells: which mechanism, weights and packages produced an outcome.
+
+A cell's code version is the declared mechanism version of what ran (`replay/1`,
+`policy/2+weights:...`), not a hash of files: sources can be edited, moved and renamed
+freely as long as behaviour is kept, which the golden cells check. The sources' hash is
+kept beside each cell as information (`SOURCES_KEY` in its packages record)."""
 
 from __future__ import annotations
 
@@ -13,13 +18,14 @@ from expaudit.numerics import blas_kernel, cpu_model, torch_cpu_capability
 
 OUTCOME_SOURCES = ("osc.py", "stack_sim.py", "scenes.py", "stack_expert.py", "replay.py",
                    "recording.py", "executor.py")
-"""The runner modules whose code determines an outcome; their hash is the code version."""
+"""The runner modules a Replay rollout runs; their hash is recorded beside each cell as
+information (`SOURCES_KEY`), not as its code version."""
 PACKAGES = ("robosuite", "mujoco", "numpy", "numba")
 """Packages whose versions can change a rollout."""
 POLICY_SOURCES = ("osc.py", "stack_sim.py", "scenes.py", "door_sim.py", "door_scenes.py",
                   "appearance.py", "policy_camera.py", "policy_model.py", "policy_rollout.py",
                   "robomimic_compat.py")
-"""The runner modules whose code determines a policy cell's outcome (besides the weights)."""
+"""The runner modules a version-1 policy rollout ran (besides the weights)."""
 RECIPE_POLICY_SOURCES = POLICY_SOURCES + ("policy_recipe.py", "wrist_camera.py")
 """Policy mechanism 2 adds the two-camera policy on cached features and its camera."""
 POLICY_MECHANISM_SOURCES = {1: POLICY_SOURCES, 2: RECIPE_POLICY_SOURCES}
@@ -36,23 +42,22 @@ of pixels, hence a policy's actions and final state (docs/data.md, "What reprodu
 
 
 REPLAY_MECHANISM = 1
-"""Version of what a Replay rollout does. Bumped only by a change of behaviour in
-`OUTCOME_SOURCES`; the frozen Replay cells are then regenerated under the new version."""
-REPLAY_SOURCE_VERSIONS = {"sha256:c20bd05067b753bb": 1}
-"""Every code version (`code_version()`) the Replay sources have had, with its mechanism
-version. A source change that keeps behaviour (a move, a comment, an import path) is recorded
-here under the same mechanism version once the golden cells re-execute unchanged
-(`tests/test_golden_cells.py`); stored cells keep their code version and stay comparable."""
+"""Version of what a Replay rollout does, declared: bumped by any change of behaviour in the Replay
+path, after which the frozen Replay cells are regenerated. The golden cells
+(`tests/test_golden_cells.py`) re-execute stored cells and fail when behaviour changed without
+a bump; editing, moving or renaming a source file that keeps behaviour changes nothing here."""
 POLICY_MECHANISM = 2
-"""Version of what a policy rollout does (the sources of `POLICY_MECHANISM_SOURCES`, besides
-weights): 1, one agent-view camera (`runner.policy_model`); 2, the recipe of
+"""Version of what a policy rollout does (besides the weights), declared like `REPLAY_MECHANISM`:
+1, one agent-view camera (retired: no published policy is of version 1); 2, the recipe of
 docs/policy_protocol.md (`runner.policy_recipe`: agent and wrist cameras). A frozen policy's
-spec.json names its version; cells of a version-1 policy keep their version-1 code version."""
-POLICY_SOURCE_VERSIONS = {"sha256:9a8c0c33fe1333f1": 1, "sha256:00b2bc53ab22561f": 2}
-"""Every hash of a mechanism's sources alone (`policy_source_version(m)`), with its mechanism
-version; recorded like `REPLAY_SOURCE_VERSIONS`. Version 2 has no stored cell yet: until its
-cells are generated its one entry is the live hash (the staged policies' training.json is
-written again when it changes)."""
+spec.json names its version."""
+LEGACY_REPLAY_CODE_VERSIONS = {"sha256:c20bd05067b753bb": 1}
+"""Code versions of Replay cells made while a cell's code version was a hash of the runner's
+source files (`replay_sources_sha256` then), with their mechanism version. Frozen: those cells
+keep their stored value."""
+SOURCES_KEY = "runner_sources"
+"""Packages entry of a cell: `sha256:` + 16 hex digits over the mechanism's runner sources, kept
+as information (which files ran), never compared to decide whether two cells are comparable."""
 
 
 def _source_hash(names: tuple[str, ...]) -> hashlib._Hash:
@@ -64,16 +69,20 @@ def _source_hash(names: tuple[str, ...]) -> hashlib._Hash:
     return h
 
 
-@lru_cache(maxsize=1)
 def code_version() -> str:
-    """`sha256:` + the first 16 hex digits of the hash over the outcome-determining sources."""
+    """Code version of a Replay cell: `replay/<REPLAY_MECHANISM>`."""
+    return f"replay/{REPLAY_MECHANISM}"
+
+
+@lru_cache(maxsize=1)
+def replay_sources_sha256() -> str:
+    """`sha256:` + 16 hex digits over `OUTCOME_SOURCES` (information: `SOURCES_KEY`)."""
     return "sha256:" + _source_hash(OUTCOME_SOURCES).hexdigest()[:16]
 
 
 @lru_cache(maxsize=None)
-def policy_source_version(mechanism: int = POLICY_MECHANISM) -> str:
-    """`sha256:` + 16 hex digits over a policy mechanism's sources alone (no weights): the key
-    of `POLICY_SOURCE_VERSIONS`."""
+def policy_sources_sha256(mechanism: int = POLICY_MECHANISM) -> str:
+    """`sha256:` + 16 hex digits over a policy mechanism's sources (information: `SOURCES_KEY`)."""
     return "sha256:" + _source_hash(POLICY_MECHANISM_SOURCES[mechanism]).hexdigest()[:16]
 
 
@@ -89,25 +98,45 @@ def policy_mechanism_of(policy_dir: str) -> int:
 
 
 def replay_mechanism_of(stored_code_version: str) -> int | None:
-    """The Replay mechanism version a stored cell's code version belongs to; None when the
-    hash was never recorded (code the project did not ship)."""
-    return REPLAY_SOURCE_VERSIONS.get(stored_code_version)
+    """The Replay mechanism version of a stored cell's code version (`replay/N`, or a legacy
+    source hash of `LEGACY_REPLAY_CODE_VERSIONS`); None for anything else."""
+    if stored_code_version.startswith("replay/"):
+        number = stored_code_version.removeprefix("replay/")
+        return int(number) if number.isdigit() else None
+    return LEGACY_REPLAY_CODE_VERSIONS.get(stored_code_version)
 
 
-def policy_code_version(policy_dir: str) -> str:
-    """Code version of a policy cell: the policy sources plus the policy's frozen files.
-
-    `policy_dir` holds `spec.json` and `weights.pt`; the sources are those of the
-    policy's mechanism version (`policy_mechanism_of`). Two cells share a code
-    version exactly when they ran the same code with the same weights. Read
-    from disk on every call (weights can be retrained in place); callers keep
-    the value together with the weights they loaded.
-    """
-    h = _source_hash(POLICY_MECHANISM_SOURCES[policy_mechanism_of(policy_dir)])
+def weights_sha256(policy_dir: str) -> str:
+    """16 hex digits over a frozen policy's `spec.json` and `weights.pt`, read from disk on every
+    call (weights can be retrained in place)."""
+    h = hashlib.sha256()
     for name in ("spec.json", "weights.pt"):
         h.update(name.encode())
         h.update((Path(policy_dir) / name).read_bytes())
-    return "sha256:" + h.hexdigest()[:16]
+    return h.hexdigest()[:16]
+
+
+def policy_code_version(policy_dir: str) -> str:
+    """Code version of a policy cell: `policy/<mechanism>+weights:<weights_sha256>`.
+
+    The mechanism is the policy's own (`policy_mechanism_of`); two cells share a code version
+    exactly when the same declared mechanism ran the same weights. Callers keep the value
+    together with the weights they loaded.
+    """
+    return f"policy/{policy_mechanism_of(policy_dir)}+weights:{weights_sha256(policy_dir)}"
+
+
+def policy_code_versions(policy_dir: str) -> frozenset[str]:
+    """Every stored code version that names this policy's current weights and mechanism: today's
+    (`policy_code_version`) and the one its training record kept from when a cell's code version
+    was a hash of sources and weights (cells made then keep it)."""
+    versions = {policy_code_version(policy_dir)}
+    record = Path(policy_dir) / "training.json"
+    if record.is_file():
+        legacy = json.loads(record.read_text()).get("code_version")
+        if isinstance(legacy, str) and legacy.startswith("sha256:"):
+            versions.add(legacy)
+    return frozenset(versions)
 
 
 BLAS_KERNEL_KEY = "numpy_blas_kernel"
@@ -124,8 +153,11 @@ def _versions(names: tuple[str, ...]) -> str:
 
 @lru_cache(maxsize=1)
 def package_versions() -> str:
-    """JSON object of the versions of `PACKAGES` installed here and numpy's BLAS kernel."""
-    return _versions(PACKAGES)
+    """JSON object of the versions of `PACKAGES` installed here, numpy's BLAS kernel and the
+    Replay sources' hash (`SOURCES_KEY`)."""
+    versions = json.loads(_versions(PACKAGES))
+    versions[SOURCES_KEY] = replay_sources_sha256()
+    return json.dumps(versions, sort_keys=True)
 
 
 @lru_cache(maxsize=None)
@@ -134,6 +166,7 @@ def policy_package_versions(device: str = "cpu", renderer: str | None = None) ->
     inference device, the CPU (`CPU_KEY`) and, when given, the OpenGL renderer the policy camera drew with
     (`RENDERER_KEY`)."""
     versions = json.loads(_versions(POLICY_PACKAGES))
+    versions[SOURCES_KEY] = policy_sources_sha256(POLICY_MECHANISM)
     versions[TORCH_KERNEL_KEY] = torch_cpu_capability()
     versions["device"] = device
     versions[CPU_KEY] = cpu_model()

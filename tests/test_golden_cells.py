@@ -42,7 +42,7 @@ import pytest
 from benchmark_data.cells import KEY_COLUMNS, load_cells
 from benchmark_data.paths import FROZEN_ROOT, STAGING_ROOT, cells_table
 from benchmark_data.policy_files import is_trained, policy_dir
-from runner.provenance import policy_code_version, policy_mechanism_of
+from runner.provenance import policy_code_versions, policy_mechanism_of
 from tests.servers import REPO_ROOT, service_env
 
 REPLAY_GOLDEN = (
@@ -129,9 +129,9 @@ def _v2_golden_outcomes(keys, home: Path) -> dict[tuple, tuple]:
     for key in keys:
         directory = str(policy_dir(key[0], key[2], home))
         assert policy_mechanism_of(directory) == 2, f"{directory} is not a version-2 policy"
-        assert versions[key] == policy_code_version(directory), (
-            f"golden cell {key} was made by another code version of its policy than {directory}'s "
-            "current one (trained again, or its sources changed): choose the golden cells anew")
+        assert versions[key] in policy_code_versions(directory), (
+            f"golden cell {key} was made by other weights or another mechanism than {directory}'s "
+            "current ones (trained again): choose the golden cells anew")
     return want
 
 
@@ -276,6 +276,47 @@ def test_golden_replay_cells_reproduce_the_frozen_outcomes(tmp_path):
     root = _root_with_frozen_inputs(tmp_path)
     assert run_cells([Cell(*key) for key in keys], workers=1, root=root) == len(keys)
     assert _differences(want, _store_outcomes(keys, root)) == []
+
+
+@pytest.mark.sim
+def test_a_behaviour_change_without_a_mechanism_bump_fails_the_golden_cells(tmp_path):
+    """The golden cells are the guard that code versions rely on: here the Replay noise is
+    changed in a copy of the runner while its declared mechanism stays, and the golden cells
+    re-run with that copy in a child process no longer reproduce the frozen outcomes."""
+    pytest.importorskip("robosuite")
+    import shutil
+
+    from expaudit.numerics import BLAS_KERNEL, blas_kernel
+
+    if blas_kernel() != BLAS_KERNEL:
+        pytest.skip(f"numpy's OpenBLAS runs {blas_kernel()!r}, not {BLAS_KERNEL}: final states "
+                    "legitimately differ, so only a change of success would show")
+    mutated = tmp_path / "code"
+    shutil.copytree(REPO_ROOT / "runner", mutated / "runner",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    replay = mutated / "runner" / "replay.py"
+    source = replay.read_text()
+    assert "EPISODE_OFFSET_STD = 0.008\n" in source
+    replay.write_text(source.replace("EPISODE_OFFSET_STD = 0.008\n", "EPISODE_OFFSET_STD = 0.012\n"))
+    keys = [("replay", *golden) for golden in REPLAY_GOLDEN]
+    (tmp_path / "root").mkdir()
+    root = _root_with_frozen_inputs(tmp_path / "root")
+    child = subprocess.run(
+        [sys.executable, "-c", "import runner, sys, ast; from runner.provenance import code_version; "
+         "from runner.executor import Cell; from benchmark_data.generation.rollouts import run_cells; "
+         "print(code_version()); print(runner.__file__); "
+         "run_cells([Cell(*k) for k in ast.literal_eval(sys.argv[1])], workers=1, root=sys.argv[2])",
+         repr(keys), str(root)],
+        cwd=tmp_path, env=service_env(PYTHONPATH=f"{mutated}:{REPO_ROOT}"), capture_output=True,
+        text=True, timeout=900)
+    assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
+    from runner.provenance import code_version
+
+    version, imported = child.stdout.splitlines()[:2]
+    assert imported.startswith(str(mutated))  # the child ran the changed copy
+    assert version == code_version()  # no bump: the code version alone cannot tell
+    differences = _differences(_frozen_outcomes(keys), _store_outcomes(keys, root))
+    assert differences, "a changed Replay noise reproduced every golden cell: the guard is blind"
 
 
 @pytest.mark.sim

@@ -140,7 +140,7 @@ def test_a_cell_of_the_policy_runs_with_both_cameras_and_verifies(trained):
     import torch
 
     from benchmark_data.generation.verify import verify_policy_sample
-    from runner.provenance import policy_code_version, policy_source_version
+    from runner.provenance import SOURCES_KEY, policy_code_version, policy_sources_sha256
     from service.rollout_jobs import Chunk
     from service.rollout_runner import RunnerContext, run_chunk
 
@@ -160,7 +160,8 @@ def test_a_cell_of_the_policy_runs_with_both_cameras_and_verifies(trained):
     (record,) = [json.loads(line) for line in
                  (root / "cells" / f"policy__{QUERY_SET}.journal.jsonl").read_text().splitlines()]
     assert record["code_version"] == policy_code_version(str(out))
-    assert record["code_version"] != policy_source_version(1)
+    assert record["code_version"].startswith("policy/2+weights:")
+    assert json.loads(record["packages"])[SOURCES_KEY] == policy_sources_sha256(2)
     assert (report.n_checked, report.mismatches) == (1, ())
     renderer = json.loads(record["packages"])["renderer"]  # what drew the pixels the policy read
     assert " / " in renderer and "unknown" not in renderer

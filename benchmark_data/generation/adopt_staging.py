@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from benchmark_data.cells import consolidate, load_cells, writers_excluded
 from benchmark_data.generation.export import write_manifest
 from benchmark_data.generation.recipe_policies import go_no_go, staged_records
@@ -41,7 +43,7 @@ from benchmark_data.policy_files import (encoder_features_path, is_trained, poli
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import N_SEEDS
 from expaudit.errors import InvalidInput
-from runner.provenance import POLICY_MECHANISM, policy_code_version, policy_mechanism_of
+from runner.provenance import POLICY_MECHANISM, policy_code_versions, policy_mechanism_of
 
 __all__ = ["ADOPTED_MARKER", "StagingState", "adopt", "drop_stale", "staging_state"]
 
@@ -112,8 +114,13 @@ def _gated(mechanism: str, experience_id: str, staging: Path) -> bool:
 
 
 def _current_versions(cells, mechanism: str, versions: dict):
-    """The current code version of each row's staged policy (NaN where none is staged)."""
-    return cells.experience_id.map(lambda e: versions.get((mechanism, e)))
+    """(rows whose experience has a staged policy, rows made by that policy's current weights
+    and mechanism: one of its `policy_code_versions`)."""
+    accepted = cells.experience_id.map(lambda e: versions.get((mechanism, e)))
+    staged = accepted.notna()
+    current = pd.Series([bool(ok) and version in ok for version, ok in
+                         zip(cells.code_version, accepted)], index=cells.index, dtype=bool)
+    return staged, current
 
 
 def _cells_done(setting, staging: Path, root: Path, versions: dict) -> tuple[int, int, int]:
@@ -121,11 +128,11 @@ def _cells_done(setting, staging: Path, root: Path, versions: dict) -> tuple[int
     total, stale cells of its experiences: made by another code version of their staged policy)."""
     scene_ids = set(read_scenes(setting.query_set, root).scene_id)
     cells = load_cells(setting.mechanism.value, setting.query_set, staging)
-    current = _current_versions(cells, setting.mechanism.value, versions)
+    staged, current = _current_versions(cells, setting.mechanism.value, versions)
     ours = cells.experience_id.isin(setting.experience_ids)
     keep = (ours & cells.state_id.isin(scene_ids) & cells.seed.astype(int).between(0, N_SEEDS - 1)
-            & (cells.code_version == current))
-    stale = ours & current.notna() & (cells.code_version != current)
+            & current)
+    stale = ours & staged & ~current
     done = len(cells[keep].drop_duplicates(["experience_id", "state_id", "seed"]))
     return done, setting.k * len(scene_ids) * N_SEEDS, int(stale.sum())
 
@@ -154,9 +161,10 @@ def staging_state(staging=None, root=None) -> StagingState:
                         stale_cells=sum(stale_tables.values()))
 
 
-def _staged_versions(staging: Path) -> dict[tuple[str, str], str]:
-    """(mechanism, experience id) -> current code version of every policy trained in `staging`."""
-    return {(m, e): policy_code_version(str(policy_dir(m, e, staging)))
+def _staged_versions(staging: Path) -> dict[tuple[str, str], frozenset[str]]:
+    """(mechanism, experience id) -> the code versions that name the current weights of every
+    policy trained in `staging` (`policy_code_versions`)."""
+    return {(m, e): policy_code_versions(str(policy_dir(m, e, staging)))
             for _, m, e in policy_experiences() if is_trained(m, e, staging)}
 
 
@@ -186,8 +194,8 @@ def _drop_stale_table(mechanism: str, query_set: str, staging: Path, versions: d
     if not table.exists():
         return 0
     cells = load_cells(mechanism, query_set, staging)
-    current = _current_versions(cells, mechanism, versions)
-    stale = current.notna() & (cells.code_version != current)
+    staged, current = _current_versions(cells, mechanism, versions)
+    stale = staged & ~current
     if not stale.any():
         return 0
     tmp = table.with_name(table.name + ".tmp")

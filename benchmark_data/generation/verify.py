@@ -40,7 +40,7 @@ from expaudit.numerics import cpu_model
 from runner.appearance import Appearance, sample_draw
 from runner.executor import Cell, run_cell
 from runner.policy_executor import PolicyRunner
-from runner.provenance import policy_code_version
+from runner.provenance import policy_code_version, policy_code_versions
 from runner.stack_sim import StackSim
 
 
@@ -173,11 +173,12 @@ def stored_policy_cells(root=None) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=KEY_COLUMNS)
 
 
-def _current_policy_version(mechanism: str, experience_id: str, root) -> str | None:
-    """The code version a cell of this policy gets now; None when the policy is not frozen here."""
+def _current_policy_versions(mechanism: str, experience_id: str, root) -> frozenset[str]:
+    """The stored code versions that name this policy's current weights and mechanism
+    (`policy_code_versions`); empty when the policy is not frozen here."""
     if not is_trained(mechanism, experience_id, root):
-        return None
-    return policy_code_version(str(policy_dir(mechanism, experience_id, root)))
+        return frozenset()
+    return policy_code_versions(str(policy_dir(mechanism, experience_id, root)))
 
 
 def _rerun_policy_cell(cell, world) -> tuple:
@@ -208,7 +209,7 @@ def verify_policy_sample(n: int, *, seed: int = 0, root=None, out=None) -> Verif
     rng = np.random.default_rng(seed)
     pick = cells.iloc[np.sort(rng.choice(len(cells), size=min(n, len(cells)), replace=False))]
     scenes = {q: read_scenes(q, root).set_index("scene_id") for q in set(pick["query_set"])}
-    versions: dict[tuple[str, str], str | None] = {}
+    versions: dict[tuple[str, str], frozenset[str]] = {}
     mismatches, rerun = [], []
     here = cpu_model()
     made_elsewhere = 0
@@ -224,9 +225,11 @@ def verify_policy_sample(n: int, *, seed: int = 0, root=None, out=None) -> Verif
                                        row.state_hash))
         policy = (row.mechanism, row.experience_id)
         if policy not in versions:
-            versions[policy] = _current_policy_version(*policy, store)
-        if versions[policy] != row.code_version:
-            mismatches.append(Mismatch(cell.key, draw, "code_version", row.code_version, versions[policy]))
+            versions[policy] = _current_policy_versions(*policy, store)
+        if row.code_version not in versions[policy]:
+            now = (policy_code_version(str(policy_dir(*policy, store))) if versions[policy]
+                   else None)
+            mismatches.append(Mismatch(cell.key, draw, "code_version", row.code_version, now))
         else:
             rerun.append((cell, draw, (int(row.success), row.state_hash, row.final_hash)))
             made_elsewhere += json.loads(row.packages or "{}").get("cpu") != here
