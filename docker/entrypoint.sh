@@ -1,6 +1,7 @@
 #!/bin/sh
 # Container entrypoint: the first argument picks the role of this container.
-#   web     gunicorn serving the Flask app factory (REST API, /healthz, /metrics)
+#   web     gunicorn serving the Flask app factory (REST API, /healthz, /metrics: the sum
+#           of its processes, through $PROMETHEUS_MULTIPROC_DIR)
 #   worker  `expaudit worker`: reconciler + RQ worker on the publish and audit queues
 #           (scores files; no selector runs here, no Docker socket needed)
 #   runner  `expaudit runner`: the selectors queue (container submissions: each
@@ -40,6 +41,13 @@ case "$role" in
   web)
     shift || true
     seed_frozen_root
+    # Prometheus multiprocess mode: each gunicorn process writes its counts to files here
+    # and a scrape of /metrics adds up all of them (a scrape answered by one process alone
+    # went up and down); the files of an earlier start are removed, never anything else.
+    PROMETHEUS_MULTIPROC_DIR="${PROMETHEUS_MULTIPROC_DIR:-$state_dir/expaudit-metrics}"
+    export PROMETHEUS_MULTIPROC_DIR
+    mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
+    find "$PROMETHEUS_MULTIPROC_DIR" -maxdepth 1 -type f -name '*.db' -delete
     # --config: the service's gunicorn settings (forwarded SCRIPT_NAME/PATH_INFO headers
     # dropped), whatever the working directory holds
     exec gunicorn \

@@ -87,6 +87,12 @@ HEALTHZ_WRITE_CHECK_S = 5.0
 second writes the store at most once per this time per process, and a store turned
 read-only is reported within it (at once when a request of the process met the refusal)."""
 
+HEALTHZ_PROBE_BYTES = 4096
+"""Size of the object `/healthz` writes (and deletes) to check that the store takes writes:
+at least one byte, since an empty file still fits on a full file system (an inode, no
+block); one block of common local file systems, so a store with less than a block free
+is reported full. At most one such write per `HEALTHZ_WRITE_CHECK_S` per web process."""
+
 TRUSTED_PROXIES = 0
 """Reverse proxies in front of the web process that append the address they
 saw to `X-Forwarded-For` (EXPAUDIT_TRUSTED_PROXIES; compose: 1, its nginx).
@@ -180,6 +186,34 @@ DEFAULT_PORT = 8000
 
 GUNICORN_WORKERS = 2
 """Web processes of `expaudit serve` (one per core on a small machine)."""
+
+WEB_WORKER_CLASS = "gevent"
+"""gunicorn's worker class under `expaudit serve`, which faces clients with no proxy in
+front: a sync worker is held by one connection until its request has arrived, so two
+clients dripping a header line every few seconds stopped `/healthz` for as long as they
+dripped. A gevent worker reads every connection in a greenlet of its own (up to
+`WEB_WORKER_CONNECTIONS`), so a slow client holds a greenlet, not the process; the app
+reads an upload after the token is checked, as before. The compose file keeps sync
+workers behind nginx, which buffers whole requests."""
+
+WEB_WORKER_CONNECTIONS = 1000
+"""Connections one gevent web process of `expaudit serve` holds at once (gunicorn's
+default; each costs a greenlet and a file descriptor)."""
+
+WEB_HEADER_TIMEOUT_S = 10
+"""Seconds a connection to `expaudit serve` has to deliver a request's line and headers
+(gunicorn's keep-alive time, which bounds the read of each request's head in an async
+worker): a client dripping header lines is disconnected after this, and an idle kept-alive
+connection is closed. A genuine client sends its headers in one packet; nginx allows 60 s,
+the web server of `serve` less since it also bounds idle connections."""
+
+METRICS_HOST = "127.0.0.1"
+"""Address of the metrics listener of `expaudit serve --metrics-port` unless
+`--metrics-host` says otherwise: the same host, not the network."""
+
+METRICS_DIR = "metrics"
+"""Under `expaudit serve`'s data directory (`var/`): the Prometheus client's multiprocess
+files of its web processes (PROMETHEUS_MULTIPROC_DIR), emptied when `serve` starts."""
 
 SUPERVISOR_MAX_BACKOFF_S = 30.0
 """`expaudit serve` restarts a child that exited after 1 s, doubling the wait

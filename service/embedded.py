@@ -17,6 +17,15 @@
   `serve` says which case applies.
 - Container submissions: the worker serves the `selectors` queue as well as
   `publish` and `audit`, so they run here with or without a runner.
+- The web server faces clients with no proxy in front, so gunicorn runs gevent
+  workers (`WEB_WORKER_CLASS`): a client that drips its headers or its upload
+  holds a greenlet, not a process, and one whose headers take longer than
+  `WEB_HEADER_TIMEOUT_S` is disconnected; `/healthz` answers meanwhile.
+- Metrics: the web processes write their counts to the Prometheus client's
+  multiprocess files under `var/metrics` (emptied at start), so a scrape adds
+  up every process. `/metrics` is off the public port unless
+  `public_metrics`; `metrics_port` serves them on a listener of their own
+  (`METRICS_HOST` unless told), answered by this process.
 - Supervision: a child that exits (the worker, the runner, gunicorn, the
   private Redis) is started again, as a process supervisor would: after 1 s,
   doubling up to `SUPERVISOR_MAX_BACKOFF_S` while it keeps dying, back to 1 s
@@ -49,6 +58,7 @@ from service import defaults
 from service.catalog import open_catalog
 from service.first_start import publish_first
 from service.config import ServiceConfig, computed_cells_dir, to_env
+from service.metrics import MULTIPROC_DIR_VARIABLE, serve_metrics
 from service.storage import S3Store, open_store
 
 log = logging.getLogger(__name__)
@@ -60,6 +70,10 @@ class StartFailed(InternalError, RuntimeError):
 
 class NoRedisServer(UserError, RuntimeError):
     """No Redis is configured and there is no `redis-server` here to start one."""
+
+
+class MetricsPortTaken(UserError, RuntimeError):
+    """The metrics listener (`--metrics-port`) could not be opened."""
 
 
 def _free_port() -> int:
@@ -166,17 +180,45 @@ def runner_command(root: Path) -> list[str]:
     return [sys.executable, "-m", "expaudit", "runner", "--frozen-root", str(root)]
 
 
-def web_command(host: str, port: int, web_workers: int) -> list[str]:
-    """The command of the embedded web process (gunicorn with `service.gunicorn_conf`)."""
+def web_command(host: str, port: int, web_workers: int, *,
+                public_metrics: bool = False) -> list[str]:
+    """The command of the embedded web process (gunicorn with `service.gunicorn_conf`):
+    gevent workers, which a slow client does not hold (`WEB_WORKER_CLASS`), and the app
+    without `/metrics` unless `public_metrics`."""
+    app = ("service.web.app:create_app()" if public_metrics
+           else "service.web.app:create_app(metrics_route=False)")
     return [sys.executable, "-m", "gunicorn", "--config", "python:service.gunicorn_conf",
+            "--worker-class", defaults.WEB_WORKER_CLASS,
+            "--worker-connections", str(defaults.WEB_WORKER_CONNECTIONS),
+            "--keep-alive", str(defaults.WEB_HEADER_TIMEOUT_S),
             "--workers", str(web_workers), "--bind", f"{host}:{port}", "--access-logfile", "-",
-            "--timeout", str(defaults.WEB_TIMEOUT_S), "--no-control-socket",
-            "service.web.app:create_app()"]
+            "--timeout", str(defaults.WEB_TIMEOUT_S), "--no-control-socket", app]
+
+
+def fresh_metrics_dir(var_dir: Path) -> Path:
+    """The Prometheus multiprocess directory of this `serve` (absolute), emptied: the counts
+    of an earlier run are not this run's."""
+    path = (var_dir / defaults.METRICS_DIR).resolve()
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
+def start_metrics_listener(config: ServiceConfig, host: str, port: int, path: Path):
+    """The metrics of every web process (`path`) and the queue lengths on `host:port`,
+    answered by a thread of this process; returns the server (`shutdown()`)."""
+    redis = redis_lib.Redis.from_url(config.redis_url, socket_timeout=5, socket_connect_timeout=3)
+    try:
+        return serve_metrics(host, port, str(path), redis)
+    except OSError as exc:
+        raise MetricsPortTaken(f"cannot serve metrics on {host}:{port}: {exc.strerror or exc}") \
+            from None
 
 
 def serve(config: ServiceConfig, *, host: str, port: int, web_workers: int,
           on_ready: Callable[[str, str], None], var_dir: Path = Path("var"),
-          on_runner: Callable[[str], None] | None = None) -> int:
+          on_runner: Callable[[str], None] | None = None, metrics_port: int | None = None,
+          metrics_host: str = defaults.METRICS_HOST, public_metrics: bool = False) -> int:
     """Run Redis (if needed), gunicorn, one worker and (with the simulator) one runner
     until interrupted, restarting any of them that exits.
 
@@ -185,9 +227,13 @@ def serve(config: ServiceConfig, *, host: str, port: int, web_workers: int,
             process accepts connections.
         on_runner: called with one sentence saying whether a rollout runner was
             started, on which frozen root, or why not.
+        metrics_port: serve the metrics of all web processes on
+            `metrics_host:metrics_port` (None: no metrics listener).
+        public_metrics: answer `/metrics` on the public port too.
     """
     children: list[Child] = []
     redis_child = None
+    metrics_listener = None
     try:
         if not config.redis_url:
             redis_dir = var_dir / "redis"
@@ -205,8 +251,10 @@ def serve(config: ServiceConfig, *, host: str, port: int, web_workers: int,
         n_files = publish_initial(config)
         log.info("leaderboard published: %d files", n_files)
         env = {**os.environ, **to_env(config)}
-        web = Child.started("web", lambda: subprocess.Popen(web_command(host, port, web_workers),
-                                                            env=env))
+        metrics_dir = fresh_metrics_dir(var_dir)
+        web_env = {**env, MULTIPROC_DIR_VARIABLE: str(metrics_dir)}
+        web_args = web_command(host, port, web_workers, public_metrics=public_metrics)
+        web = Child.started("web", lambda: subprocess.Popen(web_args, env=web_env))
         children.append(web)
         _wait_for_port(host, port, web.proc)
         # the worker and runner import the audit and the simulator: started once the web
@@ -219,9 +267,17 @@ def serve(config: ServiceConfig, *, host: str, port: int, web_workers: int,
                         for p in runners)
         if on_runner is not None:
             on_runner(note)
+        if metrics_port is not None:
+            metrics_listener = start_metrics_listener(config, metrics_host, metrics_port,
+                                                      metrics_dir)
+            log.info("metrics of all web processes: http://%s:%d/metrics", metrics_host,
+                     metrics_port)
         on_ready(f"http://{host}:{port}", token_note)
         return _supervise(children + ([redis_child] if redis_child is not None else []))
     finally:
+        if metrics_listener is not None:
+            metrics_listener.shutdown()
+            metrics_listener.server_close()
         _stop([c.proc for c in children])  # the web, worker and runner first: they deregister
         if redis_child is not None:
             _stop([redis_child.proc])

@@ -7,6 +7,27 @@ served at the root (a proxy that publishes it under a prefix strips the
 prefix), so these headers are dropped like any other header with an
 underscore; `service.request_body.FixedScriptName` ignores a script name
 that reaches the app some other way.
+
+`child_exit`: with the Prometheus client in multiprocess mode
+(`PROMETHEUS_MULTIPROC_DIR`, set by `expaudit serve` and the container's
+`web` role), a web process that exited is marked dead, so its live gauges
+stop counting; its counters stay in the directory, so the totals a scrape
+adds up never fall when gunicorn replaces a worker (`service.metrics`).
+
+The worker class is chosen by the command: `expaudit serve`, which faces
+clients with nothing in front, runs gevent workers (`service.embedded.web_command`);
+the container's `web` role keeps sync workers behind nginx, which buffers
+whole requests before passing them on.
 """
 
+import os
+
 forwarder_headers = ""
+
+
+def child_exit(server, worker):  # noqa: ARG001 (gunicorn's hook signature)
+    path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if path:
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid, path)

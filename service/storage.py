@@ -134,8 +134,12 @@ class ObjectStore(abc.ABC):
 
     def check_writable(self, probe: str) -> None:
         """Write and delete the object `probe` (a key of its own per process); raises
-        `StoreUnavailable` when the store cannot take a write."""
-        self.put_bytes(probe, b"")
+        `StoreUnavailable` when the store cannot take a write.
+
+        The probe holds `HEALTHZ_PROBE_BYTES` bytes: an empty file still fits on a full
+        file system (it takes an inode and no block), so an empty probe said a full store
+        was writable while every submission was refused."""
+        self.put_bytes(probe, b"\n" * defaults.HEALTHZ_PROBE_BYTES)
         self.delete(probe)
 
 

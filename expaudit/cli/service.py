@@ -34,6 +34,12 @@ def register(subparsers) -> None:
     serve.add_argument("--port", type=int)
     _server_flags(serve)
     serve.add_argument("--workers", type=int, help="gunicorn web processes")
+    serve.add_argument("--metrics-port", type=int,
+                       help="serve the Prometheus metrics of all web processes on this port "
+                            "(off the public port)")
+    serve.add_argument("--metrics-host", help="address of the metrics port (default 127.0.0.1)")
+    serve.add_argument("--public-metrics", action="store_true",
+                       help="also answer /metrics on the public port (off by default)")
     serve.set_defaults(handler=_run, service_command="serve")
 
     worker = subparsers.add_parser("worker", help="run one RQ worker (audits and publishing)")

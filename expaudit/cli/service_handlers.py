@@ -52,7 +52,9 @@ def _serve(args) -> int:
         return serve_embedded(config, host=args.host,
                               port=_or_default(args.port, defaults.DEFAULT_PORT),
                               web_workers=_or_default(args.workers, defaults.GUNICORN_WORKERS),
-                              on_ready=ready, on_runner=runner)
+                              on_ready=ready, on_runner=runner, metrics_port=args.metrics_port,
+                              metrics_host=_or_default(args.metrics_host, defaults.METRICS_HOST),
+                              public_metrics=args.public_metrics)
 
 
 def _worker(args) -> int:

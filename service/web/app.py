@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 def create_app(config: dict | None = None, *, store: ObjectStore | None = None,
                redis: redis_lib.Redis | None = None, catalog: Catalog | None = None,
-               service_config: ServiceConfig | None = None) -> Flask:
+               service_config: ServiceConfig | None = None, metrics_route: bool = True) -> Flask:
     """Build the service app.
 
     Args:
@@ -47,6 +47,8 @@ def create_app(config: dict | None = None, *, store: ObjectStore | None = None,
         store, redis, catalog: connections to use instead of building them
             from the service config.
         service_config: a complete `ServiceConfig` instead of reading the environment.
+        metrics_route: whether `/metrics` answers (`expaudit serve` keeps it off its public
+            port unless told: `service.web.ops`).
     """
     service_config = (service_config or from_env()).with_overrides(config)
     if store is None:
@@ -68,6 +70,7 @@ def create_app(config: dict | None = None, *, store: ObjectStore | None = None,
         limiter=RateLimiter(redis, service_config.rate_limit_per_minute),
         active=ActiveSubmissions(redis), metrics=Metrics(redis))
     app.extensions[_FAILED_AUTH] = FailedAuthLimiter(redis, defaults.FAILED_AUTH_PER_MINUTE)
+    app.extensions[ops.METRICS_ROUTE] = metrics_route
     _register_blueprints(app)
     _register_error_handlers(app)
     _register_metrics_hooks(app)

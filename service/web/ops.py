@@ -6,7 +6,14 @@ refuses writes cannot take submissions, so it counts as down. A successful
 write check is remembered by the process for `HEALTHZ_WRITE_CHECK_S`, so an
 anonymous probe polled every second does not write the store each time; a
 failed one is not remembered, and a store write refused to any request of
-the process forgets the last success (`forget_writable`).
+the process forgets the last success (`forget_writable`). The probe holds
+`HEALTHZ_PROBE_BYTES`: an empty object still fits on a full file system.
+
+`/metrics` answers only in an app built with `metrics_route=True` (the default, for a
+web process behind a proxy that hides it, as compose's nginx does); `expaudit serve`
+builds its app without it unless told (`--public-metrics`), and serves the metrics on a
+port of their own (`--metrics-port`). In the Prometheus client's multiprocess mode a
+scrape adds up every web process's counts (`service.metrics`).
 """
 
 from __future__ import annotations
@@ -16,7 +23,8 @@ import time
 
 import redis as redis_lib
 from flask import Blueprint, Flask, Response, current_app, jsonify
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
+from werkzeug.exceptions import NotFound
 
 from service import defaults
 from service.context import services
@@ -76,6 +84,12 @@ def forget_writable(app: Flask) -> None:
     app.extensions.pop(_WRITABLE_AT, None)
 
 
+METRICS_ROUTE = "expaudit.metrics_route"
+"""`app.extensions` key: whether this app answers `/metrics` (see `create_app`)."""
+
+
 @root.get("/metrics")
 def metrics():
-    return Response(generate_latest(services().metrics.registry), mimetype=CONTENT_TYPE_LATEST)
+    if not current_app.extensions.get(METRICS_ROUTE, True):
+        raise NotFound()
+    return Response(services().metrics.render(), mimetype=CONTENT_TYPE_LATEST)
