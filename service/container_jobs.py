@@ -11,13 +11,15 @@ is the service's (retried).
 A run's temporary tree (/input, /output, the unpacked selector) lives in the
 local sandbox's worker directory (`runner.sandbox.workdir`), so that a worker
 started after this one was killed removes it; elsewhere in a temporary
-directory.
+directory. That directory is claimed in one of this instance's own
+(`instance_key`), so that instances sharing a host never reap each other's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -29,9 +31,11 @@ from runner.sandbox.base import Limits, RunResult, RunSpec, RunStatus, SandboxCo
 from runner.sandbox.docker_backend import DockerSandbox
 from runner.sandbox.execute import run_selector
 from runner.sandbox.local import LocalSandbox
+from runner.sandbox.workdir import instance_dir
 from service.config import protected_paths
 from service.records import Manifest
-from service.selector_archive import unpack_archive
+from service.errors import ValidationFailed
+from service.selector_archive import ArchiveUnpackFailed, unpack_archive
 from service.uploads import ValidatedScores
 
 log = logging.getLogger(__name__)
@@ -62,10 +66,20 @@ def provenance(manifest: Manifest, result: RunResult) -> dict:
 
 
 def _image(ctx, manifest: Manifest, work: Path) -> str:
+    """The selector directory (local backend, unpacked into `work`) or the pinned image.
+
+    An archive the check refuses now, or that cannot be unpacked because of
+    what it holds, is the submitter's (`SelectorFailed`), whose message names
+    the archive and the entry, never the host directory it was unpacked in; a
+    host that ran out of disk is the service's (`HostUnpackFailed`, retried).
+    """
     if manifest.selector_backend == "docker":
         return manifest.selector_image
     data = ctx.store.get_bytes(manifest.input_key)
-    return str(unpack_archive(data, manifest.filename, work / "selector"))
+    try:
+        return str(unpack_archive(data, manifest.filename, work / "selector"))
+    except (ValidationFailed, ArchiveUnpackFailed) as exc:
+        raise SelectorFailed(str(exc)) from None
 
 
 @contextlib.contextmanager
@@ -97,8 +111,8 @@ def run_container(ctx, sid: str, manifest: Manifest) -> ContainerOutcome:
     setting_id = manifest.settings[0]
     limits = ctx.selector_limits or Limits()
     with run_tree(ctx.sandbox) as work:
+        image = _image(ctx, manifest, work)  # first: a bad archive needs no /input
         info = ctx.catalog.selector_input(setting_id, work / "input")
-        image = _image(ctx, manifest, work)
         output = work / "output"
         output.mkdir()
         spec = RunSpec(image=image, input_dir=work / "input", output_dir=output, limits=limits)
@@ -134,10 +148,21 @@ def make_sandbox(config):
                         exc)
             return None
     try:  # refuses any run that would show a selector the service's state (`protected_paths`)
-        return LocalSandbox(protected=protected_paths(config))
+        return LocalSandbox(protected=protected_paths(config),
+                            work_root=instance_dir(instance_key(config)))
     except SandboxConfigError as exc:
         log.warning("container submissions cannot run on this worker: %s", exc)
         return None
+
+
+def instance_key(config) -> str:
+    """What tells this service instance from others on the same host: the location of its
+    store (an absolute directory, or the S3 endpoint and bucket). Its workers and runners
+    claim their sandbox directories in `runner.sandbox.workdir.instance_dir` of it, so
+    that starting one instance never reaps another's."""
+    if config.is_s3:
+        return f"s3 {config.s3_endpoint or 'aws'} {config.store}"
+    return f"local {os.path.realpath(config.store)}"
 
 
 def selector_limits(config) -> Limits:

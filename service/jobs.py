@@ -207,19 +207,19 @@ def _run_boundary(kind: str, sid: str, body) -> str:
         return body(ctx, sid, status)
     except SUBMITTER_ERRORS as exc:
         log.info("%s %s failed (submitter): %s", kind, sid, exc)
-        _finish(ctx, sid, _base(status).advance(state=State.FAILED, reason=str(exc),
-                                                fault=Fault.SUBMITTER))
+        _finish(ctx, sid, _base(_latest(ctx, sid, status)).advance(
+            state=State.FAILED, reason=str(exc), fault=Fault.SUBMITTER))
         return f"{kind} {sid}: failed (submitter)"
     except Exception as exc:  # the job boundary: record every other failure, then retry or fail
         reason = f"{kind} failed: {type(exc).__name__}: {exc}"
         retries_left = 0 if isinstance(exc, NOT_RETRYABLE) or job is None else (job.retries_left or 0)
         if retries_left > 0:
             log.warning("%s %s: %s; %d retries left", kind, sid, reason, retries_left)
-            _note_retry(ctx, sid, status, reason)
+            _note_retry(ctx, sid, _latest(ctx, sid, status), reason)
             raise
         log.exception("%s %s failed for good", kind, sid)
-        _finish(ctx, sid, _base(status).advance(state=State.FAILED, reason=reason,
-                                                fault=Fault.INFRASTRUCTURE))
+        _finish(ctx, sid, _base(_latest(ctx, sid, status)).advance(
+            state=State.FAILED, reason=reason, fault=Fault.INFRASTRUCTURE))
         return f"{kind} {sid}: failed (infrastructure)"
     finally:
         lease.release()
@@ -227,6 +227,20 @@ def _run_boundary(kind: str, sid: str, body) -> str:
 
 def _base(status: Status | None) -> Status:
     return status if status is not None else Status(state=State.QUEUED)
+
+
+def _latest(ctx: JobContext, sid: str, status: Status | None) -> Status | None:
+    """The status as the failed execution last wrote it (its attempt counted, its reports
+    and progress), read again from the store; `status` (read before the run) if that
+    fails. A failure recorded from the status read before the run would undo the body's
+    writes: every failed submission showed `attempts: 0`."""
+    if status is None:
+        return None
+    try:
+        return ctx.repo.status(sid)
+    except (StoreError, OSError, ValueError, KeyError) as exc:
+        log.warning("status of %s not read again after a failure: %s", sid, type(exc).__name__)
+        return status
 
 
 def _note_retry(ctx: JobContext, sid: str, status: Status | None, reason: str) -> None:

@@ -135,7 +135,9 @@ class Status:
         progress: 0..1, monotone while the submission is processed.
         reason: why it failed (or the last retried infrastructure problem).
         fault: `Fault` of a failure, else None.
-        attempts: how many job executions started.
+        attempts: how many job executions started (a failed or retried submission keeps
+            the count, progress and reports its last execution wrote:
+            `service.jobs._latest`).
         reports: setting ids whose report is written.
         updated_at: ISO 8601 UTC of this record.
         rollouts: `{"done", "total"}` cells of the matrix while the audit waits

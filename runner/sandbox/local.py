@@ -372,6 +372,9 @@ def _result(spec: RunSpec, limits: Limits, status_text: str, stdout: str, stderr
     result_status, reason = classify_exit(
         exit_code=status["exit_code"], timed_out=status["timed_out"], limits=limits,
         stderr_tail=stderr, output_full=status["output_full"], oom_killed=oom_killed)
+    if result_status is RunStatus.OUTPUT_LIMIT and status.get("output_cap") == "files":
+        reason = reason.replace(f"its size cap of {limits.output_bytes} bytes",  # H3, issue 30.6
+                                f"its cap of {status['output_files']} files and folders", 1)
     if status["error"] and result_status is RunStatus.OK:
         result_status, reason = RunStatus.OUTPUT_INVALID, \
             f"could not copy /output out of the sandbox: {status['error']}"

@@ -5,14 +5,29 @@
 dies with the thread that started it) and writes a JSON configuration to its stdin. Running as root inside fresh
 namespaces, it builds a new root filesystem on a small tmpfs (a fresh
 size-capped tmpfs /tmp first, so that binds of paths under /tmp land on it
-rather than under it; read-only binds of /usr, the Python installation, the
+rather than under it; read-only views of /usr, the Python installation, the
 selector directory at /selector and the input at /input; a size-capped tmpfs
-/output; a private /proc), chroots into it and checks that the interpreter
-starts there. It then starts the selector as an unprivileged uid under
-rlimits via `setpriv`, in the run's cgroup where the host made one. When the
-selector exits or its wall time is up it kills every other process in the PID
-namespace, copies /output to the host output directory without following
-links, and reports a JSON status on the status file descriptor.
+/output; a /dev of its own; a private /proc), chroots into it and checks that
+the interpreter starts there. It then starts the selector as an unprivileged
+uid under rlimits via `setpriv`, in the run's cgroup where the host made one.
+When the selector exits or its wall time is up it kills every other process
+in the PID namespace, copies /output to the host output directory without
+following links, and reports a JSON status on the status file descriptor.
+
+What the selector learns of the host from its mount table and /proc
+(`build_root`, issue 30): the mount table (/proc/self/mountinfo, /proc/mounts)
+names no host path, device or host file system: every read-only directory is
+an overlay (`_expose`) of a bind made in a staging area outside the new root
+(so the bind is not listed) under a neutral name, small files are copied,
+device nodes are made on a tmpfs /dev. The one host path left is the
+interpreter's own installation, mounted where it lies on the host (its
+`sys.prefix`, which the selector can print anyway). Where the kernel refuses
+an overlay (no overlayfs) or a directory has mounts below it, the plain bind
+is used. /proc is private (hidepid=2: only the selector's own processes), and
+its files of host-wide figures are covered (`PROC_VIEW`): memory
+(/proc/meminfo shows the run's memory limit), load, CPU time (/proc/stat
+lists the run's CPUs), I/O, swap, pressure, locks, the kernel command line.
+The host name is `sandbox`.
 
 A setup error names the step and what was mounted ("cannot mount the
 interpreter: ..."), never a host path: it is shown with the run's result.
@@ -26,8 +41,11 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import resource
+import shutil
 import signal
+import socket
 import stat
 import sys
 import time
@@ -42,7 +60,18 @@ MAX_COPY_ENTRIES = 10000
 MAX_SKIPPED_LISTED = 20
 """Entries not copied that the status names (the status must stay small)."""
 OUTPUT_INODES = 4096
-"""Inode cap of the /output tmpfs, so a selector cannot make millions of empty files."""
+"""Inode cap of the /output tmpfs, so a selector cannot make millions of empty files
+(the status says `output_cap: "files"` when a run reached it)."""
+COPY_FILE_BYTES = 1 << 20
+"""A read-only file this small is copied into the new root instead of bound (a bind
+lists the host file system and device in the mount table)."""
+HOSTNAME = "sandbox"
+PROC_VIEW = ("meminfo", "loadavg", "stat", "vmstat", "zoneinfo", "buddyinfo", "pagetypeinfo",
+             "diskstats", "partitions", "swaps", "schedstat", "softirqs", "interrupts",
+             "locks", "cmdline", "key-users", "slabinfo", "pressure")
+"""Entries of /proc that show host-wide figures or host details, covered by files of the
+sandbox's own (`_proc_file`; empty where nothing is needed, an empty folder for
+`pressure`); entries this kernel does not have are skipped."""
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
@@ -79,16 +108,138 @@ def _tmpfs(target: str, options: str, flags: int, *, what: str) -> None:
     _mount("tmpfs", target, "tmpfs", flags, options, what=what)
 
 
-def build_root(cfg: dict) -> None:
-    """Mount the sandbox's filesystem under cfg['root'] (still outside it)."""
-    root = cfg["root"]
+def _mount_points() -> list[str]:
+    """The mount points of this mount namespace (before the chroot: host paths)."""
+    try:
+        with open("/proc/self/mountinfo") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    unescape = (lambda text: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text))
+    return [unescape(line.split()[4]) for line in lines if len(line.split()) > 4]
+
+
+def _has_submounts(source: str, mount_points: list[str]) -> bool:
+    inside = os.path.realpath(source).rstrip("/") + "/"
+    return any(point.startswith(inside) for point in mount_points)
+
+
+def _expose(source: str, target: str, layer: str, flags: int, mount_points: list[str], *,
+            what: str) -> None:
+    """Give the new root a read-only view of a host directory or file at `target`.
+
+    A directory is an overlay whose one real layer is a bind of `source` made in
+    the staging area (the working directory, outside the new root, so not listed
+    inside) under the neutral name `layer`: the mount table inside shows
+    "overlay sandbox ... lowerdir=<layer>:empty", not the host path, file
+    system or device a bind shows. A small file is copied. Otherwise (no
+    overlayfs here, submounts the overlay would not show, a large file) a plain
+    read-only bind, as before.
+    """
+    if os.path.isdir(source) and not _has_submounts(source, mount_points):
+        try:
+            os.mkdir(layer, 0o700)
+            _mount(source, layer, None, MS_BIND, what=what)
+            os.makedirs(target, exist_ok=True)
+        except OSError as exc:
+            raise SetupError(f"cannot make the mount point of {what}: {exc.strerror}") from None
+        try:
+            _mount("sandbox", target, "overlay", MS_RDONLY | MS_NOSUID | flags,
+                   f"lowerdir={layer}:empty", what=what)
+            return
+        except SetupError:
+            pass  # the bind below still gives the view, listing its host path
+    elif os.path.isfile(source) and os.path.getsize(source) <= COPY_FILE_BYTES:
+        try:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(source, target)
+            os.chmod(target, stat.S_IMODE(os.stat(source).st_mode) & 0o755)
+            return
+        except OSError as exc:
+            raise SetupError(f"cannot copy {what}: {exc.strerror}") from None
+    _bind(source, target, readonly=True, what=what, extra=flags)
+
+
+def _devices(root: str, devices: list) -> None:
+    """A read-only tmpfs /dev holding the device nodes (made with the host's numbers;
+    bound from the host where this process may not make nodes)."""
+    _tmpfs(root + "/dev", "size=64k,mode=0755", MS_NOSUID | MS_NOEXEC, what="/dev")
+    for dev in devices:
+        info = os.stat(dev)
+        try:
+            os.mknod(root + dev, stat.S_IFMT(info.st_mode) | 0o666, info.st_rdev)
+            os.chmod(root + dev, 0o666)
+        except OSError:
+            _bind(dev, root + dev, readonly=False, what="a device node", extra=MS_NOEXEC)
+    _mount(None, root + "/dev", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC,
+           what="/dev read-only")
+
+
+def _proc_file(name: str, cfg: dict) -> str:
+    """What the sandbox's /proc/<name> says: its own memory and CPUs, no load, no host
+    activity (`PROC_VIEW`)."""
+    if name == "meminfo":
+        kib = int(cfg["rlimits"]["AS"]) // 1024
+        fields = [("MemTotal", kib), ("MemFree", kib), ("MemAvailable", kib), ("Buffers", 0),
+                  ("Cached", 0), ("SwapCached", 0), ("SwapTotal", 0), ("SwapFree", 0)]
+        return "".join(f"{key + ':':<16}{value:>8} kB\n" for key, value in fields)
+    if name == "loadavg":
+        return "0.00 0.00 0.00 1/1 1\n"
+    if name == "stat":
+        cpus = cfg.get("cpus") or sorted(os.sched_getaffinity(0))
+        zeros = " 0" * 10
+        return (f"cpu {zeros}\n" + "".join(f"cpu{c}{zeros}\n" for c in cpus)
+                + "intr 0\nctxt 0\nbtime 0\nprocesses 0\nprocs_running 1\n"
+                "procs_blocked 0\nsoftirq 0\n")
+    if name == "swaps":
+        return "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+    return ""
+
+
+def _proc(root: str, stage: str, cfg: dict) -> None:
+    """A private /proc (hidepid=2) whose host-wide entries are covered (`PROC_VIEW`)."""
+    os.makedirs(root + "/proc", exist_ok=True)
+    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2",
+           what="/proc")
+    os.mkdir(stage + "/proc", 0o755)
+    for name in PROC_VIEW:
+        target = f"{root}/proc/{name}"
+        if not os.path.lexists(target):
+            continue
+        source = f"{stage}/proc/{name}"
+        if os.path.isdir(target):
+            os.mkdir(source, 0o555)
+        else:
+            with open(source, "w") as f:
+                f.write(_proc_file(name, cfg))
+            os.chmod(source, 0o444)
+        _mount(source, target, None, MS_BIND, what="a file of /proc")
+        _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
+               | MS_NOEXEC, what="a file of /proc")
+
+
+def build_root(cfg: dict) -> str:
+    """Mount the sandbox's filesystem under cfg['root'] (still outside it); returns the
+    directory to chroot into.
+
+    cfg['root'] becomes a staging area (the binds the overlays are made of, the
+    files that cover /proc entries) holding the new root; the staging area is
+    outside the new root, so its mounts are neither reachable nor listed there.
+    """
+    staging = cfg["root"]
     _mount(None, "/", None, MS_REC | MS_PRIVATE, what="the host's mounts as private")
+    mount_points = _mount_points()
+    _tmpfs(staging, "size=1m,mode=0700", MS_NOSUID | MS_NODEV, what="the staging area")
+    root = staging + "/root"
+    os.mkdir(staging + "/empty", 0o755)
+    os.chdir(staging)  # overlay layers are named relative to it (`_expose`)
     _tmpfs(root, "size=8m,mode=0755", MS_NOSUID | MS_NODEV, what="the sandbox root")
     # /tmp before the binds: an interpreter or venv under /tmp is bound onto this tmpfs
     _tmpfs(root + "/tmp", f"size={cfg['tmp_bytes']},mode=1777", MS_NOSUID | MS_NODEV, what="/tmp")
-    for source, target, what in cfg["ro_binds"]:
+    for index, (source, target, what) in enumerate(cfg["ro_binds"]):
         noexec = MS_NOEXEC if target in ("/input",) else 0
-        _bind(source, root + target, readonly=True, what=what, extra=MS_NODEV | noexec)
+        _expose(source, root + target, f"layer{index}", MS_NODEV | noexec, mount_points,
+                what=what)
     for link, target in cfg["symlinks"]:
         os.symlink(target, root + link)
     os.makedirs(root + "/etc", exist_ok=True)
@@ -98,16 +249,16 @@ def build_root(cfg: dict) -> None:
                 f"selector:x:{uid}:{gid}::/tmp:/usr/sbin/nologin\n")
     with open(root + "/etc/group", "w") as f:
         f.write(f"root:x:0:\nselector:x:{gid}:\n")
-    for dev in cfg["devices"]:
-        _bind(dev, root + dev, readonly=False, what="a device node", extra=MS_NOEXEC)
-    os.makedirs(root + "/proc", exist_ok=True)
-    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2",
-           what="/proc")
+    with open(root + "/etc/hostname", "w") as f:
+        f.write(HOSTNAME + "\n")
+    _devices(root, cfg["devices"])
+    _proc(root, staging, cfg)
     _tmpfs(root + "/output",
            f"size={cfg['output_bytes']},nr_inodes={OUTPUT_INODES},mode=0755,uid={uid},gid={gid}",
            MS_NOSUID | MS_NODEV | MS_NOEXEC, what="/output")
     _mount(None, root, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
            what="the sandbox root read-only")
+    return root
 
 
 def _exec_selector(cfg: dict, command: list, cgroup_fds: list, *, quiet: bool = False) -> None:
@@ -266,15 +417,19 @@ def main() -> int:
     cfg = json.loads(sys.stdin.read())
     status_fd = cfg["status_fd"]
     report: dict = {"error": None, "phase": "setup", "exit_code": None, "timed_out": False,
-                    "output_full": False, "wall_seconds": 0.0, "skipped": [], "entries": 0}
+                    "output_full": False, "output_cap": None, "wall_seconds": 0.0,
+                    "skipped": [], "entries": 0}
     try:
         if os.getpid() != 1:
             raise SetupError("not PID 1: the PID namespace was not created")
         host_out = _open(cfg["host_output"], os.O_RDONLY | os.O_DIRECTORY, "the output directory")
         cgroup_fds = [_open(path, os.O_WRONLY | os.O_CLOEXEC, "the run's cgroup")
                       for path in cfg["cgroup_procs"]]
-        build_root(cfg)
-        os.chroot(cfg["root"])
+        try:  # a UTS namespace of its own, which starts with a copy of the host's name
+            socket.sethostname(HOSTNAME)
+        except OSError as exc:
+            raise SetupError(f"cannot set the host name: {exc.strerror}") from None
+        os.chroot(build_root(cfg))
         os.chdir("/")
         check_interpreter(cfg, cgroup_fds)
         report["phase"] = "run"
@@ -282,6 +437,9 @@ def main() -> int:
         report["phase"] = "copy"
         vfs = os.statvfs("/output")
         report["output_full"] = vfs.f_bavail == 0 or vfs.f_favail == 0
+        report["output_cap"] = "bytes" if vfs.f_bavail == 0 else \
+            "files" if vfs.f_favail == 0 else None
+        report["output_files"] = OUTPUT_INODES
         out = os.open("/output", os.O_RDONLY | os.O_DIRECTORY)
         copy_out(out, host_out, report)
     except SetupError as exc:  # reported to the host, which decides the status

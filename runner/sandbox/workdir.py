@@ -16,6 +16,14 @@ process; its recorded sandboxes are killed (the cgroup's processes, then the
 process group of the recorded pid) and the directory is removed. Records are
 written by the service only (never inside a tree a selector writes to).
 
+Several service instances may run on one host: each one's workers claim
+their directories in a directory of the instance's own
+(`instance_dir(key)`: `i-<hash of key>` under `base_dir()`, the key naming
+the instance's store), and reap only there, so that starting one instance
+never touches another's runs or its dead workers' directories. A sandbox
+made with no instance (the `expaudit sandbox` command, tests) claims in
+`base_dir()` itself, whose reaping looks at `w-*` directories only.
+
 Reaping kills what the records name, so the records must be the worker's
 own: the base directory is refused unless it is a real directory (not a
 link) of this user with mode 0700 in directories no one else can rename
@@ -26,6 +34,7 @@ link) of this user with mode 0700 in directories no one else can rename
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -45,6 +54,9 @@ PREFIX = "w-"
 """Names of claimed directories (a claim in progress is named `.new-*` and never reaped)."""
 
 
+INSTANCE_PREFIX = "i-"
+"""Names of the directories of service instances under `base_dir()` (never reaped)."""
+
 RUN_BASE = Path("/run/expaudit-workers")
 """Where root's workers' directories live (/run: only root writes there)."""
 
@@ -57,6 +69,15 @@ def base_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"expaudit-workers-{os.geteuid()}"
 
 
+def instance_dir(key: str, base: Path | None = None) -> Path:
+    """The directory of one service instance's workers: `i-<sha256 of key, 16 hex>` under
+    `base` (default `base_dir()`). `key` names the instance (the service gives its store's
+    location), so every worker and runner of one instance on this host shares it and no
+    other instance's does. Made and checked (`secure_base`) by `WorkerDir.claim`."""
+    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return (Path(base) if base is not None else base_dir()) / f"{INSTANCE_PREFIX}{digest}"
+
+
 def _refuse(reason: str) -> SandboxConfigError:
     return SandboxConfigError(f"local sandbox: field 'work_root': the directory is refused: "
                               f"{reason}; it must be a directory of this user (uid "
@@ -64,15 +85,17 @@ def _refuse(reason: str) -> SandboxConfigError:
 
 
 def secure_base(base: Path) -> Path:
-    """Make `base` (mode 0700) if it is missing, and return it only if no one but this
-    user can have put anything in it: not a symbolic link, owned by this user, mode
-    0700, and every directory above it owned by root or this user and writable by no
-    one else (or sticky, like /tmp, so no one else can rename what is in it).
+    """Make `base` (mode 0700, like any missing directory above it) if it is missing,
+    and return it only if no one but this user can have put anything in it: not a
+    symbolic link, owned by this user, mode 0700, and every directory above it owned by
+    root or this user and writable by no one else (or sticky, like /tmp, so no one else
+    can rename what is in it).
 
     Raises `SandboxConfigError` (naming the reason, not the path) otherwise.
     """
     base = Path(os.path.abspath(base))
-    base.parent.mkdir(parents=True, exist_ok=True)
+    if not os.path.lexists(base.parent):  # made 0700 too (an instance's directory's parent)
+        secure_base(base.parent)
     try:
         os.mkdir(base, 0o700)
         os.chmod(base, 0o700)  # ours, just made: the umask may have taken bits away
@@ -115,7 +138,8 @@ class WorkerDir:
 
     @classmethod
     def claim(cls, base: Path | None = None) -> WorkerDir:
-        """Reap dead workers' directories under `base`, then claim a new one."""
+        """Reap dead workers' directories under `base` (and only there: not in the
+        directories of instances, `instance_dir`, below it), then claim a new one."""
         base = secure_base(Path(base) if base is not None else base_dir())
         reap(base)
         staging = Path(tempfile.mkdtemp(prefix=".new-", dir=base))
