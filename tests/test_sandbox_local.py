@@ -40,9 +40,28 @@ LIMITS = Limits(wall_seconds=3, memory_bytes=256 * defaults.MIB, pids=16, cpus=1
                 output_bytes=8 * defaults.MIB, tmp_bytes=8 * defaults.MIB)
 
 
+class _Tracked(LocalSandbox):
+    """A local sandbox that notes the uid of each of its runs (`OWN_UIDS`, `self.uids`)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.uids: set[int] = set()
+
+    def _config(self, *args, **kwargs) -> dict:
+        cfg = super()._config(*args, **kwargs)
+        self.uids.add(cfg["uid"])
+        OWN_UIDS.add(cfg["uid"])
+        return cfg
+
+
+OWN_UIDS: set[int] = set()
+"""The uids this module's runs were given: other tests' and other sessions' sandboxes on the
+host (uids of the same range) are none of its business."""
+
+
 @pytest.fixture(scope="module")
 def sandbox() -> LocalSandbox:
-    return LocalSandbox()
+    return _Tracked()
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +77,9 @@ def _spec(image: Path, input_dir: Path, tmp_path: Path, limits: Limits = LIMITS,
     return RunSpec(image=str(image), input_dir=input_dir, output_dir=out, limits=limits, **kwargs)
 
 
-def _sandbox_processes() -> list[int]:
-    """Host pids still running as the sandbox uid."""
+def _sandbox_processes(uids: set[int] | None = None) -> list[int]:
+    """Host pids still running as a uid of this module's runs (`uids`: of some of them)."""
+    uids = OWN_UIDS if uids is None else uids
     pids = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -68,10 +88,27 @@ def _sandbox_processes() -> list[int]:
             except OSError:
                 continue
             uid_line = next(line for line in status.splitlines() if line.startswith("Uid:"))
-            low, high = defaults.SANDBOX_UID_RANGE
-            if low <= int(uid_line.split()[1]) < high:
+            if int(uid_line.split()[1]) in uids:
                 pids.append(int(entry.name))
     return pids
+
+
+def test_the_process_scan_sees_only_this_modules_runs():
+    """A process of another sandbox uid (an earlier test's, another session's) is not this
+    module's: it neither fails the check that nothing is left nor counts towards a run."""
+    low, _ = defaults.SANDBOX_UID_RANGE
+    other = next(uid for uid in range(low + 99_000, low + 99_100) if uid not in OWN_UIDS)
+    stranger = subprocess.Popen(["setpriv", f"--reuid={other}", f"--regid={other}", "--clear-groups",
+                                 "sleep", "30"])
+    try:
+        deadline = time.monotonic() + 5
+        while stranger.pid not in _sandbox_processes({other}) and time.monotonic() < deadline:
+            time.sleep(0.01)  # until setpriv has become the other uid
+        assert stranger.pid in _sandbox_processes({other})
+        assert stranger.pid not in _sandbox_processes()
+    finally:
+        stranger.kill()
+        stranger.wait()
 
 
 @pytest.fixture
@@ -143,7 +180,7 @@ def test_fork_bomb_stops_at_pids_limit(sandbox, demo, tmp_path, contained):
     assert 0 < forked < LIMITS.pids
 
 
-def _run_beside_fork_holder(hostile: LocalSandbox, neighbour: LocalSandbox, demo, tmp_path):
+def _run_beside_fork_holder(hostile: _Tracked, neighbour: _Tracked, demo, tmp_path):
     """Run a selector that forks once while another run holds its whole pids limit."""
     input_dir, _ = demo
     forker = tmp_path / "forker"
@@ -157,9 +194,9 @@ def _run_beside_fork_holder(hostile: LocalSandbox, neighbour: LocalSandbox, demo
         result=hostile.run(_spec(HOSTILE / "forkhold", input_dir, tmp_path))))
     holder.start()
     deadline = time.monotonic() + 10
-    while len(_sandbox_processes()) < LIMITS.pids and time.monotonic() < deadline:
+    while len(_sandbox_processes(hostile.uids)) < LIMITS.pids and time.monotonic() < deadline:
         time.sleep(0.05)  # wait until the holder has forked to its limit
-    assert len(_sandbox_processes()) == LIMITS.pids
+    assert len(_sandbox_processes(hostile.uids)) == LIMITS.pids
     result = neighbour.run(_spec(forker, input_dir, tmp_path))
     holder.join()
     assert held["result"].status is RunStatus.TIMEOUT
@@ -169,7 +206,7 @@ def _run_beside_fork_holder(hostile: LocalSandbox, neighbour: LocalSandbox, demo
 
 @multi_process
 def test_concurrent_run_is_unaffected_by_fork_bomb(demo, tmp_path, contained):
-    result = _run_beside_fork_holder(LocalSandbox(), LocalSandbox(), demo, tmp_path)
+    result = _run_beside_fork_holder(_Tracked(), _Tracked(), demo, tmp_path)
     assert result.status is RunStatus.OK, result.reason
     assert result.stdout_tail == "forked fine\n"
 
@@ -177,7 +214,7 @@ def test_concurrent_run_is_unaffected_by_fork_bomb(demo, tmp_path, contained):
 @multi_process
 def test_shared_uid_would_share_the_pids_limit(demo, tmp_path, contained):
     """Why every run draws its own uid: RLIMIT_NPROC counts processes per uid."""
-    shared = LocalSandbox(uid=defaults.SANDBOX_UID_RANGE[0])
+    shared = _Tracked(uid=defaults.SANDBOX_UID_RANGE[0])
     result = _run_beside_fork_holder(shared, shared, demo, tmp_path)
     assert result.status is RunStatus.PIDS_LIMIT, result.reason
 
