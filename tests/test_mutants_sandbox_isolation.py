@@ -381,3 +381,292 @@ def test_a_docker_setup_failure_has_no_output_and_took_no_time(tmp_path):
     assert (result.status, result.reason, result.exit_code, result.stdout_tail,
             result.stderr_tail, result.wall_seconds, result.image_digest) == (
         RunStatus.SETUP_FAILED, "image 'nowhere:1' is not on this runner", None, "", "", 0.0, None)
+
+
+# ------------------------------------------------------------------ the sandbox's own checks
+
+
+@local_sandbox
+@pytest.mark.parametrize("uid", [0, -1, True, "5", 1.5])
+def test_a_uid_that_is_no_positive_integer_is_refused(tmp_path, uid):
+    with pytest.raises(SandboxConfigError) as refused:
+        LocalSandbox(uid=uid, work_root=tmp_path / "w")
+    assert str(refused.value) == f"local sandbox: uid {uid!r} must be a positive integer"
+
+
+@local_sandbox
+def test_uid_one_is_a_uid(tmp_path):
+    sandbox = LocalSandbox(uid=1, work_root=tmp_path / "w", cgroup=False)
+    try:
+        assert sandbox.uid == 1
+    finally:
+        sandbox.close()
+
+
+@local_sandbox
+@pytest.mark.parametrize("tool", ["unshare", "setpriv"])
+def test_a_missing_tool_is_named(tmp_path, monkeypatch, tool):
+    which = shutil.which
+    monkeypatch.setattr(local.shutil, "which", lambda name: None if name == tool else which(name))
+    with pytest.raises(SandboxConfigError) as refused:
+        LocalSandbox(work_root=tmp_path / "w")
+    assert str(refused.value) == f"local sandbox: the '{tool}' program is not installed"
+
+
+@local_sandbox
+def test_without_a_cgroup_a_required_one_is_refused_and_a_wished_one_warned_about(
+        tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(local.cgroups, "available", lambda: None)
+    with pytest.raises(SandboxConfigError) as refused:
+        LocalSandbox(cgroup=True, work_root=tmp_path / "w")
+    assert str(refused.value) == ("local sandbox: no cgroup with memory, pids and cpu controllers "
+                                  "can be made on this host")
+    caplog.set_level("WARNING", logger="runner.sandbox.local")
+    for cgroup, warned in ((False, []), (None, [
+            "local sandbox: no cgroup can be made here; selector runs are single-process so "
+            "that their memory and CPU limits hold"])):
+        caplog.clear()
+        sandbox = LocalSandbox(cgroup=cgroup, work_root=tmp_path / "w")
+        sandbox.close()
+        assert sandbox.cgroup is False
+        assert [r.getMessage() for r in caplog.records if r.name == "runner.sandbox.local"] == warned
+
+
+def test_a_claim_in_progress_is_named_so_that_no_reaper_takes_it(tmp_path, monkeypatch):
+    """The directory is made as `.new-*` (never reaped: a reaper skips all but `w-*`) and
+    renamed once its lock is held."""
+    made = []
+    mkdtemp = workdir.tempfile.mkdtemp
+    monkeypatch.setattr(workdir.tempfile, "mkdtemp",
+                        lambda **kwargs: made.append(kwargs.get("prefix")) or mkdtemp(**kwargs))
+    worker = workdir.WorkerDir.claim(tmp_path / "base")
+    try:
+        assert made == [".new-"] and worker.path.name.startswith(workdir.PREFIX)
+    finally:
+        worker.close()
+
+
+def _refusal(reason: str) -> str:
+    return (f"local sandbox: field 'work_root': the directory is refused: {reason}; it must be a "
+            f"directory of this user (uid {os.geteuid()}) with mode 0700")
+
+
+@local_sandbox
+def test_a_base_that_others_could_have_filled_is_refused_in_its_words(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    plain = tmp_path / "file"
+    plain.write_text("")
+    open_parent = tmp_path / "open"
+    open_parent.mkdir()
+    open_parent.chmod(0o777)  # writable by others, not sticky
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)  # like /tmp: others cannot rename what is in it
+    for base, reason in ((link, "it is a symbolic link"), (plain, "it is not a directory"),
+                         (open_parent / "base", "a directory above it is writable by others")):
+        with pytest.raises(SandboxConfigError) as refused:
+            workdir.secure_base(base)
+        assert str(refused.value) == _refusal(reason)
+    assert workdir.secure_base(sticky / "base") == sticky / "base"
+    foreign = tmp_path / "foreign"
+    foreign.mkdir(mode=0o755)
+    os.chown(foreign, 4321, 4321)  # a directory above, of another user: could rename the base
+    with pytest.raises(SandboxConfigError) as refused:
+        workdir.secure_base(foreign / "base")
+    assert str(refused.value) == _refusal("a directory above it belongs to uid 4321")
+
+
+@local_sandbox
+def test_a_users_base_may_lie_in_directories_of_root(tmp_path, monkeypatch):
+    """Directories above the base belong to root or to this user (here uid 1234)."""
+    base = tmp_path / "users"
+    base.mkdir(mode=0o700)
+    os.chown(base, 1234, 1234)
+    monkeypatch.setattr(workdir.os, "geteuid", lambda: 1234)
+    assert workdir.secure_base(base) == base
+
+
+def test_a_claimed_directory_holds_a_private_lock_and_readable_folders(tmp_path):
+    old = os.umask(0)
+    try:
+        worker = workdir.WorkerDir.claim(tmp_path / "base")
+    finally:
+        os.umask(old)
+    try:
+        modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in worker.path.iterdir()}
+        assert modes == {"lock": 0o600, "runs": 0o755, "sandboxes": 0o755}
+    finally:
+        worker.close()
+
+
+def _debris_dir(base: Path, name: str, records: dict[str, str]) -> Path:
+    directory = base / name
+    (directory / "sandboxes").mkdir(parents=True)
+    for record, text in records.items():
+        (directory / "sandboxes" / record).write_text(text)
+    return directory
+
+
+def _sleeper_record(stack: list) -> str:
+    sleeper = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    stack.append(sleeper)
+    return json.dumps({"pid": sleeper.pid, "start": workdir.process_start(sleeper.pid), "cgroups": []})
+
+
+@local_sandbox
+def test_the_reaper_goes_on_past_what_it_skips_and_touches_only_dead_workers_dirs(
+        tmp_path, monkeypatch, caplog):
+    """In name order: a live worker's directory, one whose lock cannot be opened, a dead one
+    with an unreadable record before a good one; then what is no worker's directory (no
+    `w-` prefix, a link named like one, a file). Only the dead one goes, its sandbox killed."""
+    import fcntl
+
+    base = tmp_path / "base"
+    base.mkdir(mode=0o700)
+    monkeypatch.setattr(workdir, "base_dir", lambda: base)  # reap() reads the default base
+    stack: list = []
+    try:
+        live = _debris_dir(base, "w-0-live", {"x.json": _sleeper_record(stack)})
+        lock = os.open(live / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        odd = _debris_dir(base, "w-1-odd", {"x.json": _sleeper_record(stack)})
+        (odd / "lock").mkdir()  # opening it fails: skipped, not the end of the reap
+        _debris_dir(base, "w-2-dead", {"a.json": "{not json", "b.json": _sleeper_record(stack)})
+        elsewhere = _debris_dir(tmp_path, "elsewhere", {"x.json": _sleeper_record(stack)})
+        (base / "w-3-link").symlink_to(elsewhere)
+        other = _debris_dir(base, "other", {"x.json": _sleeper_record(stack)})
+        (base / "w-4-file").write_text("")
+        caplog.set_level("WARNING", logger="runner.sandbox.workdir")
+        assert workdir.reap() == ["w-2-dead"]
+        assert stack[2].wait(timeout=10) == -9  # the dead worker's sandbox (its good record)
+        assert [p.poll() for i, p in enumerate(stack) if i != 2] == [None] * 4
+        assert sorted(p.name for p in base.iterdir()) == ["other", "w-0-live", "w-1-odd", "w-3-link",
+                                                         "w-4-file"]
+        assert elsewhere.is_dir() and other.is_dir()
+        assert [r.getMessage() for r in caplog.records if r.name == "runner.sandbox.workdir"] == [
+            "removed 1 directories of dead selector workers and stopped their sandboxes"]
+        os.close(lock)
+    finally:
+        for proc in stack:
+            proc.kill()
+            proc.wait()
+
+
+def test_an_oom_kill_is_read_from_either_versions_counters(tmp_path):
+    v2, v1 = tmp_path / "v2", tmp_path / "v1"
+    v2.mkdir()
+    v1.mkdir()
+    group2, group1 = cgroups.RunCgroup(2, {"memory": v2}), cgroups.RunCgroup(1, {"memory": v1})
+    assert not group2.oom_killed() and not group1.oom_killed()  # no file: nothing known
+    for text, killed in (("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n", True),
+                         ("low 0\noom 2\noom_kill 0\n", False), ("low 0\n", False)):
+        (v2 / "memory.events").write_text(text)
+        (v1 / "memory.oom_control").write_text(text.replace("low", "under_oom"))
+        assert (group2.oom_killed(), group1.oom_killed()) == (killed, killed), text
+    (v1 / "memory.events").write_text("oom_kill 1\n")  # a v1 group reads only its own file
+    (v1 / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 0\n")
+    assert not group1.oom_killed()
+    (v2 / "memory.oom_control").write_text("oom_kill 1\n")
+    (v2 / "memory.events").write_text("oom_kill 0\n")
+    assert not group2.oom_killed()
+
+
+def test_a_runs_tree_is_a_readable_folder_of_the_workers_runs_and_forgotten_once(tmp_path):
+    worker = workdir.WorkerDir.claim(tmp_path / "base")
+    old = os.umask(0o077)
+    try:
+        tree = worker.mkdtemp("run-")
+        assert tree.parent == worker.path / "runs" and tree.name.startswith("run-")
+        assert stat.S_IMODE(tree.stat().st_mode) == 0o755  # the selector's uid reads it
+        record = worker.record_sandbox("expaudit-run-0123456789ab", os.getpid(), ())
+        worker.forget(record)
+        worker.forget(record)  # gone already (a reaper, a second clean-up): fine
+        assert not record.exists()
+    finally:
+        os.umask(old)
+        worker.close()
+
+
+def test_the_read_only_binds_are_named_by_what_they_are(tmp_path):
+    sandbox = LocalSandbox.__new__(LocalSandbox)  # only the binds: no tools, no cgroup needed
+    sandbox.python_binds = [("/opt/py", "/opt/py", "the interpreter")]
+    (tmp_path / "in").mkdir()
+    spec = RunSpec(image=str(tmp_path), input_dir=tmp_path / "in", output_dir=tmp_path)
+    system = [(f, f, "a system file") for f in local.SYSTEM_FILES if os.path.exists(f)]
+    assert sandbox._ro_binds(spec, tmp_path / "sel") == [
+        ("/usr", "/usr", "/usr"), ("/opt/py", "/opt/py", "the interpreter"), *system,
+        (str(tmp_path / "sel"), "/selector", "/selector"),
+        (str((tmp_path / "in").resolve()), "/input", "/input")]
+
+
+def _fake_v2_worker(tmp_path: Path, monkeypatch) -> Path:
+    """This process in a v2 cgroup `/svc` (a fake tree) that has the controllers, none
+    enabled for its children yet."""
+    own = tmp_path / "svc"
+    own.mkdir()
+    for name, text in (("cgroup.controllers", "cpuset cpu memory pids"),
+                       ("cgroup.subtree_control", ""), ("cgroup.procs", "")):
+        (own / name).write_text(text + "\n")
+    monkeypatch.setattr(cgroups, "_own_paths", lambda: {"": "/svc"})
+    monkeypatch.setattr(cgroups, "_mounts", lambda: {"": tmp_path})
+    return own
+
+
+def test_a_run_cgroup_is_made_private_under_a_worker_cgroup_it_delegates_first(tmp_path,
+                                                                               monkeypatch):
+    own = _fake_v2_worker(tmp_path, monkeypatch)
+    old = os.umask(0)
+    try:
+        group = cgroups.RunCgroup.create("expaudit-run-0123456789ab", memory_bytes=64 * defaults.MIB,
+                                         pids=3, cpus=0.25, cpu_list=[0])
+    finally:
+        os.umask(old)
+    run = own / "expaudit-run-0123456789ab"
+    assert (own / "cgroup.subtree_control").read_text() == "+memory +pids +cpu +cpuset"
+    assert group.version == 2 and group.paths == (str(run),)
+    assert stat.S_IMODE(run.stat().st_mode) == 0o700
+    assert _files(run) == {"cpu.max": "25000 100000", "cpuset.cpus": "0",
+                           "memory.max": str(64 * defaults.MIB), "pids.max": "3"}
+
+
+def test_a_run_cgroup_that_cannot_be_made_says_why_with_the_errno(tmp_path, monkeypatch):
+    def create():
+        return cgroups.RunCgroup.create("expaudit-run-0123456789ab", memory_bytes=64 * defaults.MIB,
+                                        pids=3, cpus=0.25, cpu_list=[0])
+
+    for raised, code, words in (
+            (None, errno.ENOTSUP, "no cgroup with memory, pids and cpu can be made"),
+            (PermissionError(errno.EACCES, "Permission denied"), errno.EACCES,
+             "cannot delegate the worker's cgroup: Permission denied"),
+            (OSError("no errno"), errno.EIO, None)):  # no errno of its own: EIO
+        def layout(delegate=False, raised=raised):
+            if raised is not None:
+                raise raised
+            return None
+
+        monkeypatch.setattr(cgroups, "_layout", layout)
+        with pytest.raises(cgroups.CgroupError) as failed:
+            create()
+        assert failed.value.errno == code and words in (None, failed.value.strerror)
+    monkeypatch.setattr(cgroups, "_layout", lambda delegate=False: (2, {"memory": tmp_path / "gone"}))
+    with pytest.raises(cgroups.CgroupError) as failed:
+        create()
+    assert (failed.value.errno, failed.value.strerror) == (
+        errno.ENOENT, "cannot set up the run's cgroup: No such file or directory")
+
+
+def test_what_a_run_exposes_is_named_for_the_reader(tmp_path):
+    sandbox = LocalSandbox.__new__(LocalSandbox)
+    sandbox.python_binds = [("/opt/py", "/opt/py", "the interpreter")]
+    (tmp_path / "in").mkdir()
+    (tmp_path / "out").mkdir()
+    spec = RunSpec(image=str(tmp_path), input_dir=tmp_path / "in", output_dir=tmp_path / "out")
+    system = [(f, "a system file") for f in local.SYSTEM_FILES if os.path.exists(f)]
+    assert sandbox.exposed(spec, tmp_path / "sel") == [
+        ("/usr", "the bind of /usr"), ("/opt/py", "the interpreter's installation"), *system,
+        (str(tmp_path / "sel"), "the selector directory"),
+        (str((tmp_path / "in").resolve()), "the /input directory"),
+        (str((tmp_path / "out").resolve()), "the /output directory")]
