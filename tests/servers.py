@@ -40,6 +40,26 @@ def free_port(reserved: set[int] | None = None) -> int:
     raise RuntimeError("no free port found")
 
 
+def read_until(proc: subprocess.Popen, needle: str, timeout: float,
+               seen: list[str] | None = None) -> str:
+    """The first line of `proc`'s stdout holding `needle`; every line read goes into `seen`.
+    Fails with what was read when the process ends or `timeout` passes first."""
+    deadline = time.monotonic() + timeout
+    seen = [] if seen is None else seen
+    os.set_blocking(proc.stdout.fileno(), False)
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if line:
+            seen.append(line)
+            if needle in line:
+                return line
+        elif proc.poll() is not None:
+            break
+        else:
+            time.sleep(0.1)
+    raise AssertionError(f"no '{needle}' in output:\n{''.join(seen)}")
+
+
 def port_is_free(port: int) -> bool:
     with socket.socket() as sock:
         try:

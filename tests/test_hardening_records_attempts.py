@@ -3,8 +3,8 @@
 The job boundary wrote the failure (and the note before a retry) from the status it read
 before the run, undoing what the execution had written: every failed submission showed
 `attempts: 0`, and a retried one went back to `queued`. Seen failing on the old code:
-attempts 0 after a submitter failure, after a final infrastructure failure, and after
-each retry.
+attempts 0 after a submitter failure, after a final infrastructure failure
+(`tests/test_jobs.py::test_last_retry_fails_as_infrastructure`), and after each retry.
 """
 
 from __future__ import annotations
@@ -40,18 +40,6 @@ def test_a_submitter_failure_counts_its_attempt(store, redis_conn, catalog):  # 
     assert status.state is State.FAILED and status.fault is Fault.SUBMITTER
     assert status.attempts == 1
     assert status.progress == 0.05  # what the execution wrote before it failed
-
-
-def test_a_final_infrastructure_failure_counts_its_attempt(store, redis_conn, catalog):  # noqa: F811
-    sid = _stored(store, scores_csv(catalog.load_transfer("toy-k4")))
-    store.delete(SubmissionRepo(store).manifest(sid).input_key)
-    job = jobs.enqueue_audit(redis_conn, sid, container=False)
-    job.retries_left = 0
-    job.save()
-    run_jobs(store, redis_conn, catalog)
-    status = SubmissionRepo(store).status(sid)
-    assert status.state is State.FAILED and status.fault is Fault.INFRASTRUCTURE
-    assert status.attempts == 1
 
 
 def test_every_retried_execution_is_counted_up_to_the_final_failure(store, redis_conn,

@@ -16,7 +16,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import requests
 
 from service.embedded import web_command
 from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ProcessServer, RedisServer, free_port,
-                           service_env, synthetic_setting, wait_for_port,
+                           read_until, service_env, synthetic_setting, wait_for_port,
                            write_catalog)
 
 HEALTHZ_COUNT = re.compile(
@@ -92,22 +91,6 @@ def counts_add_up_across_processes(url: str, scrape_url: str, metrics_dir: Path,
     assert healthz_count(requests.get(scrape_url, timeout=30).text) == total + REQUESTS
 
 
-def _read_until(proc: subprocess.Popen, needle: str, timeout: float) -> str:
-    deadline, seen = time.monotonic() + timeout, []
-    os.set_blocking(proc.stdout.fileno(), False)
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if line:
-            seen.append(line)
-            if needle in line:
-                return line
-        elif proc.poll() is not None:
-            break
-        else:
-            time.sleep(0.1)
-    raise AssertionError(f"no '{needle}' in output:\n{''.join(seen)}")
-
-
 @pytest.mark.slow
 def test_serve_adds_up_every_web_process_on_its_metrics_port_only(tmp_path):
     catalog = write_catalog(tmp_path / "catalog", synthetic_setting("metrics-k3", k=3))
@@ -122,7 +105,7 @@ def test_serve_adds_up_every_web_process_on_its_metrics_port_only(tmp_path):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
     try:
-        _read_until(proc, "expaudit is serving at", 120)
+        read_until(proc, "expaudit is serving at", 120)
         url = f"http://127.0.0.1:{port}"
         public = requests.get(f"{url}/metrics", timeout=30)
         assert public.status_code == 404 and "expaudit_" not in public.text

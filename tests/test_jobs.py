@@ -90,6 +90,7 @@ def test_last_retry_fails_as_infrastructure(store, redis_conn, catalog):  # noqa
     status = SubmissionRepo(store).status(sid)
     assert status.state is State.FAILED and status.fault is Fault.INFRASTRUCTURE
     assert "ObjectNotFound" in status.reason and "not found" in status.reason
+    assert status.attempts == 1  # the failed execution counts (attempts was 0 once)
 
 
 def test_incomplete_matrix_is_not_retried(store, redis_conn, catalog):  # noqa: F811

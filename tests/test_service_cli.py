@@ -15,28 +15,10 @@ import requests
 
 from service.defaults import ROLLOUT_QUEUE
 from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ServiceStack, free_port,  # noqa: F401
-                           redis_server, scores_csv, service_env, synthetic_setting,
+                           read_until, redis_server, scores_csv, service_env, synthetic_setting,
                            write_catalog)
 
 pytestmark = pytest.mark.slow
-
-
-def _read_until(proc: subprocess.Popen, needle: str, timeout: float,
-                seen: list[str] | None = None) -> str:
-    deadline = time.monotonic() + timeout
-    seen = [] if seen is None else seen
-    os.set_blocking(proc.stdout.fileno(), False)
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if line:
-            seen.append(line)
-            if needle in line:
-                return line
-        elif proc.poll() is not None:
-            break
-        else:
-            time.sleep(0.1)
-    raise AssertionError(f"no '{needle}' in output:\n{''.join(seen)}")
 
 
 def _serve_env(**overrides) -> dict[str, str]:
@@ -60,7 +42,7 @@ def test_serve_starts_everything_and_stops_cleanly(tmp_path):
     proc = _serve(tmp_path, env, port)
     try:
         early: list[str] = []
-        line = _read_until(proc, "expaudit is serving at", 90, early)
+        line = read_until(proc, "expaudit is serving at", 90, early)
         url = f"http://127.0.0.1:{port}"
         assert url in line and "var/admin-token" in line
         assert "no rollout runner: EXPAUDIT_CATALOG" in "".join(early)
@@ -223,9 +205,9 @@ def test_submit_wait_prints_rollout_progress_and_state_changes(tmp_path, redis_s
         proc = subprocess.Popen([sys.executable, "-m", "expaudit", "submit", str(scores),
                                  "--setting", "wait-k3", "--wait"], cwd=REPO_ROOT, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        first = _read_until(proc, "queued", 60)
+        first = read_until(proc, "queued", 60)
         sid = first.split()[0]
-        _read_until(proc, f"status: {stack.url}/api/v1/submissions/{sid}", 10)
+        read_until(proc, f"status: {stack.url}/api/v1/submissions/{sid}", 10)
         repo = SubmissionRepo(LocalStore(tmp_path / "store"))
         steps = [(Status(State.RUNNING, 0.05, rollouts={"done": 0, "total": 100,
                                                          "chunks_pending": 2, "runners": 0}),
@@ -240,7 +222,7 @@ def test_submit_wait_prints_rollout_progress_and_state_changes(tmp_path, redis_s
                   "(fault: infrastructure)")]
         for n, (status, expected) in enumerate(steps):
             repo.write_status(sid, status)
-            line = _read_until(proc, "%", 30)
+            line = read_until(proc, "%", 30)
             assert line.rstrip("\n") == f"{sid}  {expected}"
             if n == 1:  # a wait gives up only after a whole timeout without any change
                 client = Client(stack.url, env["EXPAUDIT_TOKEN"])
@@ -281,7 +263,7 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
     proc = _serve(tmp_path, env, port)
     try:
         early: list[str] = []
-        _read_until(proc, "expaudit is serving at", 120, early)
+        read_until(proc, "expaudit is serving at", 120, early)
         assert "rollout runner started: missing cells are appended to var/cells\n" in early
         url = f"http://127.0.0.1:{port}"
         admin = (tmp_path / "var" / "admin-token").read_text().strip()
