@@ -96,16 +96,17 @@ COPY expaudit ./expaudit
 COPY leaderboard ./leaderboard
 COPY benchmark_data ./benchmark_data
 COPY service ./service
-COPY runner ./runner
+COPY simulator ./simulator
+COPY sandbox ./sandbox
 # robomimic without its requirements (they pull egl_probe, which builds with
 # cmake, and tensorboard, unused); what it imports is in the policies extra.
-# With the real torchvision importable, runner/robomimic_compat.py uses it.
+# With the real torchvision importable, simulator/robomimic_compat.py uses it.
 COPY --from=wheels /wheels /tmp/wheels
 # hadolint ignore=DL3013
 RUN pip install --no-cache-dir --find-links /tmp/wheels ".[sim,policies]" \
     && pip install --no-cache-dir --no-deps "robomimic==0.3.0" \
     && rm -rf /tmp/wheels \
-    && python -c "from runner.robomimic_compat import torchvision_is_real as real; assert real()"
+    && python -c "from simulator.robomimic_compat import torchvision_is_real as real; assert real()"
 
 COPY docker/entrypoint.sh docker/healthcheck.py /usr/local/lib/expaudit/
 RUN chmod 0755 /usr/local/lib/expaudit/entrypoint.sh
@@ -129,10 +130,11 @@ COPY expaudit ./expaudit
 COPY leaderboard ./leaderboard
 COPY benchmark_data ./benchmark_data
 COPY service ./service
-COPY runner ./runner
+COPY simulator ./simulator
+COPY sandbox ./sandbox
 # The project itself; its dependency ranges live in pyproject.toml. With the
 # policies extra: the CPU torch first, robomimic without its requirements
-# last (torchvision, egl_probe, tensorboard; see runner/robomimic_compat.py).
+# last (torchvision, egl_probe, tensorboard; see simulator/robomimic_compat.py).
 # Source-only dependencies come as wheels from the `wheels` stage.
 COPY --from=wheels /wheels /tmp/wheels
 # hadolint ignore=DL3013

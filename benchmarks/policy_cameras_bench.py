@@ -1,13 +1,13 @@
 """Policy episodes per second on the CPU: mechanism 2 (agent and wrist cameras, cached-feature
 BC-RNN) against mechanism 1 (agent view only), the cost the recipe adds to every policy cell.
 
-Both loops run through `runner.policy_rollout.run_episode` on the same Stack
+Both loops run through `simulator.policy_rollout.run_episode` on the same Stack
 validation scenes (stack-val), appearance draws and execution-noise seeds, in one process,
 alternating episode by episode so that load changes on a shared machine hit
 both alike:
 
-- v1: `runner.policy_model`'s policy with `PolicyCamera` (the agent view);
-- v2: `runner.policy_recipe`'s policy with `DualCamera` (agent view and
+- v1: `simulator.policy_model`'s policy with `PolicyCamera` (the agent view);
+- v2: `simulator.policy_recipe`'s policy with `DualCamera` (agent view and
   `robot0_eye_in_hand`, side by side; the agent view centre-cropped).
 
 Untrained networks of each mechanism's published size by default (episodes
@@ -40,7 +40,7 @@ from benchmarks.policy_rollout_bench import (  # noqa: E402
 
 def v1_actor(directory: str | None):
     """Mechanism 1's actor: a stored policy or an untrained `PolicySpec()` one; and its image size."""
-    from runner.policy_model import PolicyActor, PolicySpec, build_policy, load_policy
+    from simulator.policy_model import PolicyActor, PolicySpec, build_policy, load_policy
 
     if directory:
         algo, spec = load_policy(Path(directory))
@@ -54,7 +54,7 @@ def v1_actor(directory: str | None):
 def v2_actor(directory: str | None):
     """Mechanism 2's actor: a stored policy or an untrained one of the recipe's spec; its image size."""
     from benchmark_data.generation.recipe_policies import recipe_spec
-    from runner.policy_recipe import (CAMERAS, RecipeActor, RecipePolicy, _obs_sizes, build_bc_rnn,
+    from simulator.policy_recipe import (CAMERAS, RecipeActor, RecipePolicy, _obs_sizes, build_bc_rnn,
                                       build_encoder)
 
     if directory:
@@ -73,7 +73,7 @@ def episodes(n: int):
     """(state, draw, seed) per episode: validation states (stack-val; stored policies are never run
     on a frozen query set outside the published cells), all five draws, one seed each."""
     from benchmark_data.generation.query_set_build import validation_states
-    from runner.appearance import sample_draw
+    from simulator.appearance import sample_draw
 
     states = validation_states("stack-val")
     return [(states[(7 * i) % len(states)], sample_draw(states[(7 * i) % len(states)].state_id, i % 5), i)
@@ -83,9 +83,9 @@ def episodes(n: int):
 def run(n: int, horizon: int, v1: str | None, v2: str | None) -> dict:
     import torch
 
-    from runner.policy_camera import PolicyCamera
-    from runner.stack_sim import StackSim
-    from runner.wrist_camera import DualCamera
+    from simulator.policy_camera import PolicyCamera
+    from simulator.stack_sim import StackSim
+    from simulator.wrist_camera import DualCamera
 
     torch.set_num_threads(1)
     loops = {}

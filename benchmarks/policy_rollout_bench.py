@@ -1,7 +1,7 @@
 """Policy episodes per second on the CPU: the lean policy camera against default robosuite-style renders.
 
 Both loops run the same policy on the same Stack scenes, appearance draws and
-execution-noise seeds through `runner.policy_rollout.run_episode`, in one
+execution-noise seeds through `simulator.policy_rollout.run_episode`, in one
 process, alternating episode by episode so that load changes on a shared
 machine hit both alike:
 
@@ -112,7 +112,7 @@ def load_actor(policy: str | None):
     """The policy to drive both loops: a stored one, or a fresh untrained `PolicySpec()`."""
     import torch
 
-    from runner.policy_model import PolicyActor, PolicySpec, build_policy, load_policy
+    from simulator.policy_model import PolicyActor, PolicySpec, build_policy, load_policy
 
     torch.set_num_threads(1)
     if policy:
@@ -126,8 +126,8 @@ def load_actor(policy: str | None):
 
 def episodes(n: int):
     """(state, draw, seed) per episode: Stack query states, all five draws, one seed each."""
-    from runner.appearance import sample_draw
-    from runner.scenes import query_states
+    from simulator.appearance import sample_draw
+    from simulator.stack_scenes import query_states
 
     states = query_states("stack-orig")
     return [(states[(7 * i) % len(states)], sample_draw(states[(7 * i) % len(states)].state_id, i % 5), i)
@@ -135,8 +135,8 @@ def episodes(n: int):
 
 
 def run(n: int, horizon: int, policy: str | None, default_size: int) -> dict:
-    from runner.policy_camera import PolicyCamera
-    from runner.stack_sim import StackSim
+    from simulator.policy_camera import PolicyCamera
+    from simulator.stack_sim import StackSim
 
     actor, spec, label = load_actor(policy)
     print(f"{label}; image {spec.image_size}px; {n} episodes x {horizon} steps per loop")
@@ -154,7 +154,7 @@ def run_loops(loops: dict, cells, horizon: int) -> dict:
     """Run every loop (sim, camera, actor, clock) on each (state, draw, seed) of `cells` in turn,
     episode by episode; the first episode warms up, untimed. Per loop: episodes/s, successes and
     milliseconds per step of each part; closes the cameras."""
-    from runner.policy_rollout import noise_for, run_episode
+    from simulator.policy_rollout import noise_for, run_episode
 
     n = len(cells) - 1
     totals = {name: [0.0, 0] for name in loops}

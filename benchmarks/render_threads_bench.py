@@ -42,14 +42,14 @@ FRAMES_PER_DRAW = 50
 
 def child(frames: int, llvmpipe_default: bool) -> dict:
     """Render `frames` frame pairs in this process; (seconds, sha256 of every pixel)."""
-    import runner  # noqa: F401  (sets LP_NUM_THREADS=0 unless set)
+    import simulator  # noqa: F401  (sets LP_NUM_THREADS=0 unless set)
 
     if llvmpipe_default:
         os.environ.pop("LP_NUM_THREADS", None)
     from benchmark_data.generation.query_set_build import validation_states
-    from runner.appearance import sample_draw
-    from runner.stack_sim import StackSim
-    from runner.wrist_camera import DualCamera
+    from simulator.appearance import sample_draw
+    from simulator.stack_sim import StackSim
+    from simulator.wrist_camera import DualCamera
 
     states = validation_states("stack-val")
     sim = StackSim()

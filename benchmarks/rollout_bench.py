@@ -4,7 +4,7 @@ All three run the same Replay episodes (same recorded paths, same query
 layouts, same execution noise) in one process, alternating episode by
 episode so that load changes on a shared machine affect them alike:
 
-- executor: `runner.executor.run_cell` (lean OSC loop, what generated the data);
+- executor: `simulator.executor.run_cell` (lean OSC loop, what generated the data);
 - stock: robosuite's `env.step` with the OSC_POSE delta action that moves
   towards the same target each control step (observables on, hard_reset=False);
 - raw: `mujoco.mj_step` for the same number of substeps from the same initial
@@ -24,8 +24,8 @@ import numpy as np
 
 def _episodes(n: int):
     from benchmark_data.generation.rollouts import build_world
-    from runner.executor import Cell
-    from runner.scenes import query_states
+    from simulator.executor import Cell
+    from simulator.stack_scenes import query_states
 
     states = query_states("stack-orig")
     cells = [Cell("replay", "stack-orig", f"stack-e{i % 5:03d}", states[(7 * i) % 40].state_id, i % 5)
@@ -34,7 +34,7 @@ def _episodes(n: int):
 
 
 def _noisy_path(world, cell):
-    from runner.replay import apply_noise, noise_for, retarget
+    from simulator.replay import apply_noise, noise_for, retarget
 
     base, path = world.experiences[cell.experience_id]
     moved = retarget(path, base, world.states[cell.state_id])
@@ -42,7 +42,7 @@ def _noisy_path(world, cell):
 
 
 def _time_executor(sim, world, cell) -> tuple[float, int]:
-    from runner.executor import run_cell
+    from simulator.executor import run_cell
 
     start = time.perf_counter()
     ok = run_cell(sim, world, cell).success
@@ -50,8 +50,8 @@ def _time_executor(sim, world, cell) -> tuple[float, int]:
 
 
 def _stock_episode(sim, path) -> bool:
-    from runner.osc import yaw_down_rotation
-    from runner.recording import DELTA_POS_SCALE, DELTA_ROT_SCALE, _rotvec
+    from simulator.osc import yaw_down_rotation
+    from simulator.recording import DELTA_POS_SCALE, DELTA_ROT_SCALE, _rotvec
 
     env = sim.env
     for row in path:
@@ -99,7 +99,7 @@ LOOPS = (("executor", _time_executor), ("stock env.step", _time_stock), ("raw mj
 def run(cells, world) -> dict[str, tuple[float, int]]:
     """Total seconds and successes per loop; the loops alternate episode by episode, so a
     change of machine load hits all three alike."""
-    from runner.stack_sim import StackSim
+    from simulator.stack_sim import StackSim
 
     sims = {name: StackSim() for name, _ in LOOPS}
     for name, fn in LOOPS:

@@ -10,7 +10,7 @@
     ├── InternalError                 the project's own machinery failed (a sandbox, a job, the
     │                                 object store): retried or reported, never charged to a user
     ├── service.errors.ServiceError   an HTTP answer with its status code (the web process)
-    └── runner.sandbox.base.SandboxError
+    └── sandbox.base.SandboxError
                                       a sandbox run; each subclass is also a UserError kind or
                                       an InternalError (a bad run spec, a failing cgroup)
 

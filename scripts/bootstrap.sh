@@ -65,12 +65,12 @@ if [[ ",$extras," == *",embed,"* ]]; then
 fi
 # ---- end: embed extra ----
 
-# ---- begin: policies extra (learned image policies, runner/policy_*.py) ----
+# ---- begin: policies extra (learned image policies, simulator/policy_*.py) ----
 # robomimic 0.3.0 itself, without its requirements: they pull torchvision (PyPI's
 # build is a CUDA one that fails to import beside the CPU torch, and resolving it
 # can replace that torch), egl_probe (builds with cmake) and tensorboard (unused).
 # What robomimic's model, config and algorithm modules import is in the `policies`
-# extra installed above; runner/robomimic_compat.py stands in for torchvision.
+# extra installed above; simulator/robomimic_compat.py stands in for torchvision.
 if [[ ",$extras," == *",policies,"* ]]; then
   policies_stamp=".venv/.expaudit-robomimic-0.3.0"
   if [[ ! -f "$policies_stamp" ]]; then

@@ -38,7 +38,7 @@ from leaderboard.findings.store import (SettingInfo, compute_rule_reports, kept_
 from leaderboard.metrics import defaults  # noqa: E402
 from leaderboard.rules.embeddings.setting_scores import image_rule_scores  # noqa: E402
 from leaderboard.rules.structural import structural_rule_scores  # noqa: E402
-from runner.provenance import policy_mechanism_of  # noqa: E402
+from simulator.provenance import policy_mechanism_of  # noqa: E402
 
 POLICY_MECHANISM_IDS = {m.value for m in POLICY_MECHANISMS}
 

@@ -41,7 +41,7 @@ in the scratch directory, whose path is printed (`--keep DIR`, or a fresh
 temporary directory; each group's copy stays there for `mutmut browse`).
 A long group can be stopped and gone on with: `--keep DIR --resume` runs in
 the group's copy already in DIR the mutants not checked yet; `--mutants`
-(mutmut's names, `*` a wildcard, e.g. `runner.sandbox.cgroups.*`) runs only
+(mutmut's names, `*` a wildcard, e.g. `sandbox.cgroups.*`) runs only
 those (again where checked before).
 """
 
@@ -73,7 +73,7 @@ MUTMUT_COPIES = frozenset({"tests", "test", "setup.cfg", "pyproject.toml", "uv.l
 NOT_CLONED = frozenset({".venv", "mutants", ".git"})
 """Top-level entries of a copy that are no part of the clone (the venv is a link to the tree's)."""
 WORKERS_DIR = Path("/run/expaudit-workers")
-"""Where root's sandboxes keep their workers' directories (`runner.sandbox.workdir.RUN_BASE`)."""
+"""Where root's sandboxes keep their workers' directories (`sandbox.workdir.RUN_BASE`)."""
 NAMESPACE_INIT = """\
 import os, signal, subprocess, sys
 def stop(signum, frame):  # PID 1 of a namespace gets no default action: end it, and all in it

@@ -32,8 +32,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import runner  # noqa: E402,F401  (kernel pins and the headless renderer before MuJoCo loads)
-import runner.policy_model as policy_model  # noqa: E402
+import simulator  # noqa: E402,F401  (kernel pins and the headless renderer before MuJoCo loads)
+import simulator.policy_model as policy_model  # noqa: E402
 from benchmark_data.paths import FROZEN_ROOT  # noqa: E402
 from benchmark_data.generation.policies import evaluate_policy, train_policy  # noqa: E402
 from benchmark_data.query_sets import N_DRAWS  # noqa: E402
@@ -47,7 +47,7 @@ def register_trunk(blocks: int) -> None:
 
     from leaderboard.rules.embeddings.architectures import MobileNetV2
     from leaderboard.rules.embeddings.registry import wheel_weights
-    from runner.robomimic_compat import import_robomimic
+    from simulator.robomimic_compat import import_robomimic
 
     import_robomimic()  # robomimic's models import only after its torchvision workaround
     import robomimic.models.obs_core as obs_core

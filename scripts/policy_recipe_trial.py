@@ -34,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import runner  # noqa: E402,F401  (kernel pins and the headless renderer before MuJoCo loads)
+import simulator  # noqa: E402,F401  (kernel pins and the headless renderer before MuJoCo loads)
 
 from benchmark_data.generation import recipe_policies  # noqa: E402
 from benchmark_data.generation.recipe_policies import VALIDATION  # noqa: E402
@@ -104,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
             "command": "scripts/policy_recipe_trial.py " + " ".join(argv if argv is not None else sys.argv[1:])}
     if args.frozen:
         return run_frozen(task, args, workdir, meta)
-    from runner.policy_recipe import RecipeActor
-    from runner.wrist_camera import DualCamera
+    from simulator.policy_recipe import RecipeActor
+    from simulator.wrist_camera import DualCamera
 
     say = lambda line: log(workdir, line)  # noqa: E731
     spec = recipe_policies.recipe_spec(train_steps=args.steps, pretrain_steps=args.pretrain_steps,
@@ -144,9 +144,9 @@ def run_episodes(task: str, experience_id: str, items, camera, actor, seed: int,
 def run_frozen(task: str, args, workdir: Path, meta: dict) -> int:
     """The published policy of the experience on the same kinds of episodes."""
     from benchmark_data.policy_files import policy_dir, read_training
-    from runner.demo_recording import DemoPlan
-    from runner.policy_camera import PolicyCamera
-    from runner.policy_model import PolicyActor, load_policy
+    from simulator.demo_recording import DemoPlan
+    from simulator.policy_camera import PolicyCamera
+    from simulator.policy_model import PolicyActor, load_policy
 
     record = read_training(args.mechanism, args.experience_id)
     layout_cls = _sim_layout(task)
@@ -166,10 +166,10 @@ def run_frozen(task: str, args, workdir: Path, meta: dict) -> int:
 
 def _sim_layout(task: str):
     if task == "stack":
-        from runner.scenes import StackLayout
+        from simulator.stack_scenes import StackLayout
 
         return StackLayout
-    from runner.door_scenes import DoorLayout
+    from simulator.door_scenes import DoorLayout
 
     return DoorLayout
 

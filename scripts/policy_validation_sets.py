@@ -32,10 +32,10 @@ OUT = REPO / "benchmark_data" / "validation"
 
 def _layout_cls(task: str):
     if task == "stack":
-        from runner.scenes import StackLayout
+        from simulator.stack_scenes import StackLayout
 
         return StackLayout
-    from runner.door_scenes import DoorLayout
+    from simulator.door_scenes import DoorLayout
 
     return DoorLayout
 

@@ -40,7 +40,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from benchmark_data.paths import sealed_cells_files
 from expaudit.errors import InvalidInput
-from runner.sandbox.base import Protected
+from sandbox.base import Protected
 from service import defaults
 
 
@@ -256,7 +256,7 @@ def computed_cells_dir(config: ServiceConfig) -> Path:
 
 
 def protected_paths(config: ServiceConfig) -> tuple[Protected, ...]:
-    """The host paths no selector may be given a view of (`runner.sandbox.base.Protected`),
+    """The host paths no selector may be given a view of (`sandbox.base.Protected`),
     passed to the local sandbox, which refuses a run that would expose one: the computed
     cells, a local store, a Redis unix socket, and any cells of a sealed query set in the
     frozen root (never published; left there by a service older than EXPAUDIT_CELLS_DIR).

@@ -9,7 +9,7 @@ the submitter's fault (`SelectorFailed`); a sandbox that could not be built
 is the service's (retried).
 
 A run's temporary tree (/input, /output, the unpacked selector) lives in the
-local sandbox's worker directory (`runner.sandbox.workdir`), so that a worker
+local sandbox's worker directory (`sandbox.workdir`), so that a worker
 started after this one was killed removes it; elsewhere in a temporary
 directory. That directory is claimed in one of this instance's own
 (`instance_key`), so that instances sharing a host never reap each other's.
@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Iterator
 
 from expaudit.errors import InternalError, UserError
-from runner.sandbox.base import Limits, RunResult, RunSpec, RunStatus, SandboxConfigError
-from runner.sandbox.docker_backend import DockerSandbox
-from runner.sandbox.execute import run_selector
-from runner.sandbox.local import LocalSandbox
-from runner.sandbox.workdir import instance_dir
+from sandbox.base import Limits, RunResult, RunSpec, RunStatus, SandboxConfigError
+from sandbox.docker_backend import DockerSandbox
+from sandbox.execute import run_selector
+from sandbox.local import LocalSandbox
+from sandbox.workdir import instance_dir
 from service.config import protected_paths
 from service.records import Manifest
 from service.errors import ValidationFailed
@@ -158,7 +158,7 @@ def make_sandbox(config):
 def instance_key(config) -> str:
     """What tells this service instance from others on the same host: the location of its
     store (an absolute directory, or the S3 endpoint and bucket). Its workers and runners
-    claim their sandbox directories in `runner.sandbox.workdir.instance_dir` of it, so
+    claim their sandbox directories in `sandbox.workdir.instance_dir` of it, so
     that starting one instance never reaps another's."""
     if config.is_s3:
         return f"s3 {config.s3_endpoint or 'aws'} {config.store}"

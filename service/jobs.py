@@ -78,7 +78,7 @@ class JobContext:
     sandbox: object | None = None
     """The `SelectorSandbox` container submissions run in (None: they cannot run here)."""
     selector_limits: object | None = None
-    """The `runner.sandbox.base.Limits` of a selector run (None: the sandbox defaults)."""
+    """The `sandbox.base.Limits` of a selector run (None: the sandbox defaults)."""
 
     @property
     def repo(self) -> SubmissionRepo:

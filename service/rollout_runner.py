@@ -16,9 +16,9 @@ local sandbox shows every selector, or a source checkout. A chunk run again
 after a crash skips the cells already stored, so chunks are resumable. The executor follows the chunk's mechanism:
 
 - Replay (camera-blind, units are physical states): the project's Replay
-  executor (`runner.executor.run_cell` on a `runner.stack_sim.StackSim`);
+  executor (`simulator.executor.run_cell` on a `simulator.stack_sim.StackSim`);
 - image policies (`policy`, `policy_dr`; units are scenes, one render of a
-  state each): a `runner.policy_executor.PolicyRunner` per task, on the
+  state each): a `simulator.policy_executor.PolicyRunner` per task, on the
   device and with the environments in lockstep the runner was started with,
   loading each experience's frozen policy from the root's `policies/`.
 
@@ -51,10 +51,10 @@ from benchmark_data.policy_files import policy_dir
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS, Mechanism
 from expaudit.errors import InternalError
-from runner.executor import Cell, ReplayWorld, run_cell
-from runner.policy_executor import POLICY_MECHANISM_NAMES, PolicyRunner, PolicyWorld
-from runner.scenes import StackLayout
-from runner.stack_sim import StackSim
+from simulator.executor import Cell, ReplayWorld, run_cell
+from simulator.policy_executor import POLICY_MECHANISM_NAMES, PolicyRunner, PolicyWorld
+from simulator.stack_scenes import StackLayout
+from simulator.stack_sim import StackSim
 from service.defaults import RUNNER_QUEUES
 from service.jobs import ContextNotInstalled, install_context
 from service.rollout_jobs import Chunk, camera_blind

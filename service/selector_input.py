@@ -4,7 +4,7 @@ The one owner of that tree's contents: ids, order, layouts and trajectories
 come from the frozen tables (a query set's scenes, a library's experiences),
 images from the frozen image archives (the query set's scene images and the
 library's base images, each read once per run) or from any other
-callable passed in (a renderer), and `runner.sandbox.protocol.prepare_input`
+callable passed in (a renderer), and `sandbox.protocol.prepare_input`
 writes the tree. Outcomes are never read here.
 
 Object positions are world-frame centres [x, y, z] in metres: the layouts
@@ -24,9 +24,9 @@ from benchmark_data.image_archive import ImageArchive, base_images_path, query_i
 from benchmark_data.library import read_experiences
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import get_setting
-from runner.sandbox.protocol import (LibraryItem, ProtocolError, QueryScene, SettingInfo,
+from sandbox.protocol import (LibraryItem, ProtocolError, QueryScene, SettingInfo,
                                      prepare_input)
-from runner.scenes import CUBE_A_HALF, CUBE_B_HALF, TABLE_TOP_Z
+from simulator.stack_scenes import CUBE_A_HALF, CUBE_B_HALF, TABLE_TOP_Z
 
 ImageSource = Callable[[str], bytes]
 """id (scene id or experience id) -> PNG bytes."""
@@ -35,7 +35,7 @@ PATH_COLUMNS = ("x", "y", "z", "yaw", "grip", "phase")
 
 
 def stack_positions(layout: dict) -> dict[str, list[float]]:
-    """World-frame centres of the Stack objects of a layout (`runner.scenes.StackLayout` dict)."""
+    """World-frame centres of the Stack objects of a layout (`simulator.stack_scenes.StackLayout` dict)."""
     positions = {"cube_a": [layout["cube_a"][0], layout["cube_a"][1], TABLE_TOP_Z + CUBE_A_HALF],
                  "cube_b": [layout["cube_b"][0], layout["cube_b"][1], TABLE_TOP_Z + CUBE_B_HALF]}
     if layout.get("obstacle"):

@@ -79,7 +79,7 @@ def build_context(config: ServiceConfig, *, sandbox: bool | None = None) -> JobC
     queue, so a worker without the Docker socket never looks for an engine.
     The local sandbox claims this process's worker directory, and first stops
     the sandboxes and removes the run trees of workers that died
-    (`runner.sandbox.workdir`).
+    (`sandbox.workdir`).
     """
     if not config.redis_url:
         raise ConfigError("no Redis: set EXPAUDIT_REDIS_URL or pass --redis-url")

@@ -2,7 +2,7 @@
 
 # Before a test module loads numpy, torch or MuJoCo (some import robosuite directly): the
 # runner package pins the kernels the stored cells ran with and makes rendering headless.
-import runner  # noqa: F401
+import simulator  # noqa: F401
 
 import pytest  # noqa: E402
 

@@ -16,7 +16,7 @@ from benchmark_data.policy_files import policy_dir, policy_experiences
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import N_SEEDS, SETTINGS, Mechanism
 from expaudit.errors import InvalidInput
-from runner.provenance import policy_code_version
+from simulator.provenance import policy_code_version
 
 POLICY_SETTINGS = [s for s in SETTINGS.values() if s.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR)]
 

@@ -41,8 +41,8 @@ def tiny_root(tmp_path_factory):
     from benchmark_data.generation.library_stream import build_stack_stream, write_stack_library
     from benchmark_data.generation.query_set_build import stack_scene_rows
     from benchmark_data.query_sets import write_scenes
-    from runner.executor import Cell
-    from runner.stack_sim import StackSim
+    from simulator.executor import Cell
+    from simulator.stack_sim import StackSim
 
     root = tmp_path_factory.mktemp("frozen")
     sim = StackSim()

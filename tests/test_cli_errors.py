@@ -84,7 +84,7 @@ def test_redis_that_does_not_answer_is_named_without_its_password(capsys, tmp_pa
 
 def _user_errors():
     from leaderboard.errors import InputError
-    from runner.sandbox.base import SandboxConfigError
+    from sandbox.base import SandboxConfigError
     from service.client import ApiError, BadServerUrl, ServerUnreachable
     from service.config import ConfigError
     from service.storage import InvalidKey

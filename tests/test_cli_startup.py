@@ -15,9 +15,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-LIGHT = ("runner", "runner.sandbox", "runner.sandbox.defaults")
+LIGHT = ("sandbox", "sandbox.defaults")
 """Packages whose import is cheap: the sandbox's limits the help shows."""
-HEAVY = ("service", "runner", "flask", "redis", "docker", "numba", "mujoco", "torch", "robosuite")
+HEAVY = ("service", "simulator", "sandbox", "flask", "redis", "docker", "numba", "mujoco", "torch", "robosuite")
 
 
 def _probe(load: str, heavy: tuple[str, ...]) -> list[str]:

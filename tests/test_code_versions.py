@@ -12,7 +12,7 @@ import pytest
 from benchmark_data import registry
 from benchmark_data.cells import load_cells
 from benchmark_data.policy_files import policy_dir
-from runner import provenance
+from simulator import provenance
 
 
 def test_a_replay_cell_names_the_declared_mechanism():

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from runner.sandbox.local import directory_digest
+from sandbox.local import directory_digest
 from service.errors import ValidationFailed
 from service.selector_archive import check_archive, check_image_reference, unpack_archive
 from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ServiceStack, bearer, new_token,  # noqa: F401
@@ -218,8 +218,8 @@ def test_image_reference_is_refused_by_a_local_sandbox_service(stack, auth):
 
 
 def test_the_configured_backend_decides_the_sandbox_object(monkeypatch):
-    from runner.sandbox.docker_backend import DockerSandbox
-    from runner.sandbox.local import LocalSandbox
+    from sandbox.docker_backend import DockerSandbox
+    from sandbox.local import LocalSandbox
     from service.container_jobs import make_sandbox, selector_limits
     from service.config import ServiceConfig, ConfigError
 
@@ -308,8 +308,8 @@ def test_a_sandbox_that_cannot_start_the_interpreter_is_the_services_fault(tmp_p
     from rq import Queue, SimpleWorker
     from rq.job import Job
 
-    from runner.sandbox.base import Limits
-    from runner.sandbox.local import LocalSandbox
+    from sandbox.base import Limits
+    from sandbox.local import LocalSandbox
     from service import defaults, jobs
     from service.catalog import BenchmarkCatalog
     from service.publishing import AuditOptions

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from runner.door_expert import door_stream_draw
-from runner.door_policy_demos import (
+from simulator.door_expert import door_stream_draw
+from simulator.door_policy_demos import (
     X_SHIFT,
     Y_SHIFT,
     YAW_SHIFT,
@@ -13,7 +13,7 @@ from runner.door_policy_demos import (
     plan_door_demos,
     record_door_demo,
 )
-from runner.door_scenes import DoorLayout
+from simulator.door_scenes import DoorLayout
 
 EXPERIENCE = "door-test"
 
@@ -55,8 +55,8 @@ def test_perturbed_layout_moves_only_the_door():
 
 @pytest.fixture(scope="module")
 def sim_and_camera():
-    from runner.door_sim import DoorSim
-    from runner.policy_camera import PolicyCamera
+    from simulator.door_sim import DoorSim
+    from simulator.policy_camera import PolicyCamera
 
     sim = DoorSim()
     camera = PolicyCamera(sim, task="door")

@@ -20,8 +20,8 @@ import pytest
 from PIL import Image
 
 from leaderboard.rules.embeddings import NotComputed, embedding_scores, load_encoder
-from runner.sandbox.demo import demo_input
-from runner.sandbox.protocol import read_output
+from sandbox.demo import demo_input
+from sandbox.protocol import read_output
 
 REPO = Path(__file__).resolve().parents[1]
 SELECTORS = REPO / "examples" / "selectors"
@@ -85,9 +85,9 @@ def test_selector_script_gives_identical_scores(demo, in_process, tmp_path):
                     or shutil.which("setpriv") is None,
                     reason="the local sandbox needs root, unshare and setpriv")
 def test_selector_in_local_sandbox_gives_identical_scores(demo, in_process, tmp_path):
-    from runner.sandbox.base import Limits, RunSpec, RunStatus
-    from runner.sandbox.execute import run_selector
-    from runner.sandbox.local import LocalSandbox
+    from sandbox.base import Limits, RunSpec, RunStatus
+    from sandbox.execute import run_selector
+    from sandbox.local import LocalSandbox
 
     directory, setting, _, _ = demo
     rule, scores = in_process

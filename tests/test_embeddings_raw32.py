@@ -14,8 +14,8 @@ from PIL import Image
 
 from leaderboard.rules.embeddings import embedding_scores
 from leaderboard.rules.embeddings.raw32 import Raw32Encoder
-from runner.sandbox.demo import demo_input
-from runner.sandbox.protocol import read_output
+from sandbox.demo import demo_input
+from sandbox.protocol import read_output
 
 SELECTOR = Path(__file__).resolve().parents[1] / "examples" / "selectors" / "raw32"
 
@@ -52,9 +52,9 @@ def test_selector_script_gives_identical_scores(demo, tmp_path):
                     or shutil.which("setpriv") is None,
                     reason="the local sandbox needs root, unshare and setpriv")
 def test_selector_in_local_sandbox_gives_identical_scores(demo, tmp_path):
-    from runner.sandbox.base import RunSpec, RunStatus
-    from runner.sandbox.execute import run_selector
-    from runner.sandbox.local import LocalSandbox
+    from sandbox.base import RunSpec, RunStatus
+    from sandbox.execute import run_selector
+    from sandbox.local import LocalSandbox
 
     directory, setting, scores = demo
     spec = RunSpec(image=str(SELECTOR), input_dir=directory, output_dir=tmp_path)

@@ -25,17 +25,17 @@ import pytest
 
 from expaudit import errors
 from expaudit.errors import ExpauditError
-from runner import provenance
+from simulator import provenance
 
-PACKAGES = ("expaudit", "leaderboard", "benchmark_data", "runner", "service")
+PACKAGES = ("expaudit", "leaderboard", "benchmark_data", "simulator", "sandbox", "service")
 ROOT = Path(__file__).resolve().parent.parent
 
 OUTSIDE_THE_TREE = {
-    "runner.executor.UnsupportedMechanismError":
+    "simulator.executor.UnsupportedMechanismError":
         "the executor's bytes are hashed into stored cells' code versions: it is not edited",
-    "runner.robomimic_compat.TorchvisionUnavailableError":
+    "simulator.robomimic_compat.TorchvisionUnavailableError":
         "the file's bytes are hashed into stored cells' code versions: it is not edited",
-    "runner.sandbox.nsinit.SetupError":
+    "sandbox.nsinit.SetupError":
         "nsinit runs as `python -I -S nsinit.py` inside the sandbox, standard library only",
 }
 """Exceptions that stay outside the tree, each with the reason."""
@@ -63,18 +63,18 @@ def _literal(path: Path, name: str):
     raise LookupError(f"{path}: no top-level {name} = <literal>")
 
 
-HASHED_SOURCES = sorted({*(f"runner/{name}" for name in (*provenance.OUTCOME_SOURCES,
+HASHED_SOURCES = sorted({*(f"simulator/{name}" for name in (*provenance.OUTCOME_SOURCES,
                                                          *provenance.POLICY_SOURCES,
                                                          *provenance.RECIPE_POLICY_SOURCES)),
                          *_literal(ROOT / "benchmark_data/generation/recipe_policies.py",
                                    "TRAINING_SOURCES")})
-"""Files whose bytes are hashed into stored cells' code versions (`runner.provenance`) or into
+"""Files whose bytes are hashed into stored cells' code versions (`simulator.provenance`) or into
 each trained policy's training.json (`recipe_policies.TRAINING_SOURCES`)."""
 
 WHOLE_FILES_ALLOWED = {
     **{path: "hashed into stored cells' code versions or policies' training records: not edited"
        for path in HASHED_SOURCES},
-    "runner/sandbox/nsinit.py": "runs as `python -I -S nsinit.py` inside the sandbox: standard "
+    "sandbox/nsinit.py": "runs as `python -I -S nsinit.py` inside the sandbox: standard "
                                 "library only, the tree cannot be imported there",
 }
 """Files that may raise any built-in error, each with the reason."""
@@ -154,7 +154,7 @@ def test_the_walk_finds_the_project_errors(exception_classes):
     imported, _ = exception_classes
     for name in ("expaudit.errors.UserError", "leaderboard.errors.InputError",
                  "service.errors.ServiceError", "service.storage.StoreError",
-                 "runner.sandbox.base.SandboxError"):
+                 "sandbox.base.SandboxError"):
         assert name in imported, name
 
 

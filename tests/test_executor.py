@@ -4,17 +4,17 @@ import json
 
 import pytest
 
-from runner.executor import Cell, execute, read_journal
+from simulator.executor import Cell, execute, read_journal
 
 pytestmark = pytest.mark.sim
 
 
 @pytest.fixture(scope="module")
 def world():
-    from runner.executor import ReplayWorld
-    from runner.recording import record
-    from runner.scenes import query_states
-    from runner.stack_sim import StackSim
+    from simulator.executor import ReplayWorld
+    from simulator.recording import record
+    from simulator.stack_scenes import query_states
+    from simulator.stack_sim import StackSim
 
     sim = StackSim()
     rec = record(sim, 0)
@@ -48,8 +48,8 @@ def test_execute_writes_provenance_and_resumes(tmp_path, world):
 
 
 def test_same_cell_same_outcome(world):
-    from runner.executor import run_cell
-    from runner.stack_sim import StackSim
+    from simulator.executor import run_cell
+    from simulator.stack_sim import StackSim
 
     sim = StackSim()
     cell = _cells()[3]
@@ -58,7 +58,7 @@ def test_same_cell_same_outcome(world):
 
 
 def test_errors_name_the_bad_value(world):
-    from runner.executor import UnsupportedMechanismError, run_cell
+    from simulator.executor import UnsupportedMechanismError, run_cell
 
     with pytest.raises(UnsupportedMechanismError, match="cell mechanism 'policy'"):
         run_cell(None, world, Cell("policy", "stack-orig", "stack-e000", "stack-orig-s00", 0))

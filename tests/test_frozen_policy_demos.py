@@ -17,7 +17,7 @@ import pytest
 
 from benchmark_data.generation.policies import demos_sha256, experience_scene
 from benchmark_data.policy_files import is_trained, policy_dir, read_training
-from runner.provenance import policy_mechanism_of
+from simulator.provenance import policy_mechanism_of
 
 MECHANISM, EXPERIENCE = "policy", "stack-e002"
 RECIPE_PLANS = 15
@@ -37,9 +37,9 @@ def test_recipe_policy_demonstrations_regenerate_with_their_failures():
     the same plans succeed, the same fail and are dropped, and the kept ones are the record's."""
     pytest.importorskip("robosuite")
     from benchmark_data.generation.recipe_policies import sim_class
-    from runner.demo_recording import record_demo
-    from runner.recipe_demos import demo_task, recipe_plans
-    from runner.wrist_camera import DualCamera
+    from simulator.demo_recording import record_demo
+    from simulator.recipe_demos import demo_task, recipe_plans
+    from simulator.wrist_camera import DualCamera
 
     record = read_training(MECHANISM, EXPERIENCE)
     task = record["task"]
@@ -61,7 +61,7 @@ def test_recipe_policy_demonstrations_regenerate_with_their_failures():
 def test_the_low_dim_hash_leaves_out_only_the_renders():
     import numpy as np
 
-    from runner.policy_model import Demo
+    from simulator.policy_model import Demo
 
     rng = np.random.default_rng(0)
     images = rng.integers(0, 255, size=(4, 8, 8, 3), dtype=np.uint8)

@@ -42,7 +42,7 @@ import pytest
 from benchmark_data.cells import KEY_COLUMNS, load_cells
 from benchmark_data.paths import FROZEN_ROOT, STAGING_ROOT, cells_table
 from benchmark_data.policy_files import is_trained, policy_dir
-from runner.provenance import policy_code_versions, policy_mechanism_of
+from simulator.provenance import policy_code_versions, policy_mechanism_of
 from tests.servers import REPO_ROOT, service_env
 
 REPLAY_GOLDEN = (
@@ -203,7 +203,7 @@ def _run_cells_into(keys, inputs, store) -> None:
     `policies` are the ones that ran them), one call per task."""
     from benchmark_data.generation.rollouts import run_cells
     from benchmark_data.registry import QUERY_SETS
-    from runner.executor import Cell
+    from simulator.executor import Cell
 
     cells = [Cell(*key) for key in keys]
     for task in sorted({QUERY_SETS[c.query_set] for c in cells}):
@@ -219,7 +219,7 @@ def rerun_v2_golden(keys, store: Path) -> Path:
     (store / "policies").symlink_to(_v2_home() / "policies", target_is_directory=True)
     (store / "cells").mkdir()
     child = subprocess.run(
-        [sys.executable, "-c", "import runner, sys; from tests.test_golden_cells import _run_cells_into; "
+        [sys.executable, "-c", "import simulator, sys; from tests.test_golden_cells import _run_cells_into; "
          "import ast; _run_cells_into(ast.literal_eval(sys.argv[1]), sys.argv[2], sys.argv[3])",
          repr(keys), str(FROZEN_ROOT), str(store)],
         cwd=REPO_ROOT, env=service_env(PYTHONPATH=str(REPO_ROOT)), capture_output=True, text=True,
@@ -266,7 +266,7 @@ def test_golden_replay_cells_reproduce_the_frozen_outcomes(tmp_path):
     pytest.importorskip("robosuite")
     from benchmark_data.generation.rollouts import run_cells
     from expaudit.numerics import BLAS_KERNEL, blas_kernel
-    from runner.executor import Cell
+    from simulator.executor import Cell
 
     if blas_kernel() != BLAS_KERNEL:
         pytest.skip(f"numpy's OpenBLAS runs {blas_kernel()!r}, not the {BLAS_KERNEL} kernel the "
@@ -302,15 +302,15 @@ def test_a_behaviour_change_without_a_mechanism_bump_fails_the_golden_cells(tmp_
     (tmp_path / "root").mkdir()
     root = _root_with_frozen_inputs(tmp_path / "root")
     child = subprocess.run(
-        [sys.executable, "-c", "import runner, sys, ast; from runner.provenance import code_version; "
-         "from runner.executor import Cell; from benchmark_data.generation.rollouts import run_cells; "
-         "print(code_version()); print(runner.__file__); "
+        [sys.executable, "-c", "import simulator, sys, ast; from simulator.provenance import code_version; "
+         "from simulator.executor import Cell; from benchmark_data.generation.rollouts import run_cells; "
+         "print(code_version()); print(simulator.__file__); "
          "run_cells([Cell(*k) for k in ast.literal_eval(sys.argv[1])], workers=1, root=sys.argv[2])",
          repr(keys), str(root)],
         cwd=tmp_path, env=service_env(PYTHONPATH=f"{mutated}:{REPO_ROOT}"), capture_output=True,
         text=True, timeout=900)
     assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
-    from runner.provenance import code_version
+    from simulator.provenance import code_version
 
     version, imported = child.stdout.splitlines()[:2]
     assert imported.startswith(str(mutated))  # the child ran the changed copy

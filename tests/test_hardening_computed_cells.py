@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from benchmark_data.paths import cells_journal, sealed_cells_files
-from runner.sandbox.base import Limits, Protected, RunSpec, RunStatus, exposure_refusal
+from sandbox.base import Limits, Protected, RunSpec, RunStatus, exposure_refusal
 from service.config import (ServiceConfig, computed_cells_dir, from_env, protected_paths,
                             redis_socket, to_env)
 from tests.servers import ADMIN_TOKEN, REPO_ROOT, redis_server  # noqa: F401
@@ -211,7 +211,7 @@ def _selector(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("where", ["in the interpreter's prefix", "around /input"])
 def test_a_run_that_would_expose_a_protected_path_is_refused_before_the_selector_starts(
         tmp_path, where):
-    from runner.sandbox.local import LocalSandbox
+    from sandbox.local import LocalSandbox
 
     inputs, output = tmp_path / "store" / "input", tmp_path / "output"
     inputs.mkdir(parents=True)
@@ -239,7 +239,7 @@ def test_a_run_that_would_expose_a_protected_path_is_refused_before_the_selector
 
 @needs_sandbox
 def test_the_same_sandbox_runs_when_nothing_protected_is_exposed(tmp_path):
-    from runner.sandbox.local import LocalSandbox
+    from sandbox.local import LocalSandbox
 
     inputs, output = tmp_path / "input", tmp_path / "output"
     inputs.mkdir()

@@ -38,7 +38,7 @@ pytestmark = [
 ]
 HIDDEN = "stack-replay-k10-hidden"
 HIDDEN_STATE = "stack-hidden-s00"
-PACKAGES = ("expaudit", "leaderboard", "benchmark_data", "service", "runner")
+PACKAGES = ("expaudit", "leaderboard", "benchmark_data", "service", "simulator", "sandbox")
 
 GLOB_SELECTOR = r'''
 """Hostile: reads every file it can see whose name looks like sealed cells, prints what it
@@ -88,8 +88,8 @@ import json
 import sys
 
 import benchmark_data
-from runner.sandbox.base import Limits, RunSpec
-from runner.sandbox.execute import run_selector
+from sandbox.base import Limits, RunSpec
+from sandbox.execute import run_selector
 from service.catalog import open_catalog
 from service.config import from_env
 from service.container_jobs import make_sandbox, run_tree

@@ -140,7 +140,7 @@ class _SelectorCatalog:
         return getattr(self._catalog, name)
 
     def selector_input(self, setting_id: str, directory: Path):
-        from runner.sandbox.demo import demo_input
+        from sandbox.demo import demo_input
 
         return demo_input(directory)
 

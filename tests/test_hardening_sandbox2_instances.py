@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.sandbox import workdir
-from runner.sandbox.workdir import WorkerDir
+from sandbox import workdir
+from sandbox.workdir import WorkerDir
 from service import container_jobs
 from service.config import ServiceConfig
 
@@ -39,7 +39,7 @@ class _ClaimingSandbox:
 
 def _dead_worker(base: Path) -> Path:
     """A worker directory under `base` whose process has died (its lock is free)."""
-    code = ("import sys; from pathlib import Path; from runner.sandbox.workdir import WorkerDir;"
+    code = ("import sys; from pathlib import Path; from sandbox.workdir import WorkerDir;"
             "print(WorkerDir.claim(Path(sys.argv[1])).path)")
     done = subprocess.run([sys.executable, "-c", code, str(base)], capture_output=True,
                           text=True, check=True, cwd=REPO, timeout=60)
@@ -65,13 +65,13 @@ def test_starting_a_second_instance_leaves_the_first_s_directories_alone(tmp_pat
     first_base = first.workdir.path.parent
     dead = _dead_worker(first_base)  # a worker of the first instance was killed
     assert dead.is_dir() and dead.parent == first_base
-    with caplog.at_level(logging.WARNING, logger="runner.sandbox.workdir"):
+    with caplog.at_level(logging.WARNING, logger="sandbox.workdir"):
         second = container_jobs.make_sandbox(_config(tmp_path, "b"))
     assert "dead selector workers" not in caplog.text
     assert dead.is_dir() and first.workdir.path.is_dir()
     assert second.workdir.path.parent != first_base
     # the first instance's next worker cleans up after its own
-    with caplog.at_level(logging.WARNING, logger="runner.sandbox.workdir"):
+    with caplog.at_level(logging.WARNING, logger="sandbox.workdir"):
         again = container_jobs.make_sandbox(_config(tmp_path, "a"))
     assert again.workdir.path.parent == first_base
     assert not dead.exists() and first.workdir.path.is_dir() and second.workdir.path.is_dir()

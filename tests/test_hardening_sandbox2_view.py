@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from runner.sandbox import defaults, nsinit
-from runner.sandbox.base import Limits, RunSpec, RunStatus
-from runner.sandbox.demo import demo_input
-from runner.sandbox.local import LocalSandbox
+from sandbox import defaults, nsinit
+from sandbox.base import Limits, RunSpec, RunStatus
+from sandbox.demo import demo_input
+from sandbox.local import LocalSandbox
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("setpriv") is None,
@@ -181,9 +181,9 @@ def test_reaching_the_size_cap_of_output_still_says_size(sandbox, tmp_path):
 SUBMOUNT_SCRIPT = """
 import json, subprocess, sys
 from pathlib import Path
-from runner.sandbox.base import Limits, RunSpec
-from runner.sandbox.demo import demo_input
-from runner.sandbox.local import LocalSandbox
+from sandbox.base import Limits, RunSpec
+from sandbox.demo import demo_input
+from sandbox.local import LocalSandbox
 
 base, selector = Path(sys.argv[1]), sys.argv[2]
 sandbox = LocalSandbox(work_root=base / "workers")

@@ -20,8 +20,8 @@ def test_base_images_are_one_render_per_experience_in_library_order(tmp_path):
 
     from benchmark_data.generation.images import write_base_images
     from benchmark_data.library import read_experiences
-    from runner.appearance import SceneRenderer
-    from runner.door_sim import DoorSim
+    from simulator.appearance import SceneRenderer
+    from simulator.door_sim import DoorSim
 
     source = library_dir("door-stream")
     if not (source / "experiences.parquet").exists():

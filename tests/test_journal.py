@@ -14,8 +14,8 @@ from benchmark_data.journal import (
     read_journal,
     read_journal_frame,
 )
-from runner.executor import Cell, CellResult
-from runner.executor import read_journal as executor_read_journal
+from simulator.executor import Cell, CellResult
+from simulator.executor import read_journal as executor_read_journal
 
 
 def _result(seed: int, success: int = 1) -> CellResult:

@@ -1,6 +1,6 @@
 """The sandbox's limits, /input checks and scores read-back at their edges.
 
-What mutation testing of `runner.sandbox` showed untested: each limit's
+What mutation testing of `sandbox` showed untested: each limit's
 smallest allowed value, outcome-like keys nested in lists and in a library
 item's metadata, unsafe ids, the item a refusal names, what meta.json holds,
 a scores file exactly at its cap, ids that look like numbers, and the checks
@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 
 from leaderboard.errors import InputError
-from runner.sandbox import defaults, protocol
+from sandbox import defaults, protocol
 from expaudit.numerics import kernel_env
-from runner.sandbox.base import (Limits, RunSpec, RunStatus, SandboxConfigError, TailBuffer,
+from sandbox.base import (Limits, RunSpec, RunStatus, SandboxConfigError, TailBuffer,
                                  check_io_dirs, classify_exit, sandbox_env)
-from runner.sandbox.demo import demo_data
-from runner.sandbox.protocol import ProtocolError, prepare_input, read_output
+from sandbox.demo import demo_data
+from sandbox.protocol import ProtocolError, prepare_input, read_output
 
 
 @pytest.fixture
@@ -226,7 +226,7 @@ def test_ids_that_look_like_numbers_are_read_as_text(tmp_path):
 
 
 class _ChangedAfterTheCheck:
-    """The `os` module as `runner.sandbox.protocol` sees it, except that `lstat` of the
+    """The `os` module as `sandbox.protocol` sees it, except that `lstat` of the
     one scores file runs `change(path)` once, right after the file was checked: a writer
     still busy with the file (the race the checks after opening it are for). Nothing else
     in the process is affected."""

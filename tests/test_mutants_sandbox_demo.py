@@ -1,6 +1,6 @@
 """The demo /input tree (`expaudit selector demo-input`) as a user relies on it.
 
-What mutation testing of `runner.sandbox.demo` showed untested: the tree of
+What mutation testing of `sandbox.demo` showed untested: the tree of
 the default demo (the one docs/selector_protocol.md shows, with raw32's
 scores on it), its sizes and seed, each scene a perturbed copy of experience
 j mod K (noise of a few levels, objects within a centimetre), the scene
@@ -8,7 +8,7 @@ metadata, the library's metadata and trajectories, a PNG that any decoder
 accepts (each chunk's CRC), and the same tree from `demo_input` as from
 `demo_data` for the same arguments. And the limits docs/selector_protocol.md
 promises, which mutation testing cannot reach (mutmut mutates function
-bodies; `runner.sandbox.defaults` holds only constants).
+bodies; `sandbox.defaults` holds only constants).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from runner.sandbox import defaults
-from runner.sandbox.base import Limits, SandboxConfigError
-from runner.sandbox.demo import demo_data, demo_input, png_bytes
-from runner.sandbox.protocol import prepare_input
+from sandbox import defaults
+from sandbox.base import Limits, SandboxConfigError
+from sandbox.demo import demo_data, demo_input, png_bytes
+from sandbox.protocol import prepare_input
 
 RAW32 = Path(__file__).resolve().parents[1] / "examples" / "selectors" / "raw32" / "selector.py"
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from runner.sandbox import cgroups, defaults, local, workdir
-from runner.sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError
-from runner.sandbox.demo import demo_input
-from runner.sandbox.local import LocalSandbox
-from runner.sandbox.workdir import reap
+from sandbox import cgroups, defaults, local, workdir
+from sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError
+from sandbox.demo import demo_input
+from sandbox.local import LocalSandbox
+from sandbox.workdir import reap
 
 REPO = Path(__file__).resolve().parents[1]
 local_sandbox = pytest.mark.skipif(
@@ -366,7 +366,7 @@ def test_closing_a_worker_directory_twice_or_after_it_went_is_harmless(tmp_path)
 
 def test_a_docker_setup_failure_has_no_output_and_took_no_time(tmp_path):
     docker = pytest.importorskip("docker")
-    from runner.sandbox.docker_backend import DockerSandbox
+    from sandbox.docker_backend import DockerSandbox
 
     class NoImages:
         class images:  # noqa: N801 (the SDK's attribute)
@@ -421,7 +421,7 @@ def test_without_a_cgroup_a_required_one_is_refused_and_a_wished_one_warned_abou
         LocalSandbox(cgroup=True, work_root=tmp_path / "w")
     assert str(refused.value) == ("local sandbox: no cgroup with memory, pids and cpu controllers "
                                   "can be made on this host")
-    caplog.set_level("WARNING", logger="runner.sandbox.local")
+    caplog.set_level("WARNING", logger="sandbox.local")
     for cgroup, warned in ((False, []), (None, [
             "local sandbox: no cgroup can be made here; selector runs are single-process so "
             "that their memory and CPU limits hold"])):
@@ -429,7 +429,7 @@ def test_without_a_cgroup_a_required_one_is_refused_and_a_wished_one_warned_abou
         sandbox = LocalSandbox(cgroup=cgroup, work_root=tmp_path / "w")
         sandbox.close()
         assert sandbox.cgroup is False
-        assert [r.getMessage() for r in caplog.records if r.name == "runner.sandbox.local"] == warned
+        assert [r.getMessage() for r in caplog.records if r.name == "sandbox.local"] == warned
 
 
 def test_a_claim_in_progress_is_named_so_that_no_reaper_takes_it(tmp_path, monkeypatch):
@@ -539,14 +539,14 @@ def test_the_reaper_goes_on_past_what_it_skips_and_touches_only_dead_workers_dir
         (base / "w-3-link").symlink_to(elsewhere)
         other = _debris_dir(base, "other", {"x.json": _sleeper_record(stack)})
         (base / "w-4-file").write_text("")
-        caplog.set_level("WARNING", logger="runner.sandbox.workdir")
+        caplog.set_level("WARNING", logger="sandbox.workdir")
         assert workdir.reap() == ["w-2-dead"]
         assert stack[2].wait(timeout=10) == -9  # the dead worker's sandbox (its good record)
         assert [p.poll() for i, p in enumerate(stack) if i != 2] == [None] * 4
         assert sorted(p.name for p in base.iterdir()) == ["other", "w-0-live", "w-1-odd", "w-3-link",
                                                          "w-4-file"]
         assert elsewhere.is_dir() and other.is_dir()
-        assert [r.getMessage() for r in caplog.records if r.name == "runner.sandbox.workdir"] == [
+        assert [r.getMessage() for r in caplog.records if r.name == "sandbox.workdir"] == [
             "removed 1 directories of dead selector workers and stopped their sandboxes"]
         os.close(lock)
     finally:

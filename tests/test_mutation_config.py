@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.sandbox.workdir import RUN_BASE
+from sandbox.workdir import RUN_BASE
 from tests.servers import REPO_ROOT
 
 
@@ -56,13 +56,13 @@ def test_a_groups_own_mutmut_lists_join_the_scratch_config(driver, tmp_path):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_sandbox_x.py").write_text("")
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.mutmut]\nsource_paths = ["runner/"]\n\n'
-        '[tool.expaudit.mutation.sandbox]\nmutate = ["runner/sandbox/base.py"]\n'
+        '[tool.mutmut]\nsource_paths = ["simulator/"]\n\n'
+        '[tool.expaudit.mutation.sandbox]\nmutate = ["sandbox/base.py"]\n'
         'tests = ["tests/test_sandbox_*.py"]\nalso_copy = ["examples/"]\n'
-        'do_not_mutate = ["runner/sandbox/nsinit.py"]\n')
+        'do_not_mutate = ["sandbox/nsinit.py"]\n')
     driver._write_config(tmp_path, ["sandbox"])
     table = tomllib.loads((tmp_path / "pyproject.toml").read_text())["tool"]["mutmut"]
-    assert (table["also_copy"], table["do_not_mutate"]) == (["examples/"], ["runner/sandbox/nsinit.py"])
+    assert (table["also_copy"], table["do_not_mutate"]) == (["examples/"], ["sandbox/nsinit.py"])
 
 
 # ------------------------------------------------------------------ a whole clone
@@ -73,10 +73,10 @@ def test_the_scratch_clone_gets_every_top_level_entry_mutmut_would_leave_out(dri
         (tmp_path / name).mkdir()
     for name in ("pyproject.toml", "Makefile", "README.md", "compose.yaml"):
         (tmp_path / name).write_text("")
-    assert driver.clone_entries(tmp_path, ["runner/", "runner/sandbox/"]) == [
+    assert driver.clone_entries(tmp_path, ["simulator/", "sandbox/"]) == [
         ".ci", "Makefile", "README.md", "compose.yaml", "docs", "examples"]
     # a source path below the top level copies only part of it: the rest must be copied too
-    assert "runner" in driver.clone_entries(tmp_path, ["runner/sandbox/"])
+    assert "runner" in driver.clone_entries(tmp_path, ["sandbox/"])
 
 
 def _clean_clone_entries() -> set[str]:

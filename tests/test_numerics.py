@@ -49,7 +49,7 @@ def _kernel_in_fresh_python(code: str, env_extra: dict) -> str:
 
 @avx2_only
 def test_importing_a_package_of_the_project_pins_the_kernel_before_numpy_loads():
-    code = ("import runner.scenes, numpy; from expaudit.numerics import blas_kernel; "
+    code = ("import simulator.stack_scenes, numpy; from expaudit.numerics import blas_kernel; "
             "print(blas_kernel())")
     assert _kernel_in_fresh_python(code, {}) == BLAS_KERNEL
 
@@ -64,7 +64,7 @@ def test_an_explicit_kernel_is_what_numpy_loads():
 def test_the_test_process_runs_the_pinned_kernel_and_cells_record_it():
     import json
 
-    from runner.provenance import BLAS_KERNEL_KEY, package_versions
+    from simulator.provenance import BLAS_KERNEL_KEY, package_versions
 
     assert blas_kernel() == BLAS_KERNEL
     assert json.loads(package_versions())[BLAS_KERNEL_KEY] == BLAS_KERNEL
@@ -73,7 +73,7 @@ def test_the_test_process_runs_the_pinned_kernel_and_cells_record_it():
 @avx2_only
 def test_importing_a_package_of_the_project_pins_torch_before_it_loads():
     assert kernel_env()["ATEN_CPU_CAPABILITY"] == TORCH_CPU_CAPABILITY
-    code = "import runner, torch; from expaudit.numerics import torch_cpu_capability; print(torch_cpu_capability())"
+    code = "import simulator, torch; from expaudit.numerics import torch_cpu_capability; print(torch_cpu_capability())"
     assert _kernel_in_fresh_python(code, {}) == TORCH_CPU_CAPABILITY.upper()
     assert _kernel_in_fresh_python(code, {"ATEN_CPU_CAPABILITY": "default"}) == "DEFAULT"
 
@@ -82,7 +82,7 @@ def test_importing_a_package_of_the_project_pins_torch_before_it_loads():
 def test_policy_cells_record_the_torch_kernels():
     import json
 
-    from runner.provenance import TORCH_KERNEL_KEY, policy_package_versions
+    from simulator.provenance import TORCH_KERNEL_KEY, policy_package_versions
 
     assert torch_cpu_capability() == TORCH_CPU_CAPABILITY.upper()
     assert json.loads(policy_package_versions("cpu"))[TORCH_KERNEL_KEY] == TORCH_CPU_CAPABILITY.upper()
@@ -93,7 +93,7 @@ def test_policy_cells_record_the_cpu_they_ran_on():
     import json
 
     from expaudit.numerics import cpu_model, cpu_vendor
-    from runner.provenance import CPU_KEY, policy_package_versions
+    from simulator.provenance import CPU_KEY, policy_package_versions
 
     recorded = json.loads(policy_package_versions("cpu"))[CPU_KEY]
     assert recorded == cpu_model()

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("robomimic")
 
-import runner.policy_model as policy_model  # noqa: E402
+import simulator.policy_model as policy_model  # noqa: E402
 from leaderboard.rules.embeddings.registry import wheel_weights  # noqa: E402
 from tests.test_policy_model import TINY, synthetic_demos  # noqa: E402
 

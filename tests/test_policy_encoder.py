@@ -28,7 +28,7 @@ from leaderboard.rules.embeddings import NotComputed, embedding_scores, load_enc
 from leaderboard.rules.embeddings.policy_encoder import (  # noqa: E402
     FEATURES_COLUMN, PolicyEncoder, export_features, load_policy_encoder, main,
     task_experience_ids)
-from runner.policy_model import IMAGE_KEY, PolicySpec, build_policy, load_policy, save_policy  # noqa: E402
+from simulator.policy_model import IMAGE_KEY, PolicySpec, build_policy, load_policy, save_policy  # noqa: E402
 
 TINY = PolicySpec(image_size=32, hidden_dim=16, feature_dim=16, keypoints=8)
 STACK = ("stack-e000", "stack-e001", "stack-e002")
@@ -81,7 +81,7 @@ def test_vector_is_each_policys_visual_core_on_robomimics_own_image_processing(r
     import torch
     from PIL import Image
 
-    from runner.robomimic_compat import import_robomimic
+    from simulator.robomimic_compat import import_robomimic
 
     obs_utils = import_robomimic().obs_utils
     image = _images(1, size=64, seed=3)[0]
@@ -223,11 +223,11 @@ def test_export_entry_point_reports_a_missing_task(images_root, capsys):
 
 def test_a_two_camera_policy_contributes_its_agent_view_encoder_on_the_centre_crop(tmp_path):
     """Mechanism-2 policies: the agent-view VisualCore on the resized image's centre crop, as
-    its episodes read it (`runner.policy_recipe.RecipeActor`)."""
+    its episodes read it (`simulator.policy_recipe.RecipeActor`)."""
     import torch
     from PIL import Image
 
-    from runner.policy_recipe import (CAMERAS, RecipePolicy, RecipeSpec, _obs_sizes, build_bc_rnn,
+    from simulator.policy_recipe import (CAMERAS, RecipePolicy, RecipeSpec, _obs_sizes, build_bc_rnn,
                                       build_encoder, centre_crop, encode)
 
     spec = RecipeSpec(image_size=32, feature_dim=16, keypoints=8, hidden_dim=16, crop_size=28)

@@ -71,7 +71,7 @@ def test_a_missing_training_record_is_data_not_found_naming_the_file(tmp_path):
 
 def test_the_readers_load_neither_the_simulator_nor_torch():
     code = ("import sys, benchmark_data.policy_files; "
-            "loaded = [m for m in ('mujoco', 'robosuite', 'torch', 'runner') if m in sys.modules]; "
+            "loaded = [m for m in ('mujoco', 'robosuite', 'torch', 'simulator') if m in sys.modules]; "
             "assert not loaded, loaded")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("robomimic")
 
-from runner.policy_model import (  # noqa: E402
+from simulator.policy_model import (  # noqa: E402
     ACTION_DIM,
     IMAGE_KEY,
     SEQUENCE_LENGTH,
@@ -202,7 +202,7 @@ TRAIN_DIGEST = """
 import sys
 sys.path.insert(0, sys.argv[1])
 from tests.test_policy_model import TINY, synthetic_demos, weights_digest
-from runner.policy_model import train
+from simulator.policy_model import train
 algo, _ = train(synthetic_demos(), TINY)
 print("digest", weights_digest(algo))
 """
@@ -223,7 +223,7 @@ def test_training_does_not_depend_on_the_hash_seed(trained):
 
 
 def test_torchvision_placeholder_raises_a_clear_error():
-    from runner.robomimic_compat import TorchvisionUnavailableError, import_robomimic, torchvision_is_real
+    from simulator.robomimic_compat import TorchvisionUnavailableError, import_robomimic, torchvision_is_real
 
     if torchvision_is_real():
         pytest.skip("a working torchvision is installed; the placeholder is not used")
@@ -244,7 +244,7 @@ def test_torchvision_placeholder_raises_a_clear_error():
 def test_encoder_pretraining_teaches_the_encoder_and_freezing_keeps_it_through_cloning():
     import torch
 
-    from runner.policy_model import visual_core
+    from simulator.policy_model import visual_core
 
     rng = np.random.default_rng(3)
     demos = [replace(d, object_state=np.column_stack([rng.normal(size=len(d)), np.zeros(len(d))]))

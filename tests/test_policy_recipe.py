@@ -1,4 +1,4 @@
-"""The recipe trial (runner.policy_recipe, runner.wrist_camera, runner.recipe_demos): two real cameras,
+"""The recipe trial (simulator.policy_recipe, simulator.wrist_camera, simulator.recipe_demos): two real cameras,
 layouts over levels 0-2 from their own seeds, frozen encoders, cloning on cached features."""
 
 from dataclasses import replace
@@ -12,15 +12,15 @@ pytest.importorskip("robomimic")
 from benchmark_data.generation.query_set_build import (  # noqa: E402
     check_not_a_query_state, check_validation_disjoint,
 )
-from runner.appearance import sample_draw  # noqa: E402
-from runner.policy_model import ACTION_DIM, SEQUENCE_LENGTH, Demo  # noqa: E402
-from runner.policy_recipe import (  # noqa: E402
+from simulator.appearance import sample_draw  # noqa: E402
+from simulator.policy_model import ACTION_DIM, SEQUENCE_LENGTH, Demo  # noqa: E402
+from simulator.policy_recipe import (  # noqa: E402
     CAMERAS, FEATURE_KEYS, FeatureDemos, RecipeActor, RecipePolicy, RecipeSpec, centre_crop, feature_demos,
     pretrain_targets, random_crops, sample_sequences, train_recipe,
 )
-from runner.recipe_demos import recipe_plans  # noqa: E402
-from runner.scenes import query_states  # noqa: E402
-from runner.wrist_camera import DualCamera, split  # noqa: E402
+from simulator.recipe_demos import recipe_plans  # noqa: E402
+from simulator.stack_scenes import query_states  # noqa: E402
+from simulator.wrist_camera import DualCamera, split  # noqa: E402
 
 TINY = RecipeSpec(image_size=32, feature_dim=8, keypoints=4, hidden_dim=16, pretrain_steps=3, pretrain_batch=4,
                   train_steps=4, batch_size=3)
@@ -28,13 +28,13 @@ TINY = RecipeSpec(image_size=32, feature_dim=8, keypoints=4, hidden_dim=16, pret
 
 @pytest.fixture(scope="module")
 def stack_sim():
-    from runner.stack_sim import StackSim
+    from simulator.stack_sim import StackSim
 
     return StackSim()
 
 
 def test_the_dual_camera_shows_the_agent_view_left_and_the_hand_camera_right(stack_sim):
-    from runner.policy_camera import PolicyCamera
+    from simulator.policy_camera import PolicyCamera
 
     state = query_states("stack-orig")[4]
     dual = DualCamera(stack_sim)

@@ -12,8 +12,8 @@ pytest.importorskip("robosuite")
 pytest.importorskip("torch")
 pytest.importorskip("robomimic")
 
-from runner.appearance import sample_draw  # noqa: E402
-from runner.scenes import query_states  # noqa: E402
+from simulator.appearance import sample_draw  # noqa: E402
+from simulator.stack_scenes import query_states  # noqa: E402
 
 pytestmark = pytest.mark.sim
 
@@ -26,7 +26,7 @@ EXPERIENCE = "stack-e000"
 def actor():
     import torch
 
-    from runner.policy_model import PolicyActor, PolicySpec, build_policy
+    from simulator.policy_model import PolicyActor, PolicySpec, build_policy
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -37,8 +37,8 @@ def actor():
 
 
 def _sim_and_camera(**camera_kwargs):
-    from runner.policy_camera import PolicyCamera
-    from runner.stack_sim import StackSim
+    from simulator.policy_camera import PolicyCamera
+    from simulator.stack_sim import StackSim
 
     sim = StackSim()
     return sim, PolicyCamera(sim, size=SIZE, **camera_kwargs)
@@ -71,7 +71,7 @@ def state():
 
 
 def _episode(sim, camera, actor, state, seed, draw=0):
-    from runner.policy_rollout import noise_for, run_episode
+    from simulator.policy_rollout import noise_for, run_episode
 
     result = run_episode(sim, camera, actor, lambda s: s.restore(state.layout),
                          sample_draw(state.state_id, draw),
@@ -87,7 +87,7 @@ def _geom_names(model):
 
 # ---- the camera ------------------------------------------------------------------------------
 def test_lean_groups_keep_the_cubes_and_drop_heavy_meshes(default):
-    from runner.policy_camera import HEAVY_MESH_FACES, HIDDEN_GROUP, SHOWN_GROUP, _faces, lean_geom_groups
+    from simulator.policy_camera import HEAVY_MESH_FACES, HIDDEN_GROUP, SHOWN_GROUP, _faces, lean_geom_groups
 
     model = default[0].model  # a default camera leaves the model's groups as robosuite made them
     before = model.geom_group.copy()
@@ -107,7 +107,7 @@ def test_lean_groups_keep_the_cubes_and_drop_heavy_meshes(default):
 
 
 def test_rendering_leaves_state_and_trajectory_untouched(lean, state):
-    from runner.osc import yaw_down_rotation
+    from simulator.osc import yaw_down_rotation
 
     sim, camera = lean
     camera.set_draw(sample_draw(state.state_id, 0))
@@ -140,7 +140,7 @@ def test_lean_and_default_images(lean, default, state):
 
 # ---- noise and episodes ----------------------------------------------------------------------
 def test_noise_is_a_function_of_the_cell():
-    from runner.policy_rollout import noise_for
+    from simulator.policy_rollout import noise_for
 
     a = noise_for(3, EXPERIENCE, "stack-orig-s04", HORIZON)
     b = noise_for(3, EXPERIENCE, "stack-orig-s04", HORIZON)
@@ -164,7 +164,7 @@ def test_episode_is_a_function_of_its_cell(lean, actor, state):
 
 
 def test_batch_of_one_is_an_episode(lean, actor, state):
-    from runner.policy_rollout import noise_for, run_batch
+    from simulator.policy_rollout import noise_for, run_batch
 
     sim, camera = lean
     single = _episode(sim, camera, actor, state, seed=2)
@@ -177,7 +177,7 @@ def test_batch_of_one_is_an_episode(lean, actor, state):
 def test_batch_of_two_is_deterministic_per_layout(lean, lean_b, actor):
     """Guaranteed: the same batch gives the same outcomes. Not asserted: that env 0 of a batch
     equals its single-environment episode (batched CPU inference may differ in the last bits)."""
-    from runner.policy_rollout import noise_for, run_batch
+    from simulator.policy_rollout import noise_for, run_batch
 
     states = query_states("stack-orig")
     pair = (states[3], states[17])
@@ -214,7 +214,7 @@ def test_each_camera_uploads_draw_textures_to_its_own_context(lean, lean_b, stat
 
 
 def test_a_second_lean_camera_on_one_simulator_sees_the_scene(state):
-    from runner.policy_camera import PolicyCamera
+    from simulator.policy_camera import PolicyCamera
 
     sim, first = _sim_and_camera()
     second = PolicyCamera(sim, size=SIZE)

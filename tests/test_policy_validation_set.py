@@ -14,8 +14,8 @@ from benchmark_data.generation.query_set_build import (
 )
 from benchmark_data.policy_files import policy_experiences, read_training
 from benchmark_data.query_sets import VALIDATION_SEEDS
-from runner.door_scenes import DoorLayout, door_query_states
-from runner.scenes import StackLayout, query_states
+from simulator.door_scenes import DoorLayout, door_query_states
+from simulator.stack_scenes import StackLayout, query_states
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "policy_validation_sets.py"
 

@@ -55,7 +55,7 @@ def trained(tmp_path_factory):
     pytest.importorskip("robomimic")
     if not real_data_available():
         pytest.skip("frozen data not built")
-    import runner.policy_rollout
+    import simulator.policy_rollout
     import torch
 
     from benchmark_data.generation.recipe_policies import recipe_spec, train_recipe_policy
@@ -66,15 +66,15 @@ def trained(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("work") / f"{EXPERIENCE}-policy"
     spec = recipe_spec(pretrain_steps=3, train_steps=3, pretrain_batch=4, batch_size=2, hidden_dim=16,
                        crops_per_frame=2)
-    horizon = runner.policy_rollout.HORIZON
-    runner.policy_rollout.HORIZON = {"stack": 8, "door": 8}
+    horizon = simulator.policy_rollout.HORIZON
+    simulator.policy_rollout.HORIZON = {"stack": 8, "door": 8}
     threads = torch.get_num_threads()
     lines: list[str] = []
     try:
         out = train_recipe_policy("stack", "policy", EXPERIENCE, workdir, root=root, library_root=root,
                                   n_demos=2, spec=spec, own=1, states=1, chunk=3, log=lines.append)
     finally:
-        runner.policy_rollout.HORIZON = horizon
+        simulator.policy_rollout.HORIZON = horizon
         torch.set_num_threads(threads)
     return root, workdir, out, lines, spec
 
@@ -84,7 +84,7 @@ def test_the_frozen_policy_records_its_demonstrations_training_and_gates(trained
     import hashlib
 
     from benchmark_data.generation.recipe_policies import training_sources_sha256
-    from runner.provenance import policy_code_version, policy_mechanism_of
+    from simulator.provenance import policy_code_version, policy_mechanism_of
 
     root, _, out, _, spec = trained
     record = json.loads((out / "training.json").read_text())
@@ -136,17 +136,17 @@ def test_a_second_run_resumes_every_phase_and_writes_the_same_record(trained):
 
 @pytest.mark.sim
 def test_a_cell_of_the_policy_runs_with_both_cameras_and_verifies(trained):
-    import runner.policy_rollout
+    import simulator.policy_rollout
     import torch
 
     from benchmark_data.generation.verify import verify_policy_sample
-    from runner.provenance import SOURCES_KEY, policy_code_version, policy_sources_sha256
+    from simulator.provenance import SOURCES_KEY, policy_code_version, policy_sources_sha256
     from service.rollout_jobs import Chunk
     from service.rollout_runner import RunnerContext, run_chunk
 
     root, _, out, _, _ = trained
-    horizon = runner.policy_rollout.HORIZON
-    runner.policy_rollout.HORIZON = {"stack": 8, "door": 8}
+    horizon = simulator.policy_rollout.HORIZON
+    simulator.policy_rollout.HORIZON = {"stack": 8, "door": 8}
     threads = torch.get_num_threads()
     context = RunnerContext(root, root / "cells")  # the cells verify_policy_sample reads
     try:
@@ -155,7 +155,7 @@ def test_a_cell_of_the_policy_runs_with_both_cameras_and_verifies(trained):
     finally:
         for policy_runner in context._policy_runners.values():
             policy_runner.close()
-        runner.policy_rollout.HORIZON = horizon
+        simulator.policy_rollout.HORIZON = horizon
         torch.set_num_threads(threads)
     (record,) = [json.loads(line) for line in
                  (root / "cells" / f"policy__{QUERY_SET}.journal.jsonl").read_text().splitlines()]
@@ -175,8 +175,8 @@ def test_a_version_1_policy_acts_the_same_after_a_version_2_policy_is_built_in_i
     import torch
 
     from benchmark_data.generation.recipe_policies import recipe_spec
-    from runner.policy_model import PolicyActor, PolicySpec, build_policy
-    from runner.policy_recipe import build_bc_rnn
+    from simulator.policy_model import PolicyActor, PolicySpec, build_policy
+    from simulator.policy_recipe import build_bc_rnn
 
     threads = torch.get_num_threads()
     try:
@@ -202,13 +202,13 @@ def test_cells_of_staged_policies_are_stored_in_the_staging_root_only(trained, t
     """`run_cells(out=...)`: scenes from the published root, policies and cells in the staging one."""
     import shutil
 
-    import runner.policy_rollout
+    import simulator.policy_rollout
     import torch
 
     from benchmark_data.cells import load_cells
     from benchmark_data.generation.rollouts import run_cells
     from benchmark_data.policy_files import policy_dir
-    from runner.executor import Cell
+    from simulator.executor import Cell
 
     root = tmp_path / "published"
     shutil.copytree(trained[0], root)
@@ -216,8 +216,8 @@ def test_cells_of_staged_policies_are_stored_in_the_staging_root_only(trained, t
     shutil.move(policy_dir("policy", EXPERIENCE, root), policy_dir("policy", EXPERIENCE, staging))
     shutil.rmtree(root / "policies")  # the published root keeps no policy at all
     published_before = len(load_cells("policy", QUERY_SET, root))
-    horizon = runner.policy_rollout.HORIZON
-    runner.policy_rollout.HORIZON = {"stack": 8, "door": 8}
+    horizon = simulator.policy_rollout.HORIZON
+    simulator.policy_rollout.HORIZON = {"stack": 8, "door": 8}
     threads = torch.get_num_threads()
     cell = Cell("policy", QUERY_SET, EXPERIENCE, "stack-orig-s00-d4", 3)
     try:
@@ -225,7 +225,7 @@ def test_cells_of_staged_policies_are_stored_in_the_staging_root_only(trained, t
             run_cells([cell], workers=1, root=root, out=staging)
         assert run_cells([cell], workers=1, root=root, out=staging, require_go=False) == 1
     finally:
-        runner.policy_rollout.HORIZON = horizon
+        simulator.policy_rollout.HORIZON = horizon
         torch.set_num_threads(threads)
     staged = load_cells("policy", QUERY_SET, staging)
     assert list(zip(staged.state_id, staged.seed)) == [("stack-orig-s00-d4", 3)]

@@ -24,14 +24,14 @@ pytestmark = pytest.mark.sim
 
 CHILD = """
 import hashlib, json, os, sys
-import runner
+import simulator
 if sys.argv[1] == "llvmpipe-default":
     os.environ.pop("LP_NUM_THREADS")
 from benchmark_data.generation.query_set_build import validation_states
-from runner.appearance import sample_draw
-from runner.policy_executor import gl_renderer
-from runner.stack_sim import StackSim
-from runner.wrist_camera import DualCamera
+from simulator.appearance import sample_draw
+from simulator.policy_executor import gl_renderer
+from simulator.stack_sim import StackSim
+from simulator.wrist_camera import DualCamera
 state = validation_states("stack-val")[3]
 sim = StackSim(); sim.restore(state.layout)
 camera = DualCamera(sim, task="stack")

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from runner.replay import EPISODE_OFFSET_STD, apply_noise, noise_for, retarget
-from runner.scenes import StackLayout
-from runner.stack_expert import PHASE_GRASP, PHASE_PLACE, PHASE_TRANSPORT, plan_path, sample_style
+from simulator.replay import EPISODE_OFFSET_STD, apply_noise, noise_for, retarget
+from simulator.stack_scenes import StackLayout
+from simulator.stack_expert import PHASE_GRASP, PHASE_PLACE, PHASE_TRANSPORT, plan_path, sample_style
 
 BASE = StackLayout((0.0, -0.07, 0.1), (0.0, 0.07, 0.0))
 QUERY = StackLayout((0.05, -0.02, 0.3), (-0.04, 0.10, 0.2))
@@ -52,9 +52,9 @@ def test_grip_delay_shifts_gripper_commands(path):
 
 @pytest.mark.sim
 def test_replay_is_deterministic_per_seed():
-    from runner.replay import replay_episode
-    from runner.recording import record
-    from runner.stack_sim import StackSim
+    from simulator.replay import replay_episode
+    from simulator.recording import record
+    from simulator.stack_sim import StackSim
 
     sim = StackSim()
     rec = record(sim, 1)

@@ -75,10 +75,10 @@ def frozen(tmp_path_factory):
 
     from benchmark_data.generation.policies import experience_scene
     from benchmark_data.policy_files import policy_dir
-    from runner.policy_camera import PolicyCamera
-    from runner.stack_policy_demos import plan_demos, record_demo
-    from runner.policy_model import PolicySpec, save_policy, train
-    from runner.stack_sim import StackSim
+    from simulator.policy_camera import PolicyCamera
+    from simulator.stack_policy_demos import plan_demos, record_demo
+    from simulator.policy_model import PolicySpec, save_policy, train
+    from simulator.stack_sim import StackSim
 
     root = tmp_path_factory.mktemp("frozen")
     copy_library(root, experience_ids(3))  # the K=3 library, so its setting's tensor loads
@@ -106,9 +106,9 @@ def frozen(tmp_path_factory):
 
 @pytest.fixture
 def short_episodes(monkeypatch):
-    import runner.policy_rollout
+    import simulator.policy_rollout
 
-    monkeypatch.setattr(runner.policy_rollout, "HORIZON", SHORT)
+    monkeypatch.setattr(simulator.policy_rollout, "HORIZON", SHORT)
 
 
 def _journal(root, mechanism: str = "policy") -> list[dict]:
@@ -124,7 +124,7 @@ def test_a_policy_chunk_stores_one_cell_per_scene_and_seed_and_resumes(frozen):
 
     from benchmark_data.frozen import load_transfer
     from benchmark_data.policy_files import policy_dir
-    from runner.provenance import policy_code_version
+    from simulator.provenance import policy_code_version
 
     context = RunnerContext(frozen, frozen / "cells")
     threads = torch.get_num_threads()

@@ -3,20 +3,20 @@
 import numpy as np
 import pytest
 
-from runner.scenes import query_states
+from simulator.stack_scenes import query_states
 
 pytestmark = pytest.mark.sim
 
 
 @pytest.fixture(scope="module")
 def sim():
-    from runner.stack_sim import StackSim
+    from simulator.stack_sim import StackSim
 
     return StackSim()
 
 
 def _short_run(sim, layout, steps=40):
-    from runner.osc import yaw_down_rotation
+    from simulator.osc import yaw_down_rotation
 
     sim.restore(layout)
     goal = sim.ee_pos() + np.array([0.05, -0.03, -0.08])
@@ -43,7 +43,7 @@ def test_hash_distinguishes_layouts_and_obstacles(sim):
         hashes.add(sim.state_hash())
     assert len(hashes) == len(states)
     with_obstacle = states[30].layout
-    from runner.scenes import StackLayout
+    from simulator.stack_scenes import StackLayout
 
     sim.restore(with_obstacle)
     a = sim.state_hash()
@@ -52,7 +52,7 @@ def test_hash_distinguishes_layouts_and_obstacles(sim):
 
 
 def test_appearance_draws_leave_state_and_trajectory_identical(sim):
-    from runner.appearance import Appearance, sample_draw
+    from simulator.appearance import Appearance, sample_draw
 
     state = query_states("stack-orig")[32]
     look = Appearance(sim.model)
@@ -68,9 +68,9 @@ def test_appearance_draws_leave_state_and_trajectory_identical(sim):
 
 RENDER_CHECK = """
 import numpy as np
-from runner.appearance import SceneRenderer, sample_draw
-from runner.scenes import query_states
-from runner.stack_sim import StackSim
+from simulator.appearance import SceneRenderer, sample_draw
+from simulator.stack_scenes import query_states
+from simulator.stack_sim import StackSim
 sim = StackSim()
 state = query_states("stack-orig")[3]
 renderer = SceneRenderer(sim, size=128)
@@ -99,7 +99,7 @@ def test_draws_change_the_render():
 
 
 def test_expert_stacks_in_its_base_scene(sim):
-    from runner.recording import record
+    from simulator.recording import record
 
     rec = record(sim, 0)
     assert rec.accepted
@@ -115,8 +115,8 @@ def test_the_runner_package_renders_headless_without_being_told():
     import subprocess
     import sys
 
-    code = ("import os; from runner.stack_sim import StackSim; sim = StackSim(); "
-            "from runner.policy_camera import PolicyCamera; "
+    code = ("import os; from simulator.stack_sim import StackSim; sim = StackSim(); "
+            "from simulator.policy_camera import PolicyCamera; "
             "camera = PolicyCamera(sim, task='stack', size=16); "
             "print(os.environ['MUJOCO_GL'], 'camera-ok'); camera.close()")
     env = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "DISPLAY", "PYOPENGL_PLATFORM")}

@@ -7,10 +7,10 @@ import signal
 import pytest
 
 from expaudit.numerics import cpu_has_avx2
-from runner.sandbox import defaults
-from runner.sandbox.base import (Limits, RunResult, RunSpec, RunStatus, SandboxConfigError,
+from sandbox import defaults
+from sandbox.base import (Limits, RunResult, RunSpec, RunStatus, SandboxConfigError,
                                  TailBuffer, classify_exit, sandbox_env)
-from runner.sandbox.local import directory_digest
+from sandbox.local import directory_digest
 
 LIMITS = Limits(wall_seconds=3, memory_bytes=64 * defaults.MIB, pids=8, cpus=1.5,
                 output_bytes=4096)
@@ -113,9 +113,9 @@ def test_sandbox_errors_share_one_base():
     SandboxError` catches them, and each is still the built-in it stands for."""
     import errno
 
-    from runner.sandbox.base import SandboxError
-    from runner.sandbox.cgroups import CgroupError
-    from runner.sandbox.protocol import ProtocolError
+    from sandbox.base import SandboxError
+    from sandbox.cgroups import CgroupError
+    from sandbox.protocol import ProtocolError
 
     for error, builtin in ((SandboxConfigError, ValueError), (CgroupError, OSError),
                            (ProtocolError, ValueError)):

@@ -1,4 +1,4 @@
-"""Where the local sandbox makes its runs' cgroups (`runner.sandbox.cgroups._layout`).
+"""Where the local sandbox makes its runs' cgroups (`sandbox.cgroups._layout`).
 
 Only path logic is tested here, on a directory laid out like a cgroup v2 tree
 (files holding what the kernel's would): this host's hierarchy is v1, and the
@@ -12,7 +12,7 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-from runner.sandbox import cgroups
+from sandbox import cgroups
 
 ALL = "cpuset cpu io memory pids"
 

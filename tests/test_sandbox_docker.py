@@ -25,11 +25,11 @@ import pytest
 docker = pytest.importorskip("docker")
 from docker.models.containers import _create_container_args  # noqa: E402
 
-from runner.sandbox import defaults  # noqa: E402
-from runner.sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError  # noqa: E402
-from runner.sandbox.demo import demo_input  # noqa: E402
-from runner.sandbox.docker_backend import DockerSandbox, container_spec, run_user  # noqa: E402
-from runner.sandbox.execute import run_selector  # noqa: E402
+from sandbox import defaults  # noqa: E402
+from sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError  # noqa: E402
+from sandbox.demo import demo_input  # noqa: E402
+from sandbox.docker_backend import DockerSandbox, container_spec, run_user  # noqa: E402
+from sandbox.execute import run_selector  # noqa: E402
 from tests.engine.fixtures import build_image, engine_or_skip, reporter_log  # noqa: E402
 from tests.engine.standins import python_base  # noqa: E402
 from tests.sandbox_probes import outcome_secret, watched_listener  # noqa: E402
@@ -227,7 +227,7 @@ def test_example_selector_runs_as_a_sibling_container(client, sandbox, images, d
     assert run.result.exit_code == 0
     assert run.result.image_digest == _recorded_digest(client, images[name])
     assert run.scores.scores.shape == (3, 6)
-    # scene j is a perturbed copy of experience j mod 3 (runner.sandbox.demo)
+    # scene j is a perturbed copy of experience j mod 3 (sandbox.demo)
     np.testing.assert_array_equal(run.scores.scores.argmax(axis=0), [0, 1, 2, 0, 1, 2])
     assert _selector_containers(client) == []
 

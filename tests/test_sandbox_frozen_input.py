@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner.sandbox.demo import png_bytes
+from sandbox.demo import png_bytes
 from service.selector_input import prepare_frozen_input, stack_positions
-from runner.sandbox.protocol import ProtocolError
+from sandbox.protocol import ProtocolError
 
 query_sets = pytest.importorskip("benchmark_data.query_sets")
 SETTING = "stack-replay-k3-orig"
@@ -84,9 +84,9 @@ def test_other_tasks_are_refused(tmp_path):
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
                     reason="the local sandbox needs root and unshare")
 def test_object_proximity_runs_on_a_frozen_setting(tree, tmp_path):
-    from runner.sandbox.base import Limits, RunSpec, RunStatus
-    from runner.sandbox.execute import run_selector
-    from runner.sandbox.local import LocalSandbox
+    from sandbox.base import Limits, RunSpec, RunStatus
+    from sandbox.execute import run_selector
+    from sandbox.local import LocalSandbox
 
     directory, info, _ = tree
     (tmp_path / "out").mkdir()

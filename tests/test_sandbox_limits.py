@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from runner.sandbox import cgroups, defaults
-from runner.sandbox.base import Limits, RunSpec, RunStatus
-from runner.sandbox.demo import demo_input
-from runner.sandbox.execute import run_selector
-from runner.sandbox.local import LocalSandbox
+from sandbox import cgroups, defaults
+from sandbox.base import Limits, RunSpec, RunStatus
+from sandbox.demo import demo_input
+from sandbox.execute import run_selector
+from sandbox.local import LocalSandbox
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("setpriv") is None,

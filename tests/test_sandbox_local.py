@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner.sandbox import cgroups, defaults, nsinit
-from runner.sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError
-from runner.sandbox.demo import demo_input
-from runner.sandbox.execute import run_selector
-from runner.sandbox.local import LocalSandbox, directory_digest
+from sandbox import cgroups, defaults, nsinit
+from sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError
+from sandbox.demo import demo_input
+from sandbox.execute import run_selector
+from sandbox.local import LocalSandbox, directory_digest
 from tests.sandbox_probes import outcome_secret, watched_listener
 
 pytestmark = pytest.mark.skipif(
@@ -134,7 +134,7 @@ def test_example_selector_end_to_end(sandbox, demo, tmp_path, name):
     assert run.result.exit_code == 0
     assert run.result.image_digest == directory_digest(EXAMPLES / name)
     assert run.scores.scores.shape == (3, 6)
-    # scene j is a perturbed copy of experience j mod 3 (runner.sandbox.demo)
+    # scene j is a perturbed copy of experience j mod 3 (sandbox.demo)
     np.testing.assert_array_equal(run.scores.scores.argmax(axis=0), [0, 1, 2, 0, 1, 2])
 
 

@@ -12,8 +12,8 @@ import pytest
 from PIL import Image
 
 from leaderboard.errors import InputError
-from runner.sandbox.demo import demo_data, demo_input, png_bytes
-from runner.sandbox.protocol import (LibraryItem, ProtocolError, QueryScene, SettingInfo,
+from sandbox.demo import demo_data, demo_input, png_bytes
+from sandbox.protocol import (LibraryItem, ProtocolError, QueryScene, SettingInfo,
                                      prepare_input, read_output)
 
 

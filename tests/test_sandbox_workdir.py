@@ -1,5 +1,5 @@
 """A worker killed mid-run: its sandbox must not outlive it, and the next worker removes
-what it left (`runner.sandbox.workdir`). Real processes, real kill -9."""
+what it left (`sandbox.workdir`). Real processes, real kill -9."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from runner.sandbox import cgroups, defaults
-from runner.sandbox.base import SandboxConfigError
-from runner.sandbox.local import LocalSandbox
-from runner.sandbox.workdir import WorkerDir, base_dir, process_start, reap, secure_base
+from sandbox import cgroups, defaults
+from sandbox.base import SandboxConfigError
+from sandbox.local import LocalSandbox
+from sandbox.workdir import WorkerDir, base_dir, process_start, reap, secure_base
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("setpriv") is None,
@@ -32,9 +32,9 @@ HOSTILE = Path(__file__).resolve().parent / "hostile_selectors"
 WORKER = """
 import sys
 from pathlib import Path
-from runner.sandbox.base import Limits, RunSpec
-from runner.sandbox.demo import demo_input
-from runner.sandbox.local import LocalSandbox
+from sandbox.base import Limits, RunSpec
+from sandbox.demo import demo_input
+from sandbox.local import LocalSandbox
 
 base, selector, uid = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 sandbox = LocalSandbox(work_root=base, uid=uid)
@@ -104,7 +104,7 @@ def test_killed_worker_leaves_no_selector_and_no_tree(tmp_path):
 
 def _dead_worker_dir(base: Path) -> Path:
     """A worker directory whose owner has exited (claimed by a process that is gone)."""
-    code = "import sys; from runner.sandbox.workdir import WorkerDir; " \
+    code = "import sys; from sandbox.workdir import WorkerDir; " \
            "print(WorkerDir.claim(sys.argv[1]).path)"
     done = subprocess.run([sys.executable, "-c", code, str(base)], capture_output=True,
                           text=True, check=True, cwd=REPO, timeout=60)

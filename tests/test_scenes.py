@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from runner.scenes import (
+from simulator.stack_scenes import (
     MAX_DISPLACEMENT, MIN_SEPARATION, NOMINAL_A, NOMINAL_B, N_STATES_PER_LEVEL, StackLayout,
     query_states, sample_layout,
 )

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from runner.door_scenes import DoorLayout, N_STATES_PER_LEVEL, NOMINAL_DOOR, door_query_states, sample_door_layout
+from simulator.door_scenes import DoorLayout, N_STATES_PER_LEVEL, NOMINAL_DOOR, door_query_states, sample_door_layout
 
 
 def test_door_query_sets_are_reproducible_and_levelled():
@@ -30,7 +30,7 @@ def test_door_level_ranges_and_errors():
 
 @pytest.fixture(scope="module")
 def door_sim():
-    from runner.door_sim import DoorSim
+    from simulator.door_sim import DoorSim
 
     return DoorSim()
 
@@ -54,7 +54,7 @@ def test_door_restore_and_hash(door_sim):
 
 @pytest.mark.sim
 def test_door_expert_opens_the_door_deterministically(door_sim):
-    from runner.door_expert import door_stream_draw, run_door_expert
+    from simulator.door_expert import door_stream_draw, run_door_expert
 
     layout, style = door_stream_draw(0)
     path, ok = run_door_expert(door_sim, layout, style)
@@ -67,7 +67,7 @@ def test_door_expert_opens_the_door_deterministically(door_sim):
 
 @pytest.mark.sim
 def test_door_recording_has_robomimic_shapes(door_sim):
-    from runner.door_expert import record_door
+    from simulator.door_expert import record_door
 
     rec = record_door(door_sim, 0)
     n = len(rec["path"])

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from runner.sandbox.demo import demo_input
-from runner.sandbox.protocol import read_output
+from sandbox.demo import demo_input
+from sandbox.protocol import read_output
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "selectors"
 SELECTORS = ("raw32", "object-proximity")

@@ -91,8 +91,8 @@ def test_stack_layout_arrays():
 def test_stack_retargeted_paths_follow_the_query_cubes():
     pytest.importorskip("numba")
     from leaderboard.rules.structural import stack_retargeted_paths
-    from runner.scenes import StackLayout
-    from runner.stack_expert import PHASE_GRASP, PHASE_PLACE
+    from simulator.stack_scenes import StackLayout
+    from simulator.stack_expert import PHASE_GRASP, PHASE_PLACE
 
     base = StackLayout((0.0, -0.07, 0.0), (0.0, 0.07, 0.0))
     query = StackLayout((0.05, -0.07, 0.0), (0.0, 0.12, 0.0))

@@ -36,7 +36,7 @@ pytestmark = [pytest.mark.sim,
 def _freeze_policy(root, seed: int) -> str:
     """Write a tiny seeded `policy` of EXPERIENCE with its three frozen files; returns its directory."""
     from benchmark_data.policy_files import policy_dir
-    from runner.policy_model import PolicySpec, build_policy, save_policy
+    from simulator.policy_model import PolicySpec, build_policy, save_policy
 
     spec = PolicySpec(hidden_dim=16, feature_dim=16, keypoints=8, image_size=32, seed=seed)
     out = policy_dir("policy", EXPERIENCE, root)
@@ -53,10 +53,10 @@ def frozen(tmp_path_factory):
     pytest.importorskip("robosuite")
     torch = pytest.importorskip("torch")
     pytest.importorskip("robomimic")
-    import runner.policy_rollout
+    import simulator.policy_rollout
     from benchmark_data.generation.rollouts import build_policy_world
-    from runner.executor import Cell
-    from runner.policy_executor import PolicyRunner
+    from simulator.executor import Cell
+    from simulator.policy_executor import PolicyRunner
 
     root = tmp_path_factory.mktemp("frozen")
     copy_library(root, experience_ids(3))
@@ -67,7 +67,7 @@ def frozen(tmp_path_factory):
     runner_ = PolicyRunner(build_policy_world(cells, root))
     try:
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(runner.policy_rollout, "HORIZON", SHORT)
+            patch.setattr(simulator.policy_rollout, "HORIZON", SHORT)
             torch.set_num_threads(1)  # as the CPU runner's workers execute cells
             results = runner_.run(cells)
     finally:
@@ -82,9 +82,9 @@ def frozen(tmp_path_factory):
 @pytest.fixture
 def root(frozen, tmp_path, monkeypatch):
     """A private copy of the frozen root (tests tamper with it), with short episodes."""
-    import runner.policy_rollout
+    import simulator.policy_rollout
 
-    monkeypatch.setattr(runner.policy_rollout, "HORIZON", SHORT)
+    monkeypatch.setattr(simulator.policy_rollout, "HORIZON", SHORT)
     copy = tmp_path / "frozen"
     shutil.copytree(frozen, copy)
     return copy
@@ -139,7 +139,7 @@ def test_a_stored_state_hash_off_the_published_one_is_reported(root):
 
 def test_replaced_weights_are_code_version_differences_not_reruns(root):
     from benchmark_data.generation.verify import verify_policy_sample
-    from runner.provenance import policy_code_version
+    from simulator.provenance import policy_code_version
 
     stored = {r["code_version"] for r in _records(root)}
     directory = _freeze_policy(root, seed=1)

@@ -43,7 +43,7 @@ from benchmark_data.policy_files import (encoder_features_path, is_trained, poli
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import N_SEEDS
 from expaudit.errors import InvalidInput
-from runner.provenance import POLICY_MECHANISM, policy_code_versions, policy_mechanism_of
+from simulator.provenance import POLICY_MECHANISM, policy_code_versions, policy_mechanism_of
 
 __all__ = ["ADOPTED_MARKER", "StagingState", "adopt", "drop_stale", "staging_state"]
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from benchmark_data.image_archive import base_images_path, member_name, query_images_path
 from benchmark_data.library import read_experiences
 from benchmark_data.query_sets import read_scenes
-from runner.appearance import encode_png, sample_draw
-from runner.door_scenes import DoorLayout
-from runner.scenes import StackLayout
+from simulator.appearance import encode_png, sample_draw
+from simulator.door_scenes import DoorLayout
+from simulator.stack_scenes import StackLayout
 
 IMAGE_SIZE = 128
 """Side of every published image (pixels)."""

@@ -17,10 +17,10 @@ import pandas as pd
 from benchmark_data.library import replay_paths
 from benchmark_data.paths import library_dir
 from benchmark_data.registry import LIBRARY_IDS, experience_id
-from runner.door_expert import record_door
-from runner.recording import record
-from runner.scenes import StackLayout
-from runner.stack_sim import CONTROL_FREQ
+from simulator.door_expert import record_door
+from simulator.recording import record
+from simulator.stack_scenes import StackLayout
+from simulator.stack_sim import CONTROL_FREQ
 
 STREAM_LENGTH = {"stack": 60, "door": 10}
 """Accepted recordings per stream: Stack K=50 plus the disjoint K=10-b draw; Door K=3 with spares."""

@@ -4,7 +4,7 @@ image policy per (mechanism, experience) of the K=3 policy settings; version 2 i
 
 Files in `policies/<mechanism>/<experience_id>/`:
 - `weights.pt`: the network's state dict (`torch.save`; load with `weights_only=True`);
-- `spec.json`: the network and training spec (`runner.policy_model.PolicySpec`);
+- `spec.json`: the network and training spec (`simulator.policy_model.PolicySpec`);
 - `training.json`: how it was made: demonstration plans (layout, appearance
   draw), tries, the SHA-256 of the training arrays, the training curve,
   wall time, code version and package versions.
@@ -28,24 +28,24 @@ from benchmark_data.policy_files import POLICY_MECHANISMS, policy_dir, read_trai
 from benchmark_data.query_sets import N_DRAWS
 from benchmark_data.registry import LIBRARY_IDS, Mechanism, UnknownMechanism
 from expaudit.errors import InternalError, InvalidInput, UnknownName
-from runner import policy_rollout
-from runner.appearance import sample_draw
-from runner.door_expert import DoorStyle
-from runner.door_policy_demos import collect_door_demos
-from runner.door_scenes import QUERY_SET_SEEDS as DOOR_QUERY_SETS
-from runner.door_scenes import DoorLayout, door_query_states
-from runner.door_sim import DoorSim
-from runner.policy_camera import PolicyCamera
-from runner.policy_executor import load_actor, make_camera
-from runner.policy_model import PolicySpec, save_policy, train
-from runner.policy_rollout import noise_for, run_episode
-from runner.provenance import policy_code_version, policy_package_versions
-from runner.scenes import QUERY_SET_SEEDS as STACK_QUERY_SETS
-from runner.scenes import StackLayout
-from runner.scenes import query_states as stack_query_states
-from runner.stack_expert import StackStyle
-from runner.stack_policy_demos import collect_demos as collect_stack_demos
-from runner.stack_sim import StackSim
+from simulator import policy_rollout
+from simulator.appearance import sample_draw
+from simulator.door_expert import DoorStyle
+from simulator.door_policy_demos import collect_door_demos
+from simulator.door_scenes import QUERY_SET_SEEDS as DOOR_QUERY_SETS
+from simulator.door_scenes import DoorLayout, door_query_states
+from simulator.door_sim import DoorSim
+from simulator.policy_camera import PolicyCamera
+from simulator.policy_executor import load_actor, make_camera
+from simulator.policy_model import PolicySpec, save_policy, train
+from simulator.policy_rollout import noise_for, run_episode
+from simulator.provenance import policy_code_version, policy_package_versions
+from simulator.stack_scenes import QUERY_SET_SEEDS as STACK_QUERY_SETS
+from simulator.stack_scenes import StackLayout
+from simulator.stack_scenes import query_states as stack_query_states
+from simulator.stack_expert import StackStyle
+from simulator.stack_policy_demos import collect_demos as collect_stack_demos
+from simulator.stack_sim import StackSim
 
 N_DEMOS = {"stack": 80, "door": 80}
 """Successful demonstrations each policy is trained on, per task."""
@@ -178,7 +178,7 @@ def evaluate_policy(mechanism: str, experience_id: str, on: str = "train", *, dr
 
     `on="train"`: its own demonstration layouts, each under the appearance it was
     recorded with; otherwise a query set's physical states under appearance draw
-    `draw`. Episodes are the executor's (`runner.policy_rollout`, horizon and
+    `draw`. Episodes are the executor's (`simulator.policy_rollout`, horizon and
     noise of `seed`). Returns {group: (successes, episodes)}, grouped by layout
     level for a query set and as "train" for the demonstrations.
     """

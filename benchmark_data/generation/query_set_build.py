@@ -16,11 +16,11 @@ import numpy as np
 from benchmark_data.query_sets import N_DRAWS, VALIDATION_SEEDS, VALIDATION_TASK, scene_id
 from benchmark_data.registry import UnknownTask
 from expaudit.errors import InternalError, InvalidInput, UnknownName
-from runner.appearance import sample_draw
-from runner.door_scenes import QUERY_SET_SEEDS as DOOR_QUERY_SET_SEEDS
-from runner.door_scenes import DoorQueryState, door_query_states, sample_door_layout
-from runner.scenes import QUERY_SET_SEEDS as STACK_QUERY_SET_SEEDS
-from runner.scenes import QueryState, query_states, sample_layout
+from simulator.appearance import sample_draw
+from simulator.door_scenes import QUERY_SET_SEEDS as DOOR_QUERY_SET_SEEDS
+from simulator.door_scenes import DoorQueryState, door_query_states, sample_door_layout
+from simulator.stack_scenes import QUERY_SET_SEEDS as STACK_QUERY_SET_SEEDS
+from simulator.stack_scenes import QueryState, query_states, sample_layout
 
 
 def _scene_rows(query_set: str, task: str, states, sim, task_columns) -> list[dict]:

@@ -5,9 +5,9 @@ skipped when its output is there, so a stopped run resumes where it stopped
 (the folder's `work.json` refuses a run begun with other settings):
 
 1. `record_demos`: the experience's demonstrations over layout levels 0-2
-   (`runner.recipe_demos`, chunks of `DEMO_CHUNK` plans in `demos/`), checked
+   (`simulator.recipe_demos`, chunks of `DEMO_CHUNK` plans in `demos/`), checked
    against every query and validation set;
-2. `train`: the recipe (`runner.policy_recipe.train_recipe`) -> `policy/`,
+2. `train`: the recipe (`simulator.policy_recipe.train_recipe`) -> `policy/`,
    `curves.json`;
 3. `run_episodes`: the gate episodes on the validation set (`gate_items`:
    its own first demonstration layouts, then the validation states under
@@ -44,7 +44,7 @@ from expaudit.errors import InternalError, InvalidInput
 
 RECIPE = {"pretrain_steps": 4000, "train_steps": 20000, "crop_size": 58, "crops_per_frame": 4}
 """The recipe's settings, the same for both tasks and mechanisms (docs/policy_protocol.md:
-levers 1-4; the rest are `runner.policy_recipe.RecipeSpec`'s defaults)."""
+levers 1-4; the rest are `simulator.policy_recipe.RecipeSpec`'s defaults)."""
 N_DEMOS = 240
 """Successful demonstrations per policy (lever 2's first choice)."""
 DEMO_CHUNK = 40
@@ -63,9 +63,9 @@ GATE_MIN_N = {"own": 20, "draw 0": 40, "draws 1-4": 160, "draw gap": 200}
 GO_BAR = 0.2
 """Validation random success of the three retrained Stack Policy policies below which no cell
 of the new policies is generated (the protocol's go / no-go)."""
-TRAINING_SOURCES = ("runner/policy_recipe.py", "runner/wrist_camera.py", "runner/recipe_demos.py",
-                    "runner/demo_recording.py", "runner/policy_model.py", "runner/policy_camera.py",
-                    "runner/policy_rollout.py", "benchmark_data/generation/recipe_policies.py")
+TRAINING_SOURCES = ("simulator/policy_recipe.py", "simulator/wrist_camera.py", "simulator/recipe_demos.py",
+                    "simulator/demo_recording.py", "simulator/policy_model.py", "simulator/policy_camera.py",
+                    "simulator/policy_rollout.py", "benchmark_data/generation/recipe_policies.py")
 """Files whose code makes a policy and its gate numbers; their hash goes into training.json."""
 REPO = Path(__file__).resolve().parents[2]
 Log = Callable[[str], None]
@@ -73,7 +73,7 @@ Log = Callable[[str], None]
 
 def recipe_spec(**overrides):
     """The recipe's `RecipeSpec`, with `overrides` (small-scale runs and trials)."""
-    from runner.policy_recipe import RecipeSpec
+    from simulator.policy_recipe import RecipeSpec
 
     return RecipeSpec(**{**RECIPE, **overrides})
 
@@ -90,10 +90,10 @@ def training_sources_sha256() -> str:
 def sim_class(task: str):
     """The task's simulator class (imported here: MuJoCo loads only when a phase runs)."""
     if task == "stack":
-        from runner.stack_sim import StackSim
+        from simulator.stack_sim import StackSim
 
         return StackSim
-    from runner.door_sim import DoorSim
+    from simulator.door_sim import DoorSim
 
     return DoorSim
 
@@ -140,10 +140,10 @@ def record_demos(task: str, experience_id: str, mechanism: str, n: int, workdir:
                  library_root=None, chunk: int = DEMO_CHUNK, log: Log = lambda line: None) -> Demos:
     """The first `n` successful demonstrations (chunks already recorded are read back)."""
     from benchmark_data.generation.policies import experience_scene
-    from runner.demo_recording import record_demo
-    from runner.policy_model import Demo
-    from runner.recipe_demos import demo_task, recipe_plans
-    from runner.wrist_camera import DualCamera
+    from simulator.demo_recording import record_demo
+    from simulator.policy_model import Demo
+    from simulator.recipe_demos import demo_task, recipe_plans
+    from simulator.wrist_camera import DualCamera
 
     plans = recipe_plans(task, experience_id, 3 * n, mechanism == "policy_dr")
     check_not_a_query_state(task, [p.layout for p in plans])
@@ -196,7 +196,7 @@ def record_demos(task: str, experience_id: str, mechanism: str, n: int, workdir:
 def train(task: str, demos: Demos, spec, workdir: Path, log: Log = lambda line: None):
     """(the `RecipePolicy` in `workdir/policy`, whether it was trained now); one already there must
     have `spec`. curves.json keeps the curves, wall time and the training code's hash."""
-    from runner.policy_recipe import RecipePolicy, train_recipe
+    from simulator.policy_recipe import RecipePolicy, train_recipe
 
     path = workdir / "policy"
     if (path / "weights.pt").exists():
@@ -222,7 +222,7 @@ def train(task: str, demos: Demos, spec, workdir: Path, log: Log = lambda line: 
 def gate_items(task: str, kept_plans, own: int = OWN_EPISODES, states: int = 40) -> list[tuple]:
     """(group, scene id, layout, appearance draw) of every gate episode, in order; `states` < 40
     keeps the first validation states only (level-major: a smoke run, not a measurement)."""
-    from runner.appearance import sample_draw
+    from simulator.appearance import sample_draw
 
     items = [("own", p.draw_key, p.layout, sample_draw(p.draw_key, p.draw)) for p in kept_plans[:own]]
     chosen = validation_states(VALIDATION[task])[:states]
@@ -248,7 +248,7 @@ def run_episodes(task: str, experience_id: str, items, camera, actor, seed: int,
                  on_group: Callable[[dict], None] = lambda episodes: None) -> dict[str, dict]:
     """Run the episodes of `items` not yet in `path`, appending each as it ends; `on_group` is
     called with every episode so far after each group of `items`."""
-    from runner.policy_rollout import HORIZON, noise_for, run_episode
+    from simulator.policy_rollout import HORIZON, noise_for, run_episode
 
     done = read_episodes(path, seed)
     horizon = HORIZON[task]
@@ -356,7 +356,7 @@ def freeze(task: str, mechanism: str, experience_id: str, workdir: Path, demos: 
            summary: dict, *, root=None) -> Path:
     """Write the policy's frozen files into `root` (training.json: how it was made and its gates)."""
     from benchmark_data.generation.policies import demos_sha256
-    from runner.provenance import policy_code_version, policy_package_versions
+    from simulator.provenance import policy_code_version, policy_package_versions
 
     out = policy_dir(mechanism, experience_id, root)
     out.mkdir(parents=True, exist_ok=True)
@@ -413,8 +413,8 @@ def train_recipe_policy(task: str, mechanism: str, experience_id: str, workdir: 
     """All four phases for one policy (resuming in `workdir`); returns its frozen directory."""
     import torch
 
-    from runner.policy_recipe import RecipeActor
-    from runner.wrist_camera import DualCamera
+    from simulator.policy_recipe import RecipeActor
+    from simulator.wrist_camera import DualCamera
 
     torch.set_num_threads(1)
     spec = spec or recipe_spec()

@@ -29,12 +29,12 @@ from benchmark_data.registry import (
     get_setting,
 )
 from expaudit.errors import InvalidInput, UserError
-from runner.door_scenes import DoorLayout
-from runner.executor import Cell, ReplayWorld, execute
-from runner.policy_executor import RECIPE_MECHANISM, PolicyScene, PolicyWorld, execute_policy
-from runner.provenance import policy_mechanism_of
-from runner.scenes import StackLayout, query_states
-from runner.stack_sim import StackSim
+from simulator.door_scenes import DoorLayout
+from simulator.executor import Cell, ReplayWorld, execute
+from simulator.policy_executor import RECIPE_MECHANISM, PolicyScene, PolicyWorld, execute_policy
+from simulator.provenance import policy_mechanism_of
+from simulator.stack_scenes import StackLayout, query_states
+from simulator.stack_sim import StackSim
 
 PROGRESS_EVERY = 25
 """Log a progress line every this many cells."""

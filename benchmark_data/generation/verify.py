@@ -37,11 +37,11 @@ from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import QUERY_SETS
 from expaudit.errors import DataNotFound
 from expaudit.numerics import cpu_model
-from runner.appearance import Appearance, sample_draw
-from runner.executor import Cell, run_cell
-from runner.policy_executor import PolicyRunner
-from runner.provenance import policy_code_version, policy_code_versions
-from runner.stack_sim import StackSim
+from simulator.appearance import Appearance, sample_draw
+from simulator.executor import Cell, run_cell
+from simulator.policy_executor import PolicyRunner
+from simulator.provenance import policy_code_version, policy_code_versions
+from simulator.stack_sim import StackSim
 
 
 class NothingToVerify(DataNotFound, ValueError):

@@ -13,7 +13,7 @@ import json
 from benchmark_data.policy_files import (MECHANISM_NAMES, is_trained, policy_dir, policy_experiences,
                                          read_training)
 from expaudit.errors import InvalidInput
-from runner.provenance import policy_mechanism_of
+from simulator.provenance import policy_mechanism_of
 
 __all__ = ["policies_table"]
 

@@ -28,10 +28,10 @@ from benchmark_data.policy_files import is_trained, policy_dir, policy_experienc
 from benchmark_data.query_sets import write_scenes
 from benchmark_data.registry import LIBRARY_IDS, N_SEEDS, QUERY_SETS, SETTINGS, Mechanism, get_setting
 from expaudit.numerics import blas_kernel, cpu_model, torch_cpu_capability
-from runner.appearance import SceneRenderer
-from runner.door_sim import DoorSim
-from runner.provenance import policy_mechanism_of
-from runner.stack_sim import StackSim
+from simulator.appearance import SceneRenderer
+from simulator.door_sim import DoorSim
+from simulator.provenance import policy_mechanism_of
+from simulator.stack_sim import StackSim
 
 
 def _log(message: str) -> None:

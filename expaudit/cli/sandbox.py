@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 
-from runner.sandbox.defaults import CPUS, MEMORY_BYTES, MIB, PIDS, WALL_SECONDS
+from sandbox.defaults import CPUS, MEMORY_BYTES, MIB, PIDS, WALL_SECONDS
 
 MEMORY_MB = MEMORY_BYTES // MIB
 """Default memory limit of a run, in MiB."""

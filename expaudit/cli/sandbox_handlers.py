@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 
 from expaudit.errors import UserError
-from runner.sandbox import defaults
-from runner.sandbox.base import Limits, RunSpec, SandboxConfigError
-from runner.sandbox.demo import demo_input
-from runner.sandbox.execute import run_selector
-from runner.sandbox.local import LocalSandbox
+from sandbox import defaults
+from sandbox.base import Limits, RunSpec, SandboxConfigError
+from sandbox.demo import demo_input
+from sandbox.execute import run_selector
+from sandbox.local import LocalSandbox
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -24,7 +24,7 @@ import numpy as np
 from benchmark_data.library import read_experiences, replay_paths
 from benchmark_data.query_sets import read_scenes
 from leaderboard.errors import BadArgument, BrokenContract
-from runner.scenes import CUBE_A_HALF, CUBE_B_HALF, TABLE_TOP_Z, StackLayout
+from simulator.stack_scenes import CUBE_A_HALF, CUBE_B_HALF, TABLE_TOP_Z, StackLayout
 
 NO_OBSTACLE_CLEARANCE = 1.0
 """Clearance (m) given to every candidate in a scene without an obstacle: a tie by design."""
@@ -140,10 +140,10 @@ def stack_retargeted_paths(sources: Sequence[tuple], query_layouts: Sequence) ->
             (the library's `replay_paths`, base layouts as `StackLayout`s).
         query_layouts: Q `StackLayout`s.
 
-    Uses the Replay executor's own `runner.replay.retarget`, so the path is
+    Uses the Replay executor's own `simulator.replay.retarget`, so the path is
     the one Replay commands (before execution noise).
     """
-    from runner.replay import retarget  # deferred: loads numba (the sim extra); the web service does not
+    from simulator.replay import retarget  # deferred: loads numba (the sim extra); the web service does not
 
     return [[retarget(path, base, query)[:, :3] for query in query_layouts]
             for base, path in sources]

@@ -12,7 +12,7 @@ that policy's `spec.image_size` (Pillow bilinear, RGB, /255, channels
 first, exactly robomimic's own image processing after the resize), so a
 vector has 3 x `feature_dim` entries. Vectors are compared by cosine
 similarity, like the other cosine encoders. For a policy of mechanism 2
-(`runner.policy_recipe`: agent and wrist cameras) the encoder is its
+(`simulator.policy_recipe`: agent and wrist cameras) the encoder is its
 agent-view `VisualCore`, and the resized image is centre-cropped to its
 `spec.crop_size` first, as its episodes read it; the wrist encoder sees the
 hand's view, which a query image does not show.
@@ -54,9 +54,9 @@ from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS, UnknownTask
 from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.rules.embeddings.base import WEIGHTS_MISSING, NotComputed, check_images, file_sha256
 from leaderboard.rules.embeddings.setting_scores import BASE_TAR, QUERY_TAR, read_tar_images
-from runner.policy_model import IMAGE_KEY, load_policy
-from runner.provenance import policy_mechanism_of
-from runner.robomimic_compat import import_robomimic
+from simulator.policy_model import IMAGE_KEY, load_policy
+from simulator.provenance import policy_mechanism_of
+from simulator.robomimic_compat import import_robomimic
 
 NAME = "policy_encoder"
 TASKS = ("stack", "door")
@@ -155,7 +155,7 @@ def _agent_view_encoder(directory: Path):
     """(VisualCore, image size, centre crop or 0) of a frozen policy's agent view."""
     try:
         if policy_mechanism_of(str(directory)) == 2:
-            from runner.policy_recipe import RecipePolicy
+            from simulator.policy_recipe import RecipePolicy
 
             policy = RecipePolicy.load(directory)
             return policy.encoders["agentview"].eval(), policy.spec.image_size, policy.spec.crop_size

@@ -2,7 +2,7 @@
 
 robosuite builds the model (Panda, OSC pose, Stack arena, cubes) once, with a
 static obstacle box merged in; episodes then run directly on the MuJoCo
-model/data with `runner.osc` evaluated every substep (mj_step1 -> control ->
+model/data with `simulator.osc` evaluated every substep (mj_step1 -> control ->
 mj_step2), which keeps robosuite's maths and drops its per-step overhead.
 Success is robosuite's own `Stack._check_success` on the same data.
 """
@@ -14,8 +14,8 @@ import hashlib
 import mujoco
 import numpy as np
 
-from runner.osc import osc_control
-from runner.scenes import CUBE_A_HALF, CUBE_B_HALF, OBSTACLE_PARKED, TABLE_TOP_Z, StackLayout
+from simulator.osc import osc_control
+from simulator.stack_scenes import CUBE_A_HALF, CUBE_B_HALF, OBSTACLE_PARKED, TABLE_TOP_Z, StackLayout
 
 CONTROL_FREQ = 20
 """Control steps per second (robosuite's default 20 Hz)."""

@@ -1,22 +1,22 @@
 """Demonstrations spanning the query layout range, for recipe trials (docs/policy_protocol.md, lever 2).
 
 Plan `n` of an experience draws its layout from layout level `LEVELS[n % 3]`
-with the query sets' own generator (`runner.scenes.sample_layout`,
-`runner.door_scenes.sample_door_layout`) and a generator seeded from its own
+with the query sets' own generator (`simulator.stack_scenes.sample_layout`,
+`simulator.door_scenes.sample_door_layout`) and a generator seeded from its own
 namespace (`recipe-demo-layout`, experience, n), never from a query set's
 seed. The expert executes it in the experience's own style with the shared
-recorder (`runner.demo_recording`: perturbed execution, plan-labelled
+recorder (`simulator.demo_recording`: perturbed execution, plan-labelled
 actions, successes kept). Appearance as the published policies': draw 0 for
 Policy, draws cycling 0-4 of `train:<experience>:<n>` for Policy+DR.
 """
 
 from __future__ import annotations
 
-from runner.demo_recording import N_APPEARANCE_DRAWS, DemoPlan, seeded
-from runner.door_policy_demos import DOOR_DEMOS
-from runner.door_scenes import sample_door_layout
-from runner.scenes import sample_layout
-from runner.stack_policy_demos import STACK_DEMOS
+from simulator.demo_recording import N_APPEARANCE_DRAWS, DemoPlan, seeded
+from simulator.door_policy_demos import DOOR_DEMOS
+from simulator.door_scenes import sample_door_layout
+from simulator.stack_scenes import sample_layout
+from simulator.stack_policy_demos import STACK_DEMOS
 
 LEVELS = (0, 1, 2)
 """Layout levels the demonstrations cycle through (no obstacles: the expert records without them)."""
@@ -39,5 +39,5 @@ def recipe_plans(task: str, experience_id: str, n: int, randomized: bool) -> lis
 
 
 def demo_task(task: str):
-    """The task's part of the shared recorder (`runner.demo_recording.DemoTask`)."""
+    """The task's part of the shared recorder (`simulator.demo_recording.DemoTask`)."""
     return STACK_DEMOS if task == "stack" else DOOR_DEMOS

@@ -3,7 +3,7 @@
 The "image" of this backend is a selector directory holding `selector.py`;
 it is mounted read-only at /selector and run by this project's own Python
 interpreter (so numpy and Pillow are available inside), or by `spec.command`.
-The sandbox (see `runner.sandbox.nsinit`, its PID 1):
+The sandbox (see `sandbox.nsinit`, its PID 1):
 
 - network: a new network namespace whose only interface (loopback) is down;
 - filesystem: a fresh root holding read-only binds of /usr, the Python
@@ -14,7 +14,7 @@ The sandbox (see `runner.sandbox.nsinit`, its PID 1):
 - identity: a uid/gid of its own (drawn per run from
   `defaults.SANDBOX_UID_RANGE`, owning no file on the host), no groups, no
   capabilities, no new privileges;
-- limits for the whole run: a cgroup of its own (`runner.sandbox.cgroups`:
+- limits for the whole run: a cgroup of its own (`sandbox.cgroups`:
   memory, pids, CPU quota and CPU set); where no cgroup can be made, the run
   is single-process (RLIMIT_NPROC 1), so that the per-process limits below
   are the run's;
@@ -24,7 +24,7 @@ The sandbox (see `runner.sandbox.nsinit`, its PID 1):
 - environment: built from nothing (`base.sandbox_env`);
 - lifetime: the sandbox dies with the thread that started it (parent-death
   signal), and every run's tree and sandbox record live in this process's
-  `runner.sandbox.workdir.WorkerDir`, so a later worker cleans up after one
+  `sandbox.workdir.WorkerDir`, so a later worker cleans up after one
   that was killed.
 
 A sandbox that cannot be built, or in which the interpreter does not start
@@ -57,11 +57,11 @@ import threading
 import weakref
 from pathlib import Path
 
-from runner.sandbox import cgroups, defaults
-from runner.sandbox.base import (Limits, Protected, RunResult, RunSpec, RunStatus,
+from sandbox import cgroups, defaults
+from sandbox.base import (Limits, Protected, RunResult, RunSpec, RunStatus,
                                  SandboxConfigError, TailBuffer, check_io_dirs, classify_exit,
                                  exposure_refusal, sandbox_env)
-from runner.sandbox.workdir import WorkerDir
+from sandbox.workdir import WorkerDir
 
 log = logging.getLogger(__name__)
 
@@ -160,8 +160,8 @@ class LocalSandbox:
             be made); False: single-process runs; None (the default): a cgroup
             where one can be made, else single-process.
         work_root: where this sandbox's `WorkerDir` is claimed
-            (default `runner.sandbox.workdir.base_dir()`); refused unless only
-            this user can write it (`runner.sandbox.workdir.secure_base`).
+            (default `sandbox.workdir.base_dir()`); refused unless only
+            this user can write it (`sandbox.workdir.secure_base`).
         protected: host paths no run may expose (`base.Protected`), given by
             the service from its configuration; a run that would expose one
             ends `setup_failed` before anything starts.

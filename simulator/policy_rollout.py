@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from runner.appearance import AppearanceDraw
-from runner.recording import DELTA_POS_SCALE, DELTA_ROT_SCALE
+from simulator.appearance import AppearanceDraw
+from simulator.recording import DELTA_POS_SCALE, DELTA_ROT_SCALE
 
 OFFSET_STD = 0.004
 """Std of the per-episode constant offset of the commanded position (m, x and y)."""

@@ -1,7 +1,7 @@
 """One interface for running a submitted selector: `SelectorSandbox.run(RunSpec) -> RunResult`.
 
-Two backends implement it (`runner.sandbox.local`, Linux namespaces, no
-engine; `runner.sandbox.docker_backend`, production). Both take the same
+Two backends implement it (`sandbox.local`, Linux namespaces, no
+engine; `sandbox.docker_backend`, production). Both take the same
 spec, enforce the same limits and report with the same statuses, so the
 service does not care which one ran a selector.
 """
@@ -19,7 +19,7 @@ from typing import Mapping, Protocol, Sequence
 
 from expaudit.errors import ExpauditError, InvalidInput
 from expaudit.numerics import kernel_env
-from runner.sandbox import defaults
+from sandbox import defaults
 
 
 class SandboxError(ExpauditError):
@@ -56,7 +56,7 @@ class RunStatus(str, Enum):
 
 @dataclass(frozen=True)
 class Limits:
-    """What one selector run may use; defaults in `runner.sandbox.defaults`.
+    """What one selector run may use; defaults in `sandbox.defaults`.
 
     Attributes
     ----------

@@ -12,8 +12,8 @@ from typing import Sequence
 
 from leaderboard.errors import InputError
 from leaderboard.io import ScoresInput
-from runner.sandbox.base import RunResult, RunSpec, RunStatus, SelectorSandbox
-from runner.sandbox.protocol import read_output
+from sandbox.base import RunResult, RunSpec, RunStatus, SelectorSandbox
+from sandbox.protocol import read_output
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from expaudit.errors import InternalError
-from runner.sandbox.base import SandboxError
+from sandbox.base import SandboxError
 
 REQUIRED = ("memory", "pids", "cpu")
 """Controllers a run's cgroup must have; cpuset is used where present."""

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from runner.sandbox import defaults
-from runner.sandbox.base import (RunResult, RunSpec, RunStatus, TailBuffer, check_io_dirs,
+from sandbox import defaults
+from sandbox.base import (RunResult, RunSpec, RunStatus, TailBuffer, check_io_dirs,
                                  classify_exit, sandbox_env)
 
 LOG_MAX_SIZE = "1m"

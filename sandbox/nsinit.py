@@ -1,6 +1,6 @@
 """The first process inside the local sandbox's namespaces (PID 1 there).
 
-`runner.sandbox.local` starts it as `setpriv --pdeathsig KILL -- unshare --net
+`sandbox.local` starts it as `setpriv --pdeathsig KILL -- unshare --net
 --mount --pid --ipc --uts --fork --kill-child -- python -I -S nsinit.py` (so it
 dies with the thread that started it) and writes a JSON configuration to its stdin. Running as root inside fresh
 namespaces, it builds a new root filesystem on a small tmpfs (a fresh

@@ -16,13 +16,13 @@ from pathlib import Path
 from expaudit.errors import InvalidInput
 from expaudit.numerics import blas_kernel, cpu_model, torch_cpu_capability
 
-OUTCOME_SOURCES = ("osc.py", "stack_sim.py", "scenes.py", "stack_expert.py", "replay.py",
+OUTCOME_SOURCES = ("osc.py", "stack_sim.py", "stack_scenes.py", "stack_expert.py", "replay.py",
                    "recording.py", "executor.py")
 """The runner modules a Replay rollout runs; their hash is recorded beside each cell as
 information (`SOURCES_KEY`), not as its code version."""
 PACKAGES = ("robosuite", "mujoco", "numpy", "numba")
 """Packages whose versions can change a rollout."""
-POLICY_SOURCES = ("osc.py", "stack_sim.py", "scenes.py", "door_sim.py", "door_scenes.py",
+POLICY_SOURCES = ("osc.py", "stack_sim.py", "stack_scenes.py", "door_sim.py", "door_scenes.py",
                   "appearance.py", "policy_camera.py", "policy_model.py", "policy_rollout.py",
                   "robomimic_compat.py")
 """The runner modules a version-1 policy rollout ran (besides the weights)."""
@@ -49,7 +49,7 @@ a bump; editing, moving or renaming a source file that keeps behaviour changes n
 POLICY_MECHANISM = 2
 """Version of what a policy rollout does (besides the weights), declared like `REPLAY_MECHANISM`:
 1, one agent-view camera (retired: no published policy is of version 1); 2, the recipe of
-docs/policy_protocol.md (`runner.policy_recipe`: agent and wrist cameras). A frozen policy's
+docs/policy_protocol.md (`simulator.policy_recipe`: agent and wrist cameras). A frozen policy's
 spec.json names its version."""
 LEGACY_REPLAY_CODE_VERSIONS = {"sha256:c20bd05067b753bb": 1}
 """Code versions of Replay cells made while a cell's code version was a hash of the runner's

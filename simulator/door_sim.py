@@ -1,8 +1,8 @@
 """The Door simulator: robosuite's Door (latched) with an obstacle, exact restore, state hash.
 
-Same structure as `runner.stack_sim`: robosuite builds the model once; the
+Same structure as `simulator.stack_sim`: robosuite builds the model once; the
 door's base pose and the obstacle are written into the model per layout; the
-control loop evaluates `runner.osc` every substep; success is robosuite's
+control loop evaluates `simulator.osc` every substep; success is robosuite's
 own `Door._check_success` (hinge past 0.3 rad).
 """
 
@@ -13,9 +13,9 @@ import hashlib
 import mujoco
 import numpy as np
 
-from runner.door_scenes import DOOR_BASE_Z, DoorLayout
-from runner.osc import osc_control
-from runner.stack_sim import ARM_DOFS, CONTROL_FREQ, GRIPPER_OPEN, GRIPPER_SPEED, OBSTACLE_NAME
+from simulator.door_scenes import DOOR_BASE_Z, DoorLayout
+from simulator.osc import osc_control
+from simulator.stack_sim import ARM_DOFS, CONTROL_FREQ, GRIPPER_OPEN, GRIPPER_SPEED, OBSTACLE_NAME
 
 OBSTACLE_PARKED = (2.0, 0.0, 0.5)
 

@@ -38,8 +38,8 @@ import pandas as pd
 from expaudit.errors import InternalError
 from leaderboard.errors import InputError
 from leaderboard.io import ScoresInput, parse_scores_table
-from runner.sandbox import defaults
-from runner.sandbox.base import SandboxError
+from sandbox import defaults
+from sandbox.base import SandboxError
 
 PROTOCOL_VERSION = 1
 """Version of the /input layout, written into setting.json."""

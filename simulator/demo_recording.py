@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from runner.appearance import sample_draw
-from runner.policy_model import Demo
-from runner.recording import DELTA_POS_SCALE, DELTA_ROT_SCALE, _rotvec
+from simulator.appearance import sample_draw
+from simulator.policy_model import Demo
+from simulator.recording import DELTA_POS_SCALE, DELTA_ROT_SCALE, _rotvec
 
 OFFSET_STD = 0.005
 """Std of the per-demonstration constant offset of the executed targets (m, x and y)."""

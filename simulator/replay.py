@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runner.osc import yaw_down_rotation
-from runner.scenes import StackLayout
-from runner.stack_expert import HOME_EE, PHASE_GRASP, PHASE_PLACE, PHASE_TRANSPORT
+from simulator.osc import yaw_down_rotation
+from simulator.stack_scenes import StackLayout
+from simulator.stack_expert import HOME_EE, PHASE_GRASP, PHASE_PLACE, PHASE_TRANSPORT
 
 EPISODE_OFFSET_STD = 0.008
 """Std of the per-episode constant end-effector offset in x and y (m)."""

@@ -17,8 +17,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from runner.appearance import AppearanceDraw
-from runner.policy_camera import POLICY_IMAGE_SIZE, PolicyCamera
+from simulator.appearance import AppearanceDraw
+from simulator.policy_camera import POLICY_IMAGE_SIZE, PolicyCamera
 
 WRIST_CAMERA = "robot0_eye_in_hand"
 """robosuite's hand-mounted camera on the Panda."""

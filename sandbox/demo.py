@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from expaudit.errors import InternalError
-from runner.sandbox.base import SandboxConfigError, SandboxError
-from runner.sandbox.protocol import LibraryItem, QueryScene, SettingInfo, prepare_input
+from sandbox.base import SandboxConfigError, SandboxError
+from sandbox.protocol import LibraryItem, QueryScene, SettingInfo, prepare_input
 
 DEMO_SETTING = "demo"
 IMAGE_SIZE = 24

@@ -18,7 +18,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from runner.appearance import Appearance, AppearanceDraw
+from simulator.appearance import Appearance, AppearanceDraw
 
 POLICY_IMAGE_SIZE = 64
 """Side of the square policy image (pixels)."""

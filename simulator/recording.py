@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runner.osc import yaw_down_rotation
-from runner.scenes import StackLayout, base_scene_layout
-from runner.stack_expert import StackStyle, plan_path, sample_style
+from simulator.osc import yaw_down_rotation
+from simulator.stack_scenes import StackLayout, base_scene_layout
+from simulator.stack_expert import StackStyle, plan_path, sample_style
 
 STACK_STREAM_SEED = 7_000
 """Seed of the Stack recording stream."""

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from runner.provenance import code_version, package_versions
-from runner.scenes import StackLayout
+from simulator.provenance import code_version, package_versions
+from simulator.stack_scenes import StackLayout
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ _WORKER: dict = {}
 
 def _init_worker(world: ReplayWorld) -> None:
     """Worker start: one simulator per process (the Pool's initializer)."""
-    from runner.stack_sim import StackSim
+    from simulator.stack_sim import StackSim
 
     _WORKER["sim"] = StackSim()
     _WORKER["world"] = world
@@ -88,7 +88,7 @@ def _init_worker(world: ReplayWorld) -> None:
 
 def run_cell(sim, world: ReplayWorld, cell: Cell, appearance: Callable | None = None) -> CellResult:
     """Execute one cell on `sim`; `appearance(sim)` (if given) restyles the render first."""
-    from runner.replay import replay_episode
+    from simulator.replay import replay_episode
 
     if cell.mechanism != "replay":
         raise UnsupportedMechanismError(

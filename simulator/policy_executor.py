@@ -3,15 +3,15 @@
 A policy cell is (mechanism, query set, experience, scene, seed): the policy
 reads the camera, so every appearance draw of a state is its own episode and
 `Cell.state_id` holds the scene id (state + draw). Results have the same
-form and journals as Replay's (`runner.executor.CellResult`); the code version
+form and journals as Replay's (`simulator.executor.CellResult`); the code version
 of a policy cell covers the sources of the policy's mechanism version and its
-frozen weights (`runner.provenance.policy_code_version`). A version-1 policy
-reads the agent view (`runner.policy_model`), a version-2 one the agent and
-wrist views side by side (`runner.policy_recipe`).
+frozen weights (`simulator.provenance.policy_code_version`). A version-1 policy
+reads the agent view (`simulator.policy_model`), a version-2 one the agent and
+wrist views side by side (`simulator.policy_recipe`).
 
 Cells are grouped by (mechanism, experience) so a process loads each policy
 once; a group runs `envs` environments in lockstep with one batched forward
-pass per control step (`runner.policy_rollout.run_batch`). The CPU default is
+pass per control step (`simulator.policy_rollout.run_batch`). The CPU default is
 one environment, which makes every cell's outcome independent of what else
 runs beside it.
 """
@@ -26,18 +26,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from expaudit.errors import InternalError, InvalidInput
-from runner import policy_rollout
-from runner.appearance import sample_draw
-from runner.door_sim import DoorSim
-from runner.executor import Cell, CellResult, read_journal
-from runner.policy_camera import PolicyCamera
-from runner.policy_model import PolicyActor, load_policy
-from runner.policy_recipe import MECHANISM_VERSION as RECIPE_MECHANISM
-from runner.policy_recipe import RecipeActor, RecipePolicy
-from runner.policy_rollout import noise_for, run_batch
-from runner.provenance import policy_code_version, policy_mechanism_of, policy_package_versions
-from runner.stack_sim import StackSim
-from runner.wrist_camera import DualCamera
+from simulator import policy_rollout
+from simulator.appearance import sample_draw
+from simulator.door_sim import DoorSim
+from simulator.executor import Cell, CellResult, read_journal
+from simulator.policy_camera import PolicyCamera
+from simulator.policy_model import PolicyActor, load_policy
+from simulator.policy_recipe import MECHANISM_VERSION as RECIPE_MECHANISM
+from simulator.policy_recipe import RecipeActor, RecipePolicy
+from simulator.policy_rollout import noise_for, run_batch
+from simulator.provenance import policy_code_version, policy_mechanism_of, policy_package_versions
+from simulator.stack_sim import StackSim
+from simulator.wrist_camera import DualCamera
 
 POLICY_MECHANISM_NAMES = ("policy", "policy_dr")
 CHUNK_CELLS = 20
@@ -64,7 +64,7 @@ class PolicyScene:
     scene_id: str
     state_id: str
     draw: int
-    layout: object  # runner.scenes.StackLayout or runner.door_scenes.DoorLayout
+    layout: object  # simulator.stack_scenes.StackLayout or simulator.door_scenes.DoorLayout
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class PolicyWorld:
 def load_actor(directory: str, device: str = "cpu") -> tuple[object, tuple[int, int]]:
     """(actor, camera kind) of a frozen policy; the kind is (mechanism version, image size).
 
-    A version-2 policy reads both cameras (`runner.policy_recipe`) and runs on the CPU only.
+    A version-2 policy reads both cameras (`simulator.policy_recipe`) and runs on the CPU only.
     """
     if policy_mechanism_of(directory) == RECIPE_MECHANISM:
         if device != "cpu":
@@ -149,7 +149,7 @@ class PolicyRunner:
 
     def _loaded(self, mechanism: str, experience_id: str):
         """(actor, camera kind, code version) of a policy, loaded once; the version is taken with
-        the weights. A version-2 policy reads both cameras (`runner.policy_recipe`)."""
+        the weights. A version-2 policy reads both cameras (`simulator.policy_recipe`)."""
         key = (mechanism, experience_id)
         if key not in self._actors:
             directory = self.world.policy_dirs.get(key)

@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from runner.door_scenes import sample_door_layout
-from runner.recording import DELTA_POS_SCALE, DELTA_ROT_SCALE, _rot_to_quat, _rotvec
-from runner.stack_expert import HOME_EE
+from simulator.door_scenes import sample_door_layout
+from simulator.recording import DELTA_POS_SCALE, DELTA_ROT_SCALE, _rot_to_quat, _rotvec
+from simulator.stack_expert import HOME_EE
 
 SETTLE_STEPS = 6
 GRASP_DEPTH = 0.015

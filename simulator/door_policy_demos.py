@@ -1,10 +1,10 @@
 """Door demonstrations for one experience's policy: the Door expert, in that experience's style, around its base scene.
 
-The Door task's part of `runner.demo_recording` (the Stack one is `runner.stack_policy_demos`).
+The Door task's part of `simulator.demo_recording` (the Stack one is `simulator.stack_policy_demos`).
 Each demonstration moves the base scene's door (x and y up to `X_SHIFT` and
 `Y_SHIFT`, yaw up to `YAW_SHIFT`; the base's hinge, latch and obstacle are
 kept) and records the expert's path in the experience's style, planned from
-the restored door (`runner.demo_recording`: perturbed execution, actions
+the restored door (`simulator.demo_recording`: perturbed execution, actions
 labelled towards the plan, successes kept). The encoder's pretraining target
 is the handle's position, the hinge and the latch.
 
@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from runner import demo_recording
-from runner.demo_recording import DemoPlan, DemoTask, Target
-from runner.door_expert import DoorStyle, plan_door_path
-from runner.door_scenes import DoorLayout
-from runner.policy_model import Demo
+from simulator import demo_recording
+from simulator.demo_recording import DemoPlan, DemoTask, Target
+from simulator.door_expert import DoorStyle, plan_door_path
+from simulator.door_scenes import DoorLayout
+from simulator.policy_model import Demo
 
 X_SHIFT = 0.08
 """Largest shift of the door's base along x (m)."""

@@ -45,8 +45,8 @@ import stat
 import tempfile
 from pathlib import Path
 
-from runner.sandbox import cgroups
-from runner.sandbox.base import SandboxConfigError
+from sandbox import cgroups
+from sandbox.base import SandboxConfigError
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The BC-RNN image policy: robomimic's config and algorithm factory, trained and run on the CPU.
 
-One policy per experience. Inputs: the agent-view image (`runner.policy_camera`,
+One policy per experience. Inputs: the agent-view image (`simulator.policy_camera`,
 64x64) through `LeanConv` (three small strided convolutions, about 5 M
 multiply-adds per image, a sixth of robomimic's `ShallowConv`, so a policy
 trains on one CPU core in minutes) with robomimic's spatial-softmax keypoint
@@ -100,7 +100,7 @@ def _register_backbone(rm) -> None:
 
 def robomimic_config(spec: PolicySpec):
     """robomimic's BC config with the RNN enabled and expaudit's observation encoder."""
-    from runner.robomimic_compat import import_robomimic
+    from simulator.robomimic_compat import import_robomimic
 
     rm = import_robomimic()
     _register_backbone(rm)
@@ -134,7 +134,7 @@ def build_policy(spec: PolicySpec, device: str = "cpu"):
     """A freshly initialised robomimic BC_RNN algorithm object for `spec` (seeded)."""
     import torch
 
-    from runner.robomimic_compat import quiet
+    from simulator.robomimic_compat import quiet
 
     config, rm = robomimic_config(spec)
     with quiet():
@@ -347,11 +347,11 @@ class PolicyActor:
 
     `act` takes the current observations of `n` environments and returns (n, 7)
     actions. The CPU runner steps one environment per actor (see
-    `runner.policy_rollout` on why), a GPU runner many.
+    `simulator.policy_rollout` on why), a GPU runner many.
     """
 
     def __init__(self, algo, device: str = "cpu") -> None:
-        from runner.robomimic_compat import import_robomimic
+        from simulator.robomimic_compat import import_robomimic
 
         self.algo = algo
         self.device = device

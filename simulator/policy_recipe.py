@@ -4,7 +4,7 @@ Still robomimic's BC-RNN cloned from images, arranged so that many cloning
 steps are cheap on a CPU:
 
 1. one encoder per camera (robomimic `VisualCore`: `LeanConv` and a
-   spatial-softmax keypoint head, as `runner.policy_model`), the agent view's
+   spatial-softmax keypoint head, as `simulator.policy_model`), the agent view's
    pretrained on the objects' world positions, the wrist view's on their
    positions relative to the hand (what a hand camera sees), then frozen;
 2. each frame's features computed once (`encode`);
@@ -17,9 +17,9 @@ steps are cheap on a CPU:
 
 A policy is `RecipePolicy`: both encoders, the BC-RNN and the statistics;
 `save` / `load` keep it as a state dict (read back with `weights_only=True`)
-and `spec.json`. `RecipeActor` runs it in `runner.policy_rollout`'s episode
-loop on side-by-side frames (`runner.wrist_camera.DualCamera`). Version-1
-policies (one agent-view camera, trained end to end) are `runner.policy_model`'s.
+and `spec.json`. `RecipeActor` runs it in `simulator.policy_rollout`'s episode
+loop on side-by-side frames (`simulator.wrist_camera.DualCamera`). Version-1
+policies (one agent-view camera, trained end to end) are `simulator.policy_model`'s.
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ from pathlib import Path
 import numpy as np
 
 from expaudit.errors import InvalidInput
-from runner.policy_model import ACTION_DIM, BACKBONE, SEQUENCE_LENGTH, _register_backbone
-from runner.robomimic_compat import import_robomimic, quiet
-from runner.wrist_camera import split
+from simulator.policy_model import ACTION_DIM, BACKBONE, SEQUENCE_LENGTH, _register_backbone
+from simulator.robomimic_compat import import_robomimic, quiet
+from simulator.wrist_camera import split
 
 MECHANISM_VERSION = 2
-"""The policy mechanism version (`runner.provenance.POLICY_MECHANISM`) these policies are; their
+"""The policy mechanism version (`simulator.provenance.POLICY_MECHANISM`) these policies are; their
 spec.json says so as `policy_mechanism`."""
 CAMERAS = ("agentview", "eye_in_hand")
 FEATURE_KEYS = {"agentview": "agentview_features", "eye_in_hand": "eye_in_hand_features"}
@@ -335,7 +335,7 @@ class RecipePolicy:
 
 
 class RecipeActor:
-    """`runner.policy_rollout`'s actor interface for a `RecipePolicy` on side-by-side frames."""
+    """`simulator.policy_rollout`'s actor interface for a `RecipePolicy` on side-by-side frames."""
 
     def __init__(self, policy: RecipePolicy) -> None:
         self.policy = policy

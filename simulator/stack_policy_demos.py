@@ -3,7 +3,7 @@
 Each demonstration moves the base scene's cubes (one common shift up to
 `COMMON_SHIFT` plus an independent one up to `OWN_SHIFT` per cube, yaw up to
 `YAW_SHIFT`) and records the expert's path in the experience's style
-(`runner.demo_recording`: perturbed execution, actions labelled towards the
+(`simulator.demo_recording`: perturbed execution, actions labelled towards the
 plan, successes kept). The encoder's pretraining target is both cubes'
 positions.
 
@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from runner import demo_recording
-from runner.demo_recording import DemoPlan, DemoTask, Target
-from runner.osc import yaw_down_rotation
-from runner.policy_model import Demo
-from runner.scenes import MIN_SEPARATION, StackLayout
-from runner.stack_expert import StackStyle, plan_path
+from simulator import demo_recording
+from simulator.demo_recording import DemoPlan, DemoTask, Target
+from simulator.osc import yaw_down_rotation
+from simulator.policy_model import Demo
+from simulator.stack_scenes import MIN_SEPARATION, StackLayout
+from simulator.stack_expert import StackStyle, plan_path
 
 COMMON_SHIFT = 0.06
 """Largest shift (m, per axis) applied to both cubes of the base scene together."""

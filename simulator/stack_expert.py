@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from runner.scenes import CUBE_A_HALF, CUBE_B_HALF, TABLE_TOP_Z, StackLayout
+from simulator.stack_scenes import CUBE_A_HALF, CUBE_B_HALF, TABLE_TOP_Z, StackLayout
 
 HOME_EE = np.array([-0.10276829, 0.0, 1.01104387])
 """End-effector site position at robosuite's Panda home configuration."""

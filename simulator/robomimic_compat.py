@@ -11,7 +11,7 @@ raises a clear error if anything actually calls into it. Where torchvision
 imports (a CUDA runner image), the real one is used.
 
 robomimic's own environment wrapper (mujoco_py, old controller configs) is not
-used at all: rollouts run on `runner.stack_sim` / `runner.door_sim`.
+used at all: rollouts run on `simulator.stack_sim` / `simulator.door_sim`.
 """
 
 from __future__ import annotations
