@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmark_data.journal import CELL_COLUMNS, KEY_COLUMNS, read_journal_frame
 from benchmark_data.paths import cells_journal, cells_table, computed_journal, root_or_default
 from expaudit.errors import InvalidInput
+from expaudit.journal import CELL_COLUMNS, KEY_COLUMNS, read_journal
 
 __all__ = ["CELL_COLUMNS", "KEY_COLUMNS", "WRITERS_LOCK", "consolidate", "load_cells", "writers_excluded",
            "writing_cells"]
@@ -76,7 +76,7 @@ def load_cells(mechanism: str, query_set: str, root=None, computed=None) -> pd.D
         journals.append(computed_journal(mechanism, query_set, computed))
     for journal in journals:
         if journal.exists():
-            frames.append(read_journal_frame(journal))
+            frames.append(pd.DataFrame.from_records(read_journal(journal), columns=list(CELL_COLUMNS)))
     frames = [f for f in frames if len(f)]
     if not frames:
         return pd.DataFrame(columns=list(CELL_COLUMNS))

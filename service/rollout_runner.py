@@ -44,13 +44,13 @@ from rq import Queue, SimpleWorker
 from benchmark_data.cells import load_cells
 from benchmark_data.generation.library_stream import replay_sources
 from benchmark_data.generation.rollouts import NotGeneratedHereError, build_policy_world
-from benchmark_data.journal import append_record
 from benchmark_data.library import read_experiences
 from benchmark_data.paths import computed_journal
 from benchmark_data.policy_files import policy_dir
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS, Mechanism
 from expaudit.errors import InternalError
+from expaudit.journal import append_record
 from simulator.executor import Cell, ReplayWorld, run_cell
 from simulator.policy_executor import POLICY_MECHANISM_NAMES, PolicyRunner, PolicyWorld
 from simulator.stack_scenes import StackLayout

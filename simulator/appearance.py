@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from simulator.errors import ModelMismatch, UnknownTask
+
 MAX_CAMERA_DEG = 4.0
 """Largest camera rotation of a perturbed draw, per axis (degrees)."""
 CAMERAS = {"stack": "agentview", "door": "frontview"}
@@ -66,7 +68,7 @@ class Appearance:
 
     def __init__(self, model: mujoco.MjModel, task: str = "stack") -> None:
         if task not in TINTED_MATERIALS:
-            raise ValueError(f"task must be one of {sorted(TINTED_MATERIALS)}, got {task!r}")
+            raise UnknownTask(f"task must be one of {sorted(TINTED_MATERIALS)}, got {task!r}")
         self.model = model
         m = model
         materials = TINTED_MATERIALS[task]
@@ -76,7 +78,7 @@ class Appearance:
         self._texs = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_TEXTURE, n) for n in TEXTURES]
         missing = [n for n, i in zip(materials + TEXTURES, self._mats + self._texs) if i < 0]
         if missing:
-            raise ValueError(f"model lacks visual elements {missing}")
+            raise ModelMismatch(f"model lacks visual elements {missing}")
         self._light_pos = m.light_pos.copy()
         self._light_diffuse = m.light_diffuse.copy()
         self._mat_rgba = m.mat_rgba.copy()

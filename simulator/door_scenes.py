@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from simulator.errors import BadLevel, UnknownQuerySet
+
 NOMINAL_DOOR = (-0.128, -0.356, -np.pi / 2 - 0.125)
 """Nominal door base pose (x, y, yaw): the middle of robosuite's Door placement range."""
 DOOR_BASE_Z = 1.1
@@ -56,7 +58,7 @@ class DoorLayout:
 def sample_door_layout(level: int, rng: np.random.Generator) -> DoorLayout:
     """Draw one Door layout of the given level (0-3)."""
     if level not in LEVELS:
-        raise ValueError(f"layout level must be one of {LEVELS}, got {level!r}")
+        raise BadLevel(f"layout level must be one of {LEVELS}, got {level!r}")
     x, y, yaw = NOMINAL_DOOR
     if level == 0:
         j = rng.uniform(-0.01, 0.01, size=2)
@@ -86,7 +88,7 @@ class DoorQueryState:
 def door_query_states(query_set: str) -> tuple[DoorQueryState, ...]:
     """The 40 states (10 per level, level-major) of a Door query set."""
     if query_set not in QUERY_SET_SEEDS:
-        raise KeyError(f"unknown Door query set {query_set!r}; known: {', '.join(QUERY_SET_SEEDS)}")
+        raise UnknownQuerySet(f"unknown Door query set {query_set!r}; known: {', '.join(QUERY_SET_SEEDS)}")
     rng = np.random.default_rng(QUERY_SET_SEEDS[query_set])
     return tuple(DoorQueryState(f"{query_set}-s{lv * N_STATES_PER_LEVEL + j:02d}", lv,
                                 sample_door_layout(lv, rng))

@@ -10,7 +10,6 @@ skips every cell already in the journal or the consolidated table.
 
 from __future__ import annotations
 
-import json
 import multiprocessing as mp
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -19,8 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
+from expaudit.errors import InternalError
+from expaudit.journal import append_record, journal_keys
 from simulator.provenance import code_version, package_versions
+from simulator.replay import replay_episode
 from simulator.stack_scenes import StackLayout
+from simulator.stack_sim import StackSim
 
 
 @dataclass(frozen=True)
@@ -71,8 +74,17 @@ class ReplayWorld:
     states: dict[str, StackLayout]  # state id -> layout
 
 
-class UnsupportedMechanismError(ValueError):
-    """A cell names a mechanism this executor cannot run."""
+class UnsupportedMechanismError(InternalError, ValueError):
+    """A cell names a mechanism this executor cannot run (callers pick the executor by the
+    cells' mechanism: a bug)."""
+
+
+class NotInWorld(InternalError, KeyError):
+    """A cell whose experience, policy, state or scene the worker's world does not hold (the
+    world is built from the same cells: a bug)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
 
 
 _WORKER: dict = {}
@@ -80,27 +92,23 @@ _WORKER: dict = {}
 
 def _init_worker(world: ReplayWorld) -> None:
     """Worker start: one simulator per process (the Pool's initializer)."""
-    from simulator.stack_sim import StackSim
-
     _WORKER["sim"] = StackSim()
     _WORKER["world"] = world
 
 
 def run_cell(sim, world: ReplayWorld, cell: Cell, appearance: Callable | None = None) -> CellResult:
     """Execute one cell on `sim`; `appearance(sim)` (if given) restyles the render first."""
-    from simulator.replay import replay_episode
-
     if cell.mechanism != "replay":
         raise UnsupportedMechanismError(
             f"cell mechanism {cell.mechanism!r}: this executor runs only 'replay' cells")
     try:
         base, path = world.experiences[cell.experience_id]
     except KeyError:
-        raise KeyError(f"experience_id {cell.experience_id!r} is not in the library") from None
+        raise NotInWorld(f"experience_id {cell.experience_id!r} is not in the library") from None
     try:
         query = world.states[cell.state_id]
     except KeyError:
-        raise KeyError(f"state_id {cell.state_id!r} is not in query set {cell.query_set!r}") from None
+        raise NotInWorld(f"state_id {cell.state_id!r} is not in query set {cell.query_set!r}") from None
     start = time.perf_counter()
     if appearance is not None:
         appearance(sim)
@@ -117,19 +125,6 @@ def _worker_run(cell: Cell) -> CellResult:
     return run_cell(_WORKER["sim"], _WORKER["world"], cell)
 
 
-def read_journal(path: Path) -> list[dict]:
-    """Records of a journal file; a torn last line (killed mid-write) is ignored."""
-    if not path.exists():
-        return []
-    records = []
-    with path.open() as fh:
-        for line in fh:
-            if not line.endswith("\n"):
-                break  # a partially written last line from a killed run
-            records.append(json.loads(line))
-    return records
-
-
 def execute(cells: Iterable[Cell], world: ReplayWorld, journal_for: Callable[[Cell], Path], *,
             workers: int = 2, done_keys: set | None = None) -> Iterator[CellResult]:
     """Run the cells not yet done, appending each result to its journal; yields results as they land.
@@ -141,41 +136,21 @@ def execute(cells: Iterable[Cell], world: ReplayWorld, journal_for: Callable[[Ce
     cells = list(cells)
     skip = set(done_keys or ())
     for path in {journal_for(c) for c in cells}:
-        _truncate_torn_line(path)
-        skip.update(Cell(**{k: r[k] for k in Cell.__dataclass_fields__}).key
-                    for r in read_journal(path))
+        skip.update(journal_keys(path))
     todo = [c for c in cells if c.key not in skip]
     if not todo:
         return
-    handles: dict[Path, object] = {}
-    try:
-        if workers <= 1:
-            _init_worker(world)
-            yield from _append(map(_worker_run, todo), journal_for, handles)
-            return
-        ctx = mp.get_context("spawn")
-        with ctx.Pool(workers, initializer=_init_worker, initargs=(world,)) as pool:
-            yield from _append(pool.imap_unordered(_worker_run, todo, chunksize=1), journal_for, handles)
-    finally:
-        for fh in handles.values():
-            fh.close()
-
-
-def _append(results: Iterable[CellResult], journal_for, handles: dict) -> Iterator[CellResult]:
-    for result in results:
-        path = journal_for(result.cell)
-        fh = handles.get(path)
-        if fh is None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fh = handles[path] = path.open("a")
-        fh.write(json.dumps(result.to_record(), sort_keys=True) + "\n")
-        fh.flush()
-        yield result
-
-
-def _truncate_torn_line(path: Path) -> None:
-    if not path.exists() or path.stat().st_size == 0:
+    if workers <= 1:
+        _init_worker(world)
+        yield from journaled(map(_worker_run, todo), journal_for)
         return
-    data = path.read_bytes()
-    if not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(world,)) as pool:
+        yield from journaled(pool.imap_unordered(_worker_run, todo, chunksize=1), journal_for)
+
+
+def journaled(results: Iterable[CellResult], journal_for: Callable[[Cell], Path]) -> Iterator[CellResult]:
+    """Append each result to its journal (`expaudit.journal.append_record`), then yield it."""
+    for result in results:
+        append_record(journal_for(result.cell), result.to_record())
+        yield result

@@ -19,6 +19,7 @@ import mujoco
 import numpy as np
 
 from simulator.appearance import Appearance, AppearanceDraw
+from simulator.errors import ModelMismatch
 
 POLICY_IMAGE_SIZE = 64
 """Side of the square policy image (pixels)."""
@@ -78,7 +79,7 @@ class PolicyCamera:
         self.option = mujoco.MjvOption()
         already_lean = np.isin(model.geom_group, (SHOWN_GROUP, HIDDEN_GROUP)).all()
         if not lean and already_lean:
-            raise ValueError("lean=False: this simulator's model was made lean by another PolicyCamera")
+            raise ModelMismatch("lean=False: this simulator's model was made lean by another PolicyCamera")
         if lean:
             model.vis.quality.offsamples = 0
             model.geom_group[:] = lean_geom_groups(model)

@@ -18,7 +18,6 @@ runs beside it.
 
 from __future__ import annotations
 
-import json
 import multiprocessing as mp
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -26,10 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from expaudit.errors import InternalError, InvalidInput
+from expaudit.journal import journal_keys
 from simulator import policy_rollout
 from simulator.appearance import sample_draw
 from simulator.door_sim import DoorSim
-from simulator.executor import Cell, CellResult, read_journal
+from simulator.executor import Cell, CellResult, NotInWorld, journaled
 from simulator.policy_camera import PolicyCamera
 from simulator.policy_model import PolicyActor, load_policy
 from simulator.policy_recipe import MECHANISM_VERSION as RECIPE_MECHANISM
@@ -47,14 +47,6 @@ CHUNK_CELLS = 20
 class RunnerMisuse(InternalError, ValueError):
     """Cells or options a `PolicyRunner` cannot take (mixed experiences, another task, no envs):
     its callers check what they hand it, so this is a bug."""
-
-
-class NotInWorld(InternalError, KeyError):
-    """A cell whose policy or scene the runner's world does not hold (the world is built from
-    the same cells: a bug)."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0])
 
 
 @dataclass(frozen=True)
@@ -238,12 +230,11 @@ def execute_policy(cells: Iterable[Cell], world: PolicyWorld, journal_for: Calla
     cells = list(cells)
     skip = set(done_keys or ())
     for path in {journal_for(c) for c in cells}:
-        skip.update(Cell(**{k: r[k] for k in Cell.__dataclass_fields__}).key for r in read_journal(path))
+        skip.update(journal_keys(path))
     todo = [c for c in cells if c.key not in skip]
     if not todo:
         return
     chunks = chunk_cells(todo)
-    handles: dict[Path, object] = {}
     try:
         if workers <= 1:
             _init_worker(world, device, envs)
@@ -252,8 +243,7 @@ def execute_policy(cells: Iterable[Cell], world: PolicyWorld, journal_for: Calla
             ctx = mp.get_context("spawn")
             pool = ctx.Pool(workers, initializer=_init_worker, initargs=(world, device, envs))
             results = pool.imap_unordered(_worker_run, chunks, chunksize=1)
-        yield from _journal_results((r for chunk_results in results for r in chunk_results), journal_for,
-                                    handles)
+        yield from journaled((r for chunk_results in results for r in chunk_results), journal_for)
         if workers > 1:
             pool.close()
             pool.join()
@@ -262,22 +252,3 @@ def execute_policy(cells: Iterable[Cell], world: PolicyWorld, journal_for: Calla
             pool.terminate()
         if workers <= 1 and "runner" in _WORKER:  # in-process: free its GL contexts while valid
             _WORKER.pop("runner").close()
-        for fh in handles.values():
-            fh.close()
-
-
-def _journal_results(results: Iterable[CellResult], journal_for: Callable[[Cell], Path],
-                     handles: dict) -> Iterator[CellResult]:
-    """Append each result to its journal (one sorted-key JSON line, flushed), then yield it.
-
-    The same lines as the Replay executor's journal: one format, read by the same readers.
-    """
-    for result in results:
-        path = journal_for(result.cell)
-        fh = handles.get(path)
-        if fh is None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fh = handles[path] = path.open("a")
-        fh.write(json.dumps(result.to_record(), sort_keys=True) + "\n")
-        fh.flush()
-        yield result

@@ -26,6 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from simulator.errors import BadLevel, ModelMismatch
+from simulator.robomimic_compat import import_robomimic, quiet
+
 IMAGE_KEY = "agentview_image"
 LOW_DIM_KEYS = ("robot0_eef_pos", "robot0_gripper_qpos")
 LOW_DIM_SIZES = {"robot0_eef_pos": 3, "robot0_gripper_qpos": 2}
@@ -80,7 +83,7 @@ def _register_backbone(rm) -> None:
         def __init__(self, input_channel: int = 3, output_channel: int = 32, feature_stride: int = 4) -> None:
             super().__init__()
             if feature_stride not in (2, 4):
-                raise ValueError(f"feature_stride must be 2 or 4, got {feature_stride}")
+                raise BadLevel(f"feature_stride must be 2 or 4, got {feature_stride}")
             self._output_channel = output_channel
             self._stride = feature_stride
             self.nets = torch.nn.Sequential(
@@ -100,8 +103,6 @@ def _register_backbone(rm) -> None:
 
 def robomimic_config(spec: PolicySpec):
     """robomimic's BC config with the RNN enabled and expaudit's observation encoder."""
-    from simulator.robomimic_compat import import_robomimic
-
     rm = import_robomimic()
     _register_backbone(rm)
     config = rm.config_factory("bc")
@@ -133,8 +134,6 @@ def robomimic_config(spec: PolicySpec):
 def build_policy(spec: PolicySpec, device: str = "cpu"):
     """A freshly initialised robomimic BC_RNN algorithm object for `spec` (seeded)."""
     import torch
-
-    from simulator.robomimic_compat import quiet
 
     config, rm = robomimic_config(spec)
     with quiet():
@@ -262,7 +261,7 @@ def visual_core(algo):
     for module in algo.nets.modules():
         if type(module).__name__ == "VisualCore":
             return module
-    raise LookupError("the policy network has no VisualCore")
+    raise ModelMismatch("the policy network has no VisualCore")
 
 
 def pretrain_encoder(algo, demos: list[Demo], spec: PolicySpec, device: str = "cpu") -> list[tuple[int, float]]:
@@ -351,8 +350,6 @@ class PolicyActor:
     """
 
     def __init__(self, algo, device: str = "cpu") -> None:
-        from simulator.robomimic_compat import import_robomimic
-
         self.algo = algo
         self.device = device
         self._obs_utils = import_robomimic().obs_utils

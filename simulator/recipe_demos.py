@@ -15,8 +15,9 @@ from __future__ import annotations
 from simulator.demo_recording import N_APPEARANCE_DRAWS, DemoPlan, seeded
 from simulator.door_policy_demos import DOOR_DEMOS
 from simulator.door_scenes import sample_door_layout
-from simulator.stack_scenes import sample_layout
+from simulator.errors import UnknownTask
 from simulator.stack_policy_demos import STACK_DEMOS
+from simulator.stack_scenes import sample_layout
 
 LEVELS = (0, 1, 2)
 """Layout levels the demonstrations cycle through (no obstacles: the expert records without them)."""
@@ -29,7 +30,7 @@ def recipe_plans(task: str, experience_id: str, n: int, randomized: bool) -> lis
     elif task == "door":
         sample = sample_door_layout
     else:
-        raise ValueError(f"task must be 'stack' or 'door', got {task!r}")
+        raise UnknownTask(f"task must be 'stack' or 'door', got {task!r}")
     plans = []
     for i in range(n):
         layout = sample(LEVELS[i % len(LEVELS)], seeded("recipe-demo-layout", experience_id, i))

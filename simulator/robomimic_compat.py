@@ -22,8 +22,10 @@ import io
 import sys
 import types
 
+from expaudit.errors import InternalError
 
-class TorchvisionUnavailableError(RuntimeError):
+
+class TorchvisionUnavailableError(InternalError, RuntimeError):
     """Code called into torchvision, which this installation replaces by a placeholder."""
 
 

@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from simulator.errors import BadLevel, UnknownQuerySet
+
 TABLE_TOP_Z = 0.8
 """Height of the table surface in robosuite's Stack arena (table_offset z)."""
 CUBE_A_HALF = 0.02
@@ -80,7 +82,7 @@ def _separated(a: tuple, b: tuple) -> bool:
 def sample_layout(level: int, rng: np.random.Generator) -> StackLayout:
     """Draw one layout of the given level (0-3) from `rng`."""
     if level not in LEVELS:
-        raise ValueError(f"layout level must be one of {LEVELS}, got {level!r}")
+        raise BadLevel(f"layout level must be one of {LEVELS}, got {level!r}")
     ax, ay = NOMINAL_A
     bx, by = NOMINAL_B
     if level == 0:
@@ -127,7 +129,7 @@ class QueryState:
 def query_states(query_set: str) -> tuple[QueryState, ...]:
     """The 40 states (10 per level, level-major) of a Stack query set."""
     if query_set not in QUERY_SET_SEEDS:
-        raise KeyError(f"unknown Stack query set {query_set!r}; known: {', '.join(QUERY_SET_SEEDS)}")
+        raise UnknownQuerySet(f"unknown Stack query set {query_set!r}; known: {', '.join(QUERY_SET_SEEDS)}")
     rng = np.random.default_rng(QUERY_SET_SEEDS[query_set])
     states = []
     for level in LEVELS:

@@ -18,6 +18,7 @@ import mujoco
 import numpy as np
 
 from simulator.appearance import AppearanceDraw
+from simulator.errors import BadLevel, ModelMismatch
 from simulator.policy_camera import POLICY_IMAGE_SIZE, PolicyCamera
 
 WRIST_CAMERA = "robot0_eye_in_hand"
@@ -30,7 +31,7 @@ class DualCamera(PolicyCamera):
     def __init__(self, sim, task: str = "stack", size: int = POLICY_IMAGE_SIZE) -> None:
         super().__init__(sim, task=task, size=size, lean=True)
         if mujoco.mj_name2id(sim.model, mujoco.mjtObj.mjOBJ_CAMERA, WRIST_CAMERA) < 0:
-            raise ValueError(f"the {task} model has no camera {WRIST_CAMERA!r}")
+            raise ModelMismatch(f"the {task} model has no camera {WRIST_CAMERA!r}")
         self.wrist = mujoco.Renderer(sim.model, size, size)
 
     def set_draw(self, draw: AppearanceDraw) -> None:
@@ -63,5 +64,5 @@ def split(images: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(..., H, 2H, 3) side-by-side frames -> (agent views, wrist views), each (..., H, H, 3)."""
     side = images.shape[-2] // 2
     if images.shape[-2] != 2 * side or images.shape[-3] != side:
-        raise ValueError(f"expected side-by-side frames (H, 2H, 3), got shape {images.shape}")
+        raise BadLevel(f"expected side-by-side frames (H, 2H, 3), got shape {images.shape}")
     return images[..., :side, :], images[..., side:, :]

@@ -10,12 +10,12 @@ import pytest
 
 from benchmark_data.cells import load_cells
 from benchmark_data.generation.adopt_staging import adopt, drop_stale, staging_state
-from benchmark_data.journal import CELL_COLUMNS
 from benchmark_data.paths import FROZEN_ROOT, cells_journal, cells_table
 from benchmark_data.policy_files import policy_dir, policy_experiences
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import N_SEEDS, SETTINGS, Mechanism
 from expaudit.errors import InvalidInput
+from expaudit.journal import CELL_COLUMNS
 from simulator.provenance import policy_code_version
 
 POLICY_SETTINGS = [s for s in SETTINGS.values() if s.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR)]

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from simulator.executor import Cell, execute, read_journal
+from expaudit.journal import read_journal
+from simulator.executor import Cell, execute
 
 pytestmark = pytest.mark.sim
 

@@ -1,10 +1,10 @@
 """The journal of a run in progress: one JSON line (sorted keys) per executed cell.
 
-The data side's one owner of the format: its columns, reading (a torn last line from a
-killed run is ignored) and appending one record under a lock (a torn line is cut first).
-A run resumes after folding its journal into the cells table. The Replay executor writes and reads the same lines with its own
-copy, which it keeps until a change of the Replay mechanism version (its bytes are part of
-every stored cell's code version); the policy executor writes them with its own writer.
+The one owner of the line format, for the executors that write journals (`simulator`) and the
+data readers that fold them into cells tables (`benchmark_data.cells`), which may not import
+each other: the columns, reading (a torn last line from a killed run is ignored) and appending
+one record under a lock (a torn line is cut first). Standard library only, a leaf like
+`expaudit.errors`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-import pandas as pd
+__all__ = ["CELL_COLUMNS", "KEY_COLUMNS", "append_record", "journal_keys", "read_journal"]
 
 CELL_COLUMNS = ("mechanism", "query_set", "experience_id", "state_id", "seed", "success",
                 "state_hash", "final_hash", "wall_s", "code_version", "packages")
@@ -36,16 +36,16 @@ def read_journal(path: Path) -> list[dict]:
     return records
 
 
-def read_journal_frame(path: Path) -> pd.DataFrame:
-    """A journal as a table with the columns `CELL_COLUMNS`."""
-    return pd.DataFrame.from_records(read_journal(path), columns=list(CELL_COLUMNS))
+def journal_keys(path: Path) -> set[tuple]:
+    """The keys (`KEY_COLUMNS` values) of the cells a journal holds: the cells a rerun skips."""
+    return {tuple(record[k] for k in KEY_COLUMNS) for record in read_journal(path)}
 
 
 def append_record(journal: Path, record: dict) -> None:
-    """Append one cell to a journal under an exclusive lock, one write per line.
+    """Append one cell to a journal under an exclusive lock, one write per line, synced.
 
-    A torn last line (a runner killed mid-write) is cut first, so the new line
-    never continues it.
+    A torn last line (a run killed mid-write) is cut first, so the new line never
+    continues it.
     """
     journal.parent.mkdir(parents=True, exist_ok=True)
     line = (json.dumps(record, sort_keys=True) + "\n").encode()

@@ -1,0 +1,29 @@
+"""The simulator's errors, in the project's one tree (`expaudit.errors`).
+
+Each also subclasses the built-in error its callers caught before it joined the tree."""
+
+from __future__ import annotations
+
+from expaudit.errors import InternalError, InvalidInput, UnknownName
+
+__all__ = ["BadLevel", "ModelMismatch", "UnknownQuerySet", "UnknownTask"]
+
+
+class BadLevel(InvalidInput, ValueError):
+    """A layout level, image shape or network option outside the documented values."""
+
+
+class UnknownTask(UnknownName, ValueError):
+    """A task that is not 'stack' or 'door'."""
+
+
+class UnknownQuerySet(UnknownName, KeyError):
+    """A query set the scene module does not declare."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class ModelMismatch(InternalError, ValueError):
+    """A MuJoCo model or a network without the part the code reads (a camera, a material, a
+    visual core), or a camera used against the model's state: the project's own bug."""
