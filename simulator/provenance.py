@@ -18,14 +18,14 @@ from expaudit.numerics import blas_kernel, cpu_model, torch_cpu_capability
 
 OUTCOME_SOURCES = ("osc.py", "stack_sim.py", "stack_scenes.py", "stack_expert.py", "replay.py",
                    "recording.py", "executor.py")
-"""The runner modules a Replay rollout runs; their hash is recorded beside each cell as
+"""The simulator modules a Replay rollout runs; their hash is recorded beside each cell as
 information (`SOURCES_KEY`), not as its code version."""
 PACKAGES = ("robosuite", "mujoco", "numpy", "numba")
 """Packages whose versions can change a rollout."""
 POLICY_SOURCES = ("osc.py", "stack_sim.py", "stack_scenes.py", "door_sim.py", "door_scenes.py",
                   "appearance.py", "policy_camera.py", "policy_model.py", "policy_rollout.py",
                   "robomimic_compat.py")
-"""The runner modules a version-1 policy rollout ran (besides the weights)."""
+"""The simulator modules a version-1 policy rollout ran (besides the weights)."""
 RECIPE_POLICY_SOURCES = POLICY_SOURCES + ("policy_recipe.py", "wrist_camera.py")
 """Policy mechanism 2 adds the two-camera policy on cached features and its camera."""
 POLICY_MECHANISM_SOURCES = {1: POLICY_SOURCES, 2: RECIPE_POLICY_SOURCES}
@@ -52,11 +52,11 @@ POLICY_MECHANISM = 2
 docs/policy_protocol.md (`simulator.policy_recipe`: agent and wrist cameras). A frozen policy's
 spec.json names its version."""
 LEGACY_REPLAY_CODE_VERSIONS = {"sha256:c20bd05067b753bb": 1}
-"""Code versions of Replay cells made while a cell's code version was a hash of the runner's
+"""Code versions of Replay cells made while a cell's code version was a hash of the simulator's
 source files (`replay_sources_sha256` then), with their mechanism version. Frozen: those cells
 keep their stored value."""
 SOURCES_KEY = "runner_sources"
-"""Packages entry of a cell: `sha256:` + 16 hex digits over the mechanism's runner sources, kept
+"""Packages entry of a cell: `sha256:` + 16 hex digits over the mechanism's simulator sources, kept
 as information (which files ran), never compared to decide whether two cells are comparable."""
 
 

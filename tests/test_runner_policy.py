@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from expaudit.cli.runner import policy_options
+from expaudit.cli.runner_handlers import policy_options
 from service.rollout_runner import ChunkError, RunnerContext, run_chunk
 from service.rollout_jobs import Chunk
 from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available

@@ -18,24 +18,17 @@ $EXPAUDIT_POLICY_DEVICE, else `cpu`; `cuda` or `cuda:N` for a GPU) with
 `--policy-envs` environments stepped in lockstep (default
 $EXPAUDIT_POLICY_ENVS, else 1; one on a CPU keeps every cell bit-reproducible).
 
-This module builds the parser and checks the policy options; the handler
-(`runner_handlers`) loads the service's runner, Redis and the sandbox, so it
-is loaded when the command runs and `expaudit --help` stays light.
+This module builds the parser; the handler (`runner_handlers`) checks the
+options and loads the service's runner, Redis and the sandbox, so it is loaded
+when the command runs and `expaudit --help` stays light.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
-from collections.abc import Mapping
 
 from expaudit import cli
-from expaudit.errors import InvalidInput
-
-
-class PolicyOptionError(InvalidInput, ValueError):
-    """A `--policy-device` or `--policy-envs` value (or its variable) that is not one."""
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -70,32 +63,6 @@ def _flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy-envs",
                         help="policy environments stepped in lockstep, one batched forward pass "
                              "per step (default $EXPAUDIT_POLICY_ENVS, else 1)")
-
-
-def policy_options(device: str | None, envs: str | None,
-                   environ: Mapping[str, str]) -> tuple[str, int]:
-    """(device, envs) from the flags, else the environment, else (`cpu`, 1).
-
-    Raises `PolicyOptionError` (an InvalidInput) naming the flag or variable whose value is not a
-    device (`cpu`, `cuda`, `cuda:N`) or not a whole number of at least 1.
-    """
-    device_name, envs_name = "--policy-device", "--policy-envs"
-    if device is None:
-        device_name = "EXPAUDIT_POLICY_DEVICE"
-        device = environ.get(device_name) or "cpu"
-    if envs is None:
-        envs_name = "EXPAUDIT_POLICY_ENVS"
-        envs = environ.get(envs_name) or "1"
-    device = device.strip()
-    if device != "cpu" and not re.fullmatch(r"cuda(:\d+)?", device):
-        raise PolicyOptionError(f"{device_name} must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
-    try:
-        count = int(envs)
-    except ValueError:
-        count = 0
-    if count < 1:
-        raise PolicyOptionError(f"{envs_name} must be a whole number of at least 1, got {envs!r}")
-    return device, count
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,14 +9,47 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
+from collections.abc import Mapping
 from dataclasses import replace
 
 from benchmark_data.paths import root_or_default
-from expaudit.cli.runner import policy_options
+from expaudit.errors import InvalidInput
 from service.rollout_runner import run_runner
 from service.config import computed_cells_dir, from_env
 from service.worker import build_context, redis_answers
+
+
+class PolicyOptionError(InvalidInput, ValueError):
+    """A `--policy-device` or `--policy-envs` value (or its variable) that is not one."""
+
+
+def policy_options(device: str | None, envs: str | None,
+                   environ: Mapping[str, str]) -> tuple[str, int]:
+    """(device, envs) from the flags, else the environment, else (`cpu`, 1).
+
+    Raises `PolicyOptionError` (an InvalidInput) naming the flag or variable whose value is not a
+    device (`cpu`, `cuda`, `cuda:N`) or not a whole number of at least 1.
+    """
+    device_name, envs_name = "--policy-device", "--policy-envs"
+    if device is None:
+        device_name = "EXPAUDIT_POLICY_DEVICE"
+        device = environ.get(device_name) or "cpu"
+    if envs is None:
+        envs_name = "EXPAUDIT_POLICY_ENVS"
+        envs = environ.get(envs_name) or "1"
+    device = device.strip()
+    if device != "cpu" and not re.fullmatch(r"cuda(:\d+)?", device):
+        raise PolicyOptionError(f"{device_name} must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+    try:
+        count = int(envs)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise PolicyOptionError(f"{envs_name} must be a whole number of at least 1, got {envs!r}")
+    return device, count
+
 
 
 def run_runner_command(args: argparse.Namespace) -> int:
