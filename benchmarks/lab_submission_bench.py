@@ -41,7 +41,7 @@ from service.config import ServiceConfig  # noqa: E402
 from service.storage import LocalStore  # noqa: E402
 from service.upload_limits import catalog_limits  # noqa: E402
 from service.worker import queues  # noqa: E402
-from tests.servers import ADMIN_TOKEN, RedisServer, bearer, synthetic_setting  # noqa: E402
+from tests.support.servers import ADMIN_TOKEN, RedisServer, bearer, synthetic_setting
 
 
 def scores_file(data, fmt: str) -> bytes:

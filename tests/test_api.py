@@ -8,12 +8,11 @@ import json
 import pandas as pd
 import pytest
 
-from tests.servers import (ADMIN_TOKEN, bearer, catalog, make_app,  # noqa: F401
-                           redis_conn, redis_server, run_jobs, scores_csv, scores_rows, store)
+from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv, scores_rows
 
 
 @pytest.fixture()
-def app(store, redis_conn, catalog):  # noqa: F811
+def app(store, redis_conn, catalog):
     return make_app(store, redis_conn, catalog)
 
 
@@ -139,7 +138,7 @@ def test_json_and_parquet_uploads(client, token, catalog):
     assert as_parquet.status_code == 202
 
 
-def test_many_settings_in_one_upload(client, token, catalog, store, redis_conn):  # noqa: F811
+def test_many_settings_in_one_upload(client, token, catalog, store, redis_conn):
     body = (scores_csv(_data(catalog), setting_id="toy-k4")
             + b"".join(scores_csv(_data(catalog, "toy-k3"), setting_id="toy-k3").splitlines(True)[1:]))
     response = _submit(client, token, body)
@@ -298,7 +297,7 @@ def test_missing_file_part(client, token):
     _error(response, 422, "invalid", "file")
 
 
-def test_upload_over_the_size_limit_is_413(store, redis_conn, catalog):  # noqa: F811
+def test_upload_over_the_size_limit_is_413(store, redis_conn, catalog):
     client = make_app(store, redis_conn, catalog, max_upload_bytes=1000).test_client()
     token = client.post("/api/v1/tokens", json={"name": "x", "owner": "x"}, headers=bearer(ADMIN_TOKEN)).json["token"]
     response = _submit(client, token, scores_csv(catalog.load_transfer("toy-k4")), setting="toy-k4")
@@ -386,7 +385,7 @@ def test_bad_report_format_and_list_limit(client, token, catalog):
     _error(client.get("/api/v1/submissions?limit=x", headers=bearer(token)), 422, "invalid", "limit")
 
 
-def test_full_cycle_in_process(client, token, catalog, store, redis_conn):  # noqa: F811
+def test_full_cycle_in_process(client, token, catalog, store, redis_conn):
     sid = _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4", name="knn").json["id"]
     run_jobs(store, redis_conn, catalog)
     status = client.get(f"/api/v1/submissions/{sid}", headers=bearer(token)).json
@@ -406,7 +405,7 @@ def test_full_cycle_in_process(client, token, catalog, store, redis_conn):  # no
 
 
 def test_status_of_a_final_submission_is_answered_without_the_store(client, token, catalog, store,
-                                                                    redis_conn):  # noqa: F811
+                                                                    redis_conn):
     from service.records import State, Status, SubmissionRepo
 
     sid = _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4").json["id"]
@@ -459,7 +458,7 @@ def test_static_site_and_root_redirect(client, store):
 
 # ---------------------------------------------------------------- operations
 
-def test_healthz_and_metrics(client, token, catalog, redis_conn):  # noqa: F811
+def test_healthz_and_metrics(client, token, catalog, redis_conn):
     from rq import Queue
 
     assert client.get("/healthz").json == {"status": "ok", "store": "ok", "redis": "ok"}
@@ -478,7 +477,7 @@ def test_healthz_and_metrics(client, token, catalog, redis_conn):  # noqa: F811
 def test_healthz_reports_redis_down(store, catalog):
     import redis
 
-    from tests.servers import free_port
+    from tests.support.servers import free_port
 
     dead = redis.Redis(port=free_port(), socket_connect_timeout=0.5)
     client = make_app(store, dead, catalog).test_client()
@@ -502,7 +501,7 @@ def test_malformed_submission_ids_are_404_not_500(client, token, sid):
            "submission_id")
 
 
-def test_unexpected_errors_are_json_500(store, redis_conn, catalog):  # noqa: F811
+def test_unexpected_errors_are_json_500(store, redis_conn, catalog):
     class BrokenCatalog(type(catalog)):
         def list_settings(self):
             raise RuntimeError("catalog file corrupt")
@@ -512,9 +511,9 @@ def test_unexpected_errors_are_json_500(store, redis_conn, catalog):  # noqa: F8
     assert response.status_code == 500 and response.json["error"]["code"] == "internal_error"
 
 
-def test_archive_download_where_the_data_has_one(store, redis_conn, tmp_path):  # noqa: F811
+def test_archive_download_where_the_data_has_one(store, redis_conn, tmp_path):
     from service.catalog import StaticCatalog
-    from tests.servers import synthetic_setting
+    from tests.support.servers import synthetic_setting
 
     summary, data = synthetic_setting("arch-k3", k=3)
     archive = tmp_path / "images.tar"

@@ -10,12 +10,11 @@ import pytest
 
 from service.auth import RateLimiter, TokenRegistry, hash_token
 from service.errors import TooManyRequests, Unauthorized
-from tests.manual_clock import ManualClock
-from tests.servers import (ADMIN_TOKEN, bearer, catalog, make_app,  # noqa: F401
-                           redis_conn, redis_server, run_jobs, scores_csv, store)
+from tests.support.manual_clock import ManualClock
+from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv
 
 
-def _client(store, redis_conn, catalog, **config):  # noqa: F811
+def _client(store, redis_conn, catalog, **config):
     return make_app(store, redis_conn, catalog, **config).test_client()
 
 
@@ -32,7 +31,7 @@ def _submit(client, token, catalog, setting="toy-k4"):
                        headers=bearer(token), content_type="multipart/form-data")
 
 
-def test_tokens_are_stored_hashed_only(store, redis_conn, catalog):  # noqa: F811
+def test_tokens_are_stored_hashed_only(store, redis_conn, catalog):
     client = _client(store, redis_conn, catalog)
     token = _token(client)
     digest = hash_token(token)
@@ -47,7 +46,7 @@ def test_tokens_are_stored_hashed_only(store, redis_conn, catalog):  # noqa: F81
     assert redis_conn.exists(f"expaudit:token:{digest}")
 
 
-def test_registry_verifies_from_the_store_when_the_cache_is_gone(store, redis_conn):  # noqa: F811
+def test_registry_verifies_from_the_store_when_the_cache_is_gone(store, redis_conn):
     registry = TokenRegistry(store, redis_conn, admin_token=None)
     token, info = registry.create("lab", "lab")
     redis_conn.flushdb()
@@ -63,7 +62,7 @@ def test_registry_verifies_from_the_store_when_the_cache_is_gone(store, redis_co
     ("Basic abc", "must be 'Bearer <token>'"),
     ("Bearer ", "must be 'Bearer <token>'"),
 ])
-def test_bad_credentials_are_401_naming_the_header(store, redis_conn, catalog, header, message):  # noqa: F811
+def test_bad_credentials_are_401_naming_the_header(store, redis_conn, catalog, header, message):
     client = _client(store, redis_conn, catalog)
     headers = {} if header is None else {"Authorization": header}
     response = client.get("/api/v1/submissions", headers=headers)
@@ -72,7 +71,7 @@ def test_bad_credentials_are_401_naming_the_header(store, redis_conn, catalog, h
     assert message in response.json["error"]["message"]
 
 
-def test_only_admin_manages_tokens(store, redis_conn, catalog):  # noqa: F811
+def test_only_admin_manages_tokens(store, redis_conn, catalog):
     client = _client(store, redis_conn, catalog)
     token = _token(client)
     refused = client.post("/api/v1/tokens", json={"name": "x"}, headers=bearer(token))
@@ -92,7 +91,7 @@ def test_only_admin_manages_tokens(store, redis_conn, catalog):  # noqa: F811
     assert [t["name"] for t in listed] == ["lab"] and "token" not in listed[0]
 
 
-def test_revoked_token_is_refused_at_once(store, redis_conn, catalog):  # noqa: F811
+def test_revoked_token_is_refused_at_once(store, redis_conn, catalog):
     client = _client(store, redis_conn, catalog)
     token = _token(client)
     assert client.get("/api/v1/submissions", headers=bearer(token)).status_code == 200
@@ -106,7 +105,7 @@ def test_revoked_token_is_refused_at_once(store, redis_conn, catalog):  # noqa: 
     assert missing.status_code == 404 and missing.json["error"]["field"] == "token_id"
 
 
-def test_rate_limit_per_token(store, redis_conn, catalog):  # noqa: F811
+def test_rate_limit_per_token(store, redis_conn, catalog):
     client = _client(store, redis_conn, catalog, rate_limit_per_minute=3)
     token, other = _token(client, "a"), _token(client, "b")
     codes = [client.get("/api/v1/submissions", headers=bearer(token)).status_code for _ in range(4)]
@@ -117,7 +116,7 @@ def test_rate_limit_per_token(store, redis_conn, catalog):  # noqa: F811
     assert client.get("/api/v1/submissions", headers=bearer(other)).status_code == 200
 
 
-def test_rate_limiter_unit(redis_conn):  # noqa: F811
+def test_rate_limiter_unit(redis_conn):
     limiter = RateLimiter(redis_conn, per_minute=2)
     limiter.hit("t")
     limiter.hit("t")
@@ -125,7 +124,7 @@ def test_rate_limiter_unit(redis_conn):  # noqa: F811
         limiter.hit("t")
 
 
-def test_concurrency_cap_frees_when_jobs_finish(store, redis_conn, catalog):  # noqa: F811
+def test_concurrency_cap_frees_when_jobs_finish(store, redis_conn, catalog):
     client = _client(store, redis_conn, catalog, max_active_submissions=1)
     token = _token(client)
     assert _submit(client, token, catalog).status_code == 202
@@ -135,7 +134,7 @@ def test_concurrency_cap_frees_when_jobs_finish(store, redis_conn, catalog):  # 
     assert _submit(client, token, catalog, "toy-k3").status_code == 202
 
 
-def test_submissions_are_private_to_their_owner(store, redis_conn, catalog):  # noqa: F811
+def test_submissions_are_private_to_their_owner(store, redis_conn, catalog):
     client = _client(store, redis_conn, catalog)
     owner, stranger = _token(client, "owner"), _token(client, "stranger")
     sid = _submit(client, owner, catalog).json["id"]
@@ -151,7 +150,7 @@ def test_submissions_are_private_to_their_owner(store, redis_conn, catalog):  # 
     assert client.get(f"/api/v1/submissions/{sid}/report", headers=bearer(stranger)).status_code == 200
 
 
-def test_no_token_in_any_log_line(store, redis_conn, catalog, caplog):  # noqa: F811
+def test_no_token_in_any_log_line(store, redis_conn, catalog, caplog):
     caplog.set_level(logging.DEBUG)
     client = _client(store, redis_conn, catalog)
     token = _token(client)
@@ -172,7 +171,7 @@ def test_config_repr_and_redacted_hide_secrets():
     assert config.redacted()["admin_token"] == "***"
 
 
-def test_rate_limit_is_shared_between_processes(redis_conn):  # noqa: F811
+def test_rate_limit_is_shared_between_processes(redis_conn):
     # Two limiters stand for two web processes sharing one Redis counter.
     first = RateLimiter(redis_conn, per_minute=6, flush_every=2)
     second = RateLimiter(redis_conn, per_minute=6, flush_every=2)
@@ -185,7 +184,7 @@ def test_rate_limit_is_shared_between_processes(redis_conn):  # noqa: F811
             second.hit("t")
 
 
-def test_rate_limit_counter_always_expires_with_its_window(redis_conn):  # noqa: F811
+def test_rate_limit_counter_always_expires_with_its_window(redis_conn):
     import time
 
     first = RateLimiter(redis_conn, per_minute=100, flush_every=1)
@@ -216,7 +215,7 @@ def test_rate_limiter_lets_requests_through_while_redis_is_down_and_limits_once_
         tmp_path, clock, caplog):
     import redis
 
-    from tests.servers import RedisServer
+    from tests.support.servers import RedisServer
 
     server = RedisServer(tmp_path / "redis")  # its port, not yet listening: Redis is down
     conn = redis.Redis(port=server.port, socket_connect_timeout=0.5)
@@ -237,7 +236,7 @@ def test_rate_limiter_lets_requests_through_while_redis_is_down_and_limits_once_
         server.stop()
 
 
-def test_revocation_reaches_other_processes_within_the_local_cache_time(store, redis_conn, clock):  # noqa: F811
+def test_revocation_reaches_other_processes_within_the_local_cache_time(store, redis_conn, clock):
     web_a = TokenRegistry(store, redis_conn, admin_token=None, local_ttl_s=5.0)
     web_b = TokenRegistry(store, redis_conn, admin_token=None, local_ttl_s=5.0)
     token, info = web_a.create("lab", "lab")

@@ -22,7 +22,8 @@ import pytest
 from PIL import Image
 
 from leaderboard.site.build import build_leaderboard
-from tests.servers import REPO_ROOT, ProcessServer, RedisServer, free_port, wait_for_port
+from tests.support.paths import REPO_ROOT
+from tests.support.servers import ProcessServer, RedisServer, free_port, wait_for_port
 from tests.test_publish import HINDSIGHT, SETTING, make_data, make_entries, make_settings
 
 AXE = REPO_ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"

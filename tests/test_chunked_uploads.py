@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 import requests
 
-from tests.servers import bearer, new_token, redis_server, scores_csv, synthetic_setting, web_stack  # noqa: F401
+from tests.support.servers import bearer, new_token, scores_csv, synthetic_setting, web_stack
 
 LIMIT = 4000
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory, redis_server):  # noqa: F811
+def stack(tmp_path_factory, redis_server):
     directory = tmp_path_factory.mktemp("chunked")
     setting = synthetic_setting("chunk-k3", k=3, n_states=4, draws=2, seeds=2)
     stack = web_stack(directory, redis_server, setting, EXPAUDIT_MAX_UPLOAD_BYTES=str(LIMIT))

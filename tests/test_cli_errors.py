@@ -7,7 +7,7 @@ import pytest
 from expaudit import errors
 from expaudit.cli import audit as audit_command
 from expaudit.cli import main
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 
 def _fails(capsys, argv: list[str], *expected: str) -> str:

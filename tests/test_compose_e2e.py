@@ -31,9 +31,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.engine.fixtures import build_image, engine_or_skip, reporter_log
-from tests.engine.standins import build_standins
-from tests.servers import free_port, scores_csv
+from tests.support.engine.fixtures import build_image, engine_or_skip, reporter_log
+from tests.support.engine.standins import build_standins
+from tests.support.servers import free_port, scores_csv
 
 pytestmark = pytest.mark.slow
 

@@ -19,9 +19,9 @@ import requests
 from sandbox.local import directory_digest
 from service.errors import ValidationFailed
 from service.selector_archive import check_archive, check_image_reference, unpack_archive
-from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ServiceStack, bearer, new_token,  # noqa: F401
-                           redis_conn, redis_server)
-from tests.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
+from tests.support.paths import REPO_ROOT
+from tests.support.servers import ADMIN_TOKEN, ServiceStack, bearer, new_token
+from tests.support.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
                                real_data_available)
 
 SETTING = "stack-replay-k3-orig"
@@ -98,7 +98,7 @@ pytestmark_e2e = [pytest.mark.slow,
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory, redis_server):  # noqa: F811
+def stack(tmp_path_factory, redis_server):
     directory = tmp_path_factory.mktemp("container")
     root = directory / "frozen"
     copy_library(root, experience_ids(3))
@@ -226,7 +226,7 @@ def test_the_configured_backend_decides_the_sandbox_object(monkeypatch):
     assert make_sandbox(ServiceConfig(sandbox="none")) is None
     if Path("/var/run/docker.sock").exists():
         assert isinstance(make_sandbox(ServiceConfig(sandbox="docker")), DockerSandbox)
-    from tests.servers import free_port
+    from tests.support.servers import free_port
 
     monkeypatch.setenv("DOCKER_HOST", f"tcp://127.0.0.1:{free_port()}")  # no engine listens
     assert make_sandbox(ServiceConfig(sandbox="docker")) is None
@@ -265,10 +265,10 @@ def test_a_docker_service_takes_pinned_images_and_refuses_archives(tmp_path):
 
 @pytest.mark.skipif(not real_data_available(), reason="frozen data not built")
 def test_a_docker_service_records_the_pinned_image_on_the_submission(tmp_path,
-                                                                    redis_conn):  # noqa: F811
+                                                                    redis_conn):
     from service.catalog import BenchmarkCatalog
     from service.storage import LocalStore
-    from tests.servers import bearer, make_app
+    from tests.support.servers import bearer, make_app
 
     copy_library(tmp_path / "frozen", experience_ids(3))
     copy_query_set(tmp_path / "frozen", "stack-orig", STATES[:1])
@@ -300,7 +300,7 @@ def test_a_docker_service_records_the_pinned_image_on_the_submission(tmp_path,
 @pytest.mark.skipif(not SANDBOX_OK, reason="the local sandbox needs root, unshare and setpriv")
 @pytest.mark.skipif(not real_data_available(), reason="frozen data not built")
 def test_a_sandbox_that_cannot_start_the_interpreter_is_the_services_fault(tmp_path, redis_server,
-                                                                          monkeypatch):  # noqa: F811
+                                                                          monkeypatch):
     """The interpreter not starting inside (here: not mounted, as when a fresh /tmp hid a
     venv under /tmp) is retried and finally the service's failure; no message names a
     host path."""
@@ -315,7 +315,7 @@ def test_a_sandbox_that_cannot_start_the_interpreter_is_the_services_fault(tmp_p
     from service.publishing import AuditOptions
     from service.records import Fault, State, SubmissionRepo
     from service.storage import LocalStore
-    from tests.servers import bearer, make_app
+    from tests.support.servers import bearer, make_app
 
     copy_library(tmp_path / "frozen", experience_ids(3))
     copy_query_set(tmp_path / "frozen", "stack-orig", STATES[:1])

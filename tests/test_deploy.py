@@ -17,7 +17,7 @@ import pytest
 import requests
 
 from service.config import from_env, to_env
-from tests.servers import ProcessServer, RedisServer, free_port, wait_for_port
+from tests.support.servers import ProcessServer, RedisServer, free_port, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent

@@ -8,14 +8,14 @@ import uuid
 import pytest
 import requests
 
-from tests.servers import (ADMIN_TOKEN, ServiceStack, redis_server, scores_csv,  # noqa: F401
-                           seaweed_server, synthetic_setting, write_catalog)
+from tests.support.servers import (ADMIN_TOKEN, ServiceStack, scores_csv, synthetic_setting,
+                                   write_catalog)
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory, redis_server, seaweed_server):  # noqa: F811
+def stack(tmp_path_factory, redis_server, seaweed_server):
     directory = tmp_path_factory.mktemp("stack")
     setting = synthetic_setting("e2e-k5", k=5, n_states=8, draws=2, seeds=3)
     catalog = write_catalog(directory / "catalog", setting)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.engine import podman
+from tests.support.engine import podman
 
 
 def test_missing_packages_without_root_name_the_reason(monkeypatch):

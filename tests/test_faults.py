@@ -13,8 +13,8 @@ import pytest
 import redis
 import requests
 
-from tests.servers import (ADMIN_TOKEN, RedisServer, SeaweedServer, ServiceStack, bearer, scores_csv,
-                           synthetic_setting, write_catalog)
+from tests.support.servers import (ADMIN_TOKEN, RedisServer, SeaweedServer, ServiceStack, bearer,
+                                   scores_csv, synthetic_setting, write_catalog)
 
 pytestmark = pytest.mark.slow
 

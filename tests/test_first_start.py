@@ -13,8 +13,7 @@ from service import defaults
 from service.embedded import publish_initial
 from service.first_start import BUILDING_NOTICE, publish_first
 from service.config import ServiceConfig
-from tests.servers import (catalog, redis_conn, redis_server, run_jobs,  # noqa: F401
-                           store, synthetic_setting, write_catalog)
+from tests.support.servers import run_jobs, synthetic_setting, write_catalog
 
 
 def _index(store) -> dict:
@@ -25,7 +24,7 @@ def _rows(store, setting_id: str) -> list[dict]:
     return json.loads(store.get_bytes(f"leaderboard/settings/{setting_id}.json"))["rows"]
 
 
-def test_serve_publishes_before_computing_any_reference_report(tmp_path, redis_server):  # noqa: F811
+def test_serve_publishes_before_computing_any_reference_report(tmp_path, redis_server):
     """The old start computed every reference report before the web process started (78 s on
     the benchmark's data); now nothing is computed before serving."""
     summary, data = synthetic_setting("first-k4", k=4)
@@ -42,7 +41,7 @@ def test_serve_publishes_before_computing_any_reference_report(tmp_path, redis_s
     assert BUILDING_NOTICE in store.get_bytes("leaderboard/index.html").decode()
 
 
-def test_the_worker_rebuild_completes_the_site_and_drops_the_notice(store, redis_conn,  # noqa: F811
+def test_the_worker_rebuild_completes_the_site_and_drops_the_notice(store, redis_conn,
                                                                     catalog):
     first = publish_first(store, catalog, redis_conn)
     assert not first.kept_earlier_site and first.files_written > 0
@@ -57,7 +56,7 @@ def test_the_worker_rebuild_completes_the_site_and_drops_the_notice(store, redis
     assert BUILDING_NOTICE not in store.get_bytes("leaderboard/settings/toy-k4.html").decode()
 
 
-def test_an_earlier_site_is_kept_and_refreshed(store, redis_conn, catalog):  # noqa: F811
+def test_an_earlier_site_is_kept_and_refreshed(store, redis_conn, catalog):
     publish_first(store, catalog, redis_conn)
     run_jobs(store, redis_conn, catalog)
     complete = store.get_bytes("leaderboard/index.json")

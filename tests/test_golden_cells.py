@@ -43,7 +43,8 @@ from benchmark_data.cells import KEY_COLUMNS, load_cells
 from benchmark_data.paths import FROZEN_ROOT, STAGING_ROOT, cells_table
 from benchmark_data.policy_files import is_trained, policy_dir
 from simulator.provenance import policy_code_versions, policy_mechanism_of
-from tests.servers import REPO_ROOT, service_env
+from tests.support.paths import REPO_ROOT
+from tests.support.servers import service_env
 
 REPLAY_GOLDEN = (
     ("stack-orig", "stack-e013", "stack-orig-s12", 1),

@@ -14,9 +14,9 @@ import requests
 
 from service.auth import hash_token
 from service.defaults import FAILED_AUTH_PER_MINUTE, TOKEN_LOCAL_CACHE_S
-from tests.manual_clock import ManualClock
-from tests.servers import (ADMIN_TOKEN, RedisServer, ServiceStack, _descendants,  # noqa: F401
-                           redis_conn, redis_server, synthetic_setting, write_catalog)
+from tests.support.manual_clock import ManualClock
+from tests.support.servers import (ADMIN_TOKEN, RedisServer, ServiceStack, _descendants,
+                                   synthetic_setting, write_catalog)
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
@@ -185,7 +185,7 @@ def test_behind_a_trusted_proxy_the_address_the_proxy_saw_is_counted(proxied_sta
     assert mine(token, "203.0.113.7") == 429
 
 
-def test_blocks_survive_many_other_blocked_addresses(redis_conn):  # noqa: F811
+def test_blocks_survive_many_other_blocked_addresses(redis_conn):
     """Rotating addresses cannot flush a block: blocks live in Redis, none in process memory,
     and another process (a second limiter) sees them."""
     from service.auth import FailedAuthLimiter

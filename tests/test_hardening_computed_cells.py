@@ -27,8 +27,9 @@ from benchmark_data.paths import cells_journal, sealed_cells_files
 from sandbox.base import Limits, Protected, RunSpec, RunStatus, exposure_refusal
 from service.config import (ServiceConfig, computed_cells_dir, from_env, protected_paths,
                             redis_socket, to_env)
-from tests.servers import ADMIN_TOKEN, REPO_ROOT, redis_server  # noqa: F401
-from tests.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
+from tests.support.paths import REPO_ROOT
+from tests.support.servers import ADMIN_TOKEN
+from tests.support.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
                                real_data_available)
 
 SANDBOX_OK = os.geteuid() == 0 and shutil.which("unshare") and shutil.which("setpriv")
@@ -257,7 +258,7 @@ def test_the_same_sandbox_runs_when_nothing_protected_is_exposed(tmp_path):
 
 @needs_sandbox
 @needs_data
-def test_a_refused_sandbox_is_retried_and_ends_as_the_services_fault(tmp_path, redis_server,  # noqa: F811
+def test_a_refused_sandbox_is_retried_and_ends_as_the_services_fault(tmp_path, redis_server,
                                                                      monkeypatch):
     """Through the worker: the sandbox `make_sandbox` builds from a configuration whose
     computed cells lie in the interpreter's prefix refuses every run; the audit is retried,
@@ -272,7 +273,7 @@ def test_a_refused_sandbox_is_retried_and_ends_as_the_services_fault(tmp_path, r
     from service.publishing import AuditOptions
     from service.records import Fault, State, SubmissionRepo
     from service.storage import LocalStore
-    from tests.servers import bearer, make_app
+    from tests.support.servers import bearer, make_app
     from tests.test_container_submissions import SETTING, STATES, selector_archive
 
     copy_library(tmp_path / "frozen", experience_ids(3))

@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.servers import REPO_ROOT, redis_server, service_env  # noqa: F401
-from tests.tiny_frozen import real_data_available
+from tests.support.paths import REPO_ROOT
+from tests.support.servers import service_env
+from tests.support.tiny_frozen import real_data_available
 
 SANDBOX_OK = os.geteuid() == 0 and shutil.which("unshare") and shutil.which("setpriv")
 pytestmark = [
@@ -178,7 +179,7 @@ def _journals(directory: Path) -> list[Path]:
 
 @pytest.mark.skipif(not SANDBOX_OK, reason="the local sandbox needs root, unshare and setpriv")
 def test_a_selector_on_a_wheel_install_finds_none_of_the_computed_sealed_cells(tmp_path,
-                                                                               redis_server):  # noqa: F811
+                                                                               redis_server):
     python = _install(tmp_path)
     data = tmp_path / "data"  # the service's data directory: store and computed cells
     env = _clean_env(EXPAUDIT_STORE=str(data / "store"))
@@ -212,7 +213,7 @@ def test_a_selector_on_a_wheel_install_finds_none_of_the_computed_sealed_cells(t
     assert not _journals(package.parent)  # nothing computed inside the installed package
 
 
-def test_a_runner_in_a_checkout_leaves_git_status_clean(tmp_path, redis_server):  # noqa: F811
+def test_a_runner_in_a_checkout_leaves_git_status_clean(tmp_path, redis_server):
     """`make serve` runs in the checkout: computed cells go under its ignored `var/`, never
     into the tracked frozen data."""
     checkout = _sources(tmp_path / "checkout")

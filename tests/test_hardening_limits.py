@@ -12,8 +12,7 @@ import service.upload_limits
 import service.uploads
 from leaderboard.errors import InputError
 from service.upload_limits import count_rows_upper_bound, full_file_needs
-from tests.servers import (ADMIN_TOKEN, bearer, make_app, redis_conn, redis_server,  # noqa: F401
-                           scores_rows, store, synthetic_setting)
+from tests.support.servers import ADMIN_TOKEN, bearer, make_app, scores_rows, synthetic_setting
 
 
 @pytest.mark.parametrize("wrapped", [False, True])
@@ -56,7 +55,7 @@ def test_the_benchmark_is_sized_from_its_ids_without_loading_a_tensor(monkeypatc
 
 
 def test_the_body_limit_rises_once_a_catalog_unreadable_at_start_can_be_read(
-        tmp_path, store, redis_conn, monkeypatch):  # noqa: F811
+        tmp_path, store, redis_conn, monkeypatch):
     """The catalog's directory does not exist when the app starts (a volume not yet mounted):
     the configured 2,000 bytes hold; once the setting is there, its full file is accepted."""
     from service.catalog import DirectoryCatalog, export_setting

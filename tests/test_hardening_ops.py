@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.servers import (ADMIN_TOKEN, REPO_ROOT, RedisServer, _descendants, free_port, scores_csv,
-                           service_env, synthetic_setting, web_stack, write_catalog)
+from tests.support.paths import REPO_ROOT
+from tests.support.servers import (ADMIN_TOKEN, RedisServer, _descendants, free_port, scores_csv,
+                                   service_env, synthetic_setting, web_stack, write_catalog)
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
@@ -197,7 +198,7 @@ def test_the_web_role_of_the_image_applies_the_service_gunicorn_settings(tmp_pat
     """The entrypoint's web role started outside the repository (no gunicorn.conf.py in its
     working directory, as in the image): a SCRIPT_NAME header from 127.0.0.1 (gunicorn's
     trusted address) is dropped, not turned into a 500."""
-    from tests.servers import ProcessServer, wait_for_port
+    from tests.support.servers import ProcessServer, wait_for_port
 
     redis_server = RedisServer(tmp_path / "redis").start()
     catalog = write_catalog(tmp_path / "catalog", synthetic_setting("role-k3", k=3, n_states=2))

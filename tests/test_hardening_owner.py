@@ -24,9 +24,8 @@ from service.auth import TokenRegistry, hash_token
 from service.records import Manifest
 from service.sealed import take_sealed_quota
 from service.sealed_report import LADDER_KEY, audit_sealed
-from tests.servers import (ADMIN_TOKEN, bearer, catalog, make_app, redis_conn,  # noqa: F401
-                           redis_server, run_jobs, scores_csv, store, synthetic_setting,
-                           web_stack)
+from tests.support.servers import (ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv,
+                                   synthetic_setting, web_stack)
 
 SEALED = "toy-sealed"
 
@@ -55,7 +54,7 @@ def _report(client, token: str, sid: str) -> dict:
     return response.json
 
 
-def _submit_and_report(client, token: str, body: bytes, store, redis_conn, catalog) -> dict:  # noqa: F811
+def _submit_and_report(client, token: str, body: bytes, store, redis_conn, catalog) -> dict:
     created = _submit(client, token, body)
     assert created.status_code == 202, created.json
     run_jobs(store, redis_conn, catalog)
@@ -65,7 +64,7 @@ def _submit_and_report(client, token: str, body: bytes, store, redis_conn, catal
 # ------------------------------------------------------------------ the attack
 
 
-def test_a_new_token_for_the_same_owner_gets_no_fresh_sealed_quota(store, redis_conn, catalog):  # noqa: F811
+def test_a_new_token_for_the_same_owner_gets_no_fresh_sealed_quota(store, redis_conn, catalog):
     """Attack: spend the day's sealed quota with token A of "lab", have A revoked and a
     token B issued to "lab". B used to submit again at once (the quota was per token)."""
     client = make_app(store, redis_conn, catalog, sealed_submissions_per_day=2).test_client()
@@ -90,7 +89,7 @@ def test_a_new_token_for_the_same_owner_gets_no_fresh_sealed_quota(store, redis_
     assert len(store.list_keys("state/sealed-quota/other-lab/")) == 1
 
 
-def test_a_new_token_for_the_same_owner_continues_the_ladder(store, redis_conn, catalog):  # noqa: F811
+def test_a_new_token_for_the_same_owner_continues_the_ladder(store, redis_conn, catalog):
     """Attack: the first submission of a Ladder always releases. With a Ladder per token, a
     replacement token for the same lab released any file's success afresh, however far
     below the lab's best it was."""
@@ -133,7 +132,7 @@ def test_a_new_token_for_the_same_owner_continues_the_ladder(store, redis_conn, 
     ({"name": "lab", "owner": 5}, "owner"),
     ({"name": "lab", "owner": None}, "owner"),
 ])
-def test_creating_a_token_needs_an_owner(store, redis_conn, catalog, body, field):  # noqa: F811
+def test_creating_a_token_needs_an_owner(store, redis_conn, catalog, body, field):
     client = make_app(store, redis_conn, catalog).test_client()
     response = client.post("/api/v1/tokens", json=body, headers=bearer(ADMIN_TOKEN))
     assert response.status_code == 422, response.json
@@ -141,7 +140,7 @@ def test_creating_a_token_needs_an_owner(store, redis_conn, catalog, body, field
     assert not store.list_keys("tokens/")
 
 
-def test_the_owner_is_kept_lowercased_and_listed(store, redis_conn, catalog):  # noqa: F811
+def test_the_owner_is_kept_lowercased_and_listed(store, redis_conn, catalog):
     client = make_app(store, redis_conn, catalog).test_client()
     created = _create(client, "Lab A", "Lab.Group_1-x")
     assert created["owner"] == "lab.group_1-x"
@@ -164,7 +163,7 @@ def _legacy_token(store, secret: str, name: str = "old") -> str:
     return token_id
 
 
-def test_a_token_from_before_owners_keeps_its_quota_and_ladder(store, redis_conn, catalog):  # noqa: F811
+def test_a_token_from_before_owners_keeps_its_quota_and_ladder(store, redis_conn, catalog):
     """Migration: a token created before owners is its own owner (its token id), which is
     where its quota claims and its Ladder were kept: upgrading refills and resets nothing.
     A replacement issued to that owner continues them."""
@@ -209,7 +208,7 @@ def test_a_manifest_from_before_owners_climbs_its_tokens_ladder():
 
 
 @pytest.fixture()
-def live(tmp_path, redis_server):  # noqa: F811
+def live(tmp_path, redis_server):
     stack = web_stack(tmp_path, redis_server, synthetic_setting("owner-k3", k=3, n_states=2))
     yield stack
     stack.stop()

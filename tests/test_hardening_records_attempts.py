@@ -17,10 +17,10 @@ from rq.registry import ScheduledJobRegistry
 
 from service import defaults, jobs
 from service.records import Fault, Manifest, State, SubmissionRepo, new_submission_id, utc_now
-from tests.servers import catalog, redis_conn, redis_server, run_jobs, scores_csv, store  # noqa: F401
+from tests.support.servers import run_jobs, scores_csv
 
 
-def _stored(store, body: bytes) -> str:  # noqa: F811
+def _stored(store, body: bytes) -> str:
     sha = hashlib.sha256(body).hexdigest()
     store.put_if_absent(f"inputs/sha256/{sha}", body)
     sid = new_submission_id()
@@ -31,7 +31,7 @@ def _stored(store, body: bytes) -> str:  # noqa: F811
     return sid
 
 
-def test_a_submitter_failure_counts_its_attempt(store, redis_conn, catalog):  # noqa: F811
+def test_a_submitter_failure_counts_its_attempt(store, redis_conn, catalog):
     body = scores_csv(catalog.load_transfer("toy-k4")).replace(b"toy-k4-e001", b"toy-k4-e777", 1)
     sid = _stored(store, body)
     jobs.enqueue_audit(redis_conn, sid, container=False)
@@ -43,7 +43,7 @@ def test_a_submitter_failure_counts_its_attempt(store, redis_conn, catalog):  # 
 
 
 def test_every_retried_execution_is_counted_up_to_the_final_failure(store, redis_conn,
-                                                                     catalog):  # noqa: F811
+                                                                     catalog):
     sid = _stored(store, scores_csv(catalog.load_transfer("toy-k4")))
     store.delete(SubmissionRepo(store).manifest(sid).input_key)  # fails every time
     job = jobs.enqueue_audit(redis_conn, sid, container=False)

@@ -21,7 +21,7 @@ from service import jobs
 from service.errors import ValidationFailed
 from service.records import Fault, Manifest, State, SubmissionRepo, new_submission_id, utc_now
 from service.selector_archive import check_archive, unpack_archive
-from tests.servers import catalog, redis_conn, redis_server, store  # noqa: F401
+
 
 SELECTOR = b"print('hello')\n"
 
@@ -155,7 +155,7 @@ class _TempSandbox:
         raise AssertionError("the selector must not run")
 
 
-def _stored_container_submission(store, data: bytes) -> str:  # noqa: F811
+def _stored_container_submission(store, data: bytes) -> str:
     """A container submission whose archive was stored before the upload check refused
     path conflicts."""
     sha = hashlib.sha256(data).hexdigest()
@@ -170,7 +170,7 @@ def _stored_container_submission(store, data: bytes) -> str:  # noqa: F811
 
 
 def test_a_stored_conflicting_archive_fails_as_the_submitter_s_without_a_host_path(
-        store, redis_conn, catalog, tmp_path):  # noqa: F811
+        store, redis_conn, catalog, tmp_path):
     sid = _stored_container_submission(
         store, _archive(("selector.py", SELECTOR), ("x", b"file"), ("x/y", b"below it")))
     jobs.enqueue_audit(redis_conn, sid, container=True)

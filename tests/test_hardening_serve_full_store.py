@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import make_app, redis_conn, redis_server  # noqa: F401 (fixtures)
+from tests.support.servers import make_app
 
 
 @contextlib.contextmanager
@@ -52,7 +52,7 @@ def fill(directory: Path) -> Path:
     return ballast
 
 
-def test_healthz_is_503_when_the_store_file_system_is_full(tmp_path, redis_conn):  # noqa: F811
+def test_healthz_is_503_when_the_store_file_system_is_full(tmp_path, redis_conn):
     from service.storage import LocalStore
 
     with small_tmpfs(tmp_path / "disk") as disk:

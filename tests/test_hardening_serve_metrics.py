@@ -23,9 +23,9 @@ import pytest
 import requests
 
 from service.embedded import web_command
-from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ProcessServer, RedisServer, free_port,
-                           read_until, service_env, synthetic_setting, wait_for_port,
-                           write_catalog)
+from tests.support.paths import REPO_ROOT
+from tests.support.servers import (ADMIN_TOKEN, ProcessServer, RedisServer, free_port, read_until,
+                                   service_env, synthetic_setting, wait_for_port, write_catalog)
 
 HEALTHZ_COUNT = re.compile(
     r'^expaudit_http_requests_total\{endpoint="root\.healthz",method="GET",status="200"\} (\S+)$',

@@ -24,9 +24,9 @@ import requests
 
 from service import defaults
 from service.embedded import web_command
-from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ProcessServer, RedisServer, free_port,
-                           new_token, service_env, synthetic_setting, wait_for_port,
-                           write_catalog)
+from tests.support.paths import REPO_ROOT
+from tests.support.servers import (ADMIN_TOKEN, ProcessServer, RedisServer, free_port, new_token,
+                                   service_env, synthetic_setting, wait_for_port, write_catalog)
 
 HEADER_DRIPPERS = 4
 BODY_DRIPPERS = 2

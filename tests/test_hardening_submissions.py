@@ -12,8 +12,8 @@ import pytest
 import requests
 
 from service.records import SubmissionRepo
-from tests.servers import (RedisServer, _descendants, bearer, new_token, scores_csv, synthetic_setting,
-                           web_stack)
+from tests.support.servers import (RedisServer, _descendants, bearer, new_token, scores_csv,
+                                   synthetic_setting, web_stack)
 
 CAP = 4
 

@@ -17,8 +17,8 @@ import pytest
 import requests
 
 from leaderboard.errors import InputError
-from tests.servers import (ServiceStack, _descendants, bearer, new_token, redis_server,  # noqa: F401
-                           scores_rows, synthetic_setting, web_stack)
+from tests.support.servers import (ServiceStack, _descendants, bearer, new_token, scores_rows,
+                                   synthetic_setting, web_stack)
 
 HEADROOM = 768 * 1024 * 1024
 """Address space a web worker may grow by past its warmed-up size in these tests: room for
@@ -45,7 +45,7 @@ def _parquet(frame: pd.DataFrame, **options) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory, redis_server):  # noqa: F811
+def stack(tmp_path_factory, redis_server):
     directory = tmp_path_factory.mktemp("hostile")
     setting = synthetic_setting("hostile-k3", k=3, n_states=4, draws=2, seeds=2)
     stack = web_stack(directory, redis_server, setting, EXPAUDIT_MAX_ACTIVE_SUBMISSIONS="100")
@@ -246,9 +246,9 @@ def test_a_member_is_refused_from_its_header_before_its_data_is_decompressed():
 
 
 @pytest.fixture(scope="module")
-def selector_stack(tmp_path_factory, redis_server):  # noqa: F811
+def selector_stack(tmp_path_factory, redis_server):
     """gunicorn with a short worker timeout on a tiny frozen root whose setting takes selectors."""
-    from tests.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
+    from tests.support.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
                                    real_data_available)
 
     if not real_data_available():

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.fixtures import build_image, engine_or_skip, reporter_log
-from tests.engine.standins import python_base
+from tests.support.engine.fixtures import build_image, engine_or_skip, reporter_log
+from tests.support.engine.standins import python_base
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ from service import defaults, jobs
 from service.publishing import AuditOptions
 from service.records import Fault, Manifest, State, SubmissionRepo, new_submission_id, utc_now
 from service.worker import queues
-from tests.servers import catalog, redis_conn, redis_server, run_jobs, scores_csv, store  # noqa: F401
+from tests.support.servers import run_jobs, scores_csv
 
 
 def _stored_submission(store, body: bytes, settings=("toy-k4",), public=False) -> str:
@@ -35,7 +35,7 @@ def _stored_submission(store, body: bytes, settings=("toy-k4",), public=False) -
     return sid
 
 
-def test_audit_then_publish(store, redis_conn, catalog):  # noqa: F811
+def test_audit_then_publish(store, redis_conn, catalog):
     sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")), public=True)
     jobs.enqueue_audit(redis_conn, sid, container=False)
     run_jobs(store, redis_conn, catalog)
@@ -53,7 +53,7 @@ def test_audit_then_publish(store, redis_conn, catalog):  # noqa: F811
     assert repo.open_ids() == []
 
 
-def test_submitter_error_fails_without_retry(store, redis_conn, catalog):  # noqa: F811
+def test_submitter_error_fails_without_retry(store, redis_conn, catalog):
     body = scores_csv(catalog.load_transfer("toy-k4")).replace(b"toy-k4-e001", b"toy-k4-e777", 1)
     sid = _stored_submission(store, body)
     job = jobs.enqueue_audit(redis_conn, sid, container=False)
@@ -66,7 +66,7 @@ def test_submitter_error_fails_without_retry(store, redis_conn, catalog):  # noq
     assert len(ScheduledJobRegistry(queue=Queue(defaults.AUDIT_QUEUE, connection=redis_conn))) == 0
 
 
-def test_infrastructure_error_is_retried_with_backoff(store, redis_conn, catalog):  # noqa: F811
+def test_infrastructure_error_is_retried_with_backoff(store, redis_conn, catalog):
     sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     store.delete(SubmissionRepo(store).manifest(sid).input_key)  # the input went missing
     job = jobs.enqueue_audit(redis_conn, sid, container=False)
@@ -80,7 +80,7 @@ def test_infrastructure_error_is_retried_with_backoff(store, redis_conn, catalog
     assert job.id in registry.get_job_ids()
 
 
-def test_last_retry_fails_as_infrastructure(store, redis_conn, catalog):  # noqa: F811
+def test_last_retry_fails_as_infrastructure(store, redis_conn, catalog):
     sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     store.delete(SubmissionRepo(store).manifest(sid).input_key)
     job = jobs.enqueue_audit(redis_conn, sid, container=False)
@@ -93,7 +93,7 @@ def test_last_retry_fails_as_infrastructure(store, redis_conn, catalog):  # noqa
     assert status.attempts == 1  # the failed execution counts (attempts was 0 once)
 
 
-def test_incomplete_matrix_is_not_retried(store, redis_conn, catalog):  # noqa: F811
+def test_incomplete_matrix_is_not_retried(store, redis_conn, catalog):
     body = scores_csv(catalog.load_transfer("toy-partial"))
     sid = _stored_submission(store, body, settings=("toy-partial",))
     jobs.enqueue_audit(redis_conn, sid, container=False)
@@ -103,7 +103,7 @@ def test_incomplete_matrix_is_not_retried(store, redis_conn, catalog):  # noqa: 
     assert "9 outcome cells not executed yet" in status.reason
 
 
-def test_a_held_lease_skips_a_second_execution(store, redis_conn, catalog):  # noqa: F811
+def test_a_held_lease_skips_a_second_execution(store, redis_conn, catalog):
     sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     lease = jobs.Lease(redis_conn, sid)
     assert lease.acquire()
@@ -118,7 +118,7 @@ def test_a_held_lease_skips_a_second_execution(store, redis_conn, catalog):  # n
     assert not jobs.Lease.held(redis_conn, sid)
 
 
-def test_reconciler_restores_lost_queues_without_duplicates(store, redis_conn, catalog):  # noqa: F811
+def test_reconciler_restores_lost_queues_without_duplicates(store, redis_conn, catalog):
     sids = [_stored_submission(store, scores_csv(catalog.load_transfer("toy-k4"), seed=s))
             for s in range(3)]
     first = jobs.reconcile(store, redis_conn)
@@ -135,7 +135,7 @@ def test_reconciler_restores_lost_queues_without_duplicates(store, redis_conn, c
     assert jobs.reconcile(store, redis_conn).open == 0
 
 
-def test_reconciler_resumes_at_publish_when_reports_exist(store, redis_conn, catalog):  # noqa: F811
+def test_reconciler_resumes_at_publish_when_reports_exist(store, redis_conn, catalog):
     sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     jobs.enqueue_audit(redis_conn, sid, container=False)
     jobs.install_context(jobs.JobContext(store, redis_conn, catalog, AuditOptions(100, 100)))
@@ -153,7 +153,7 @@ def test_reconciler_resumes_at_publish_when_reports_exist(store, redis_conn, cat
     assert SubmissionRepo(store).status(sid).state is State.PUBLISHED
 
 
-def test_owner_publish_marks_a_rebuild_that_survives_redis_loss(store, redis_conn, catalog):  # noqa: F811
+def test_owner_publish_marks_a_rebuild_that_survives_redis_loss(store, redis_conn, catalog):
     from service.publishing import DIRTY_KEY
 
     store.put_bytes(DIRTY_KEY, b"")
@@ -171,7 +171,7 @@ def test_jobs_need_an_installed_context():
         jobs.current_context()
 
 
-def test_worker_queue_order_puts_publish_first(redis_conn):  # noqa: F811
+def test_worker_queue_order_puts_publish_first(redis_conn):
     assert [q.name for q in queues(redis_conn)] == [defaults.PUBLISH_QUEUE, defaults.AUDIT_QUEUE]
     told = queues(redis_conn, (defaults.SELECTOR_QUEUE, defaults.AUDIT_QUEUE,
                                defaults.PUBLISH_QUEUE))
@@ -192,12 +192,12 @@ def _container_submission(store) -> str:
     return sid
 
 
-def _queued(redis_conn, name: str) -> list[str]:  # noqa: F811
+def _queued(redis_conn, name: str) -> list[str]:
     return Queue(name, connection=redis_conn).job_ids
 
 
 def test_container_audits_go_to_the_selectors_queue_and_scores_audits_to_audit(
-        store, redis_conn, catalog):  # noqa: F811
+        store, redis_conn, catalog):
     scores = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     container = _container_submission(store)
     assert jobs.queue_for(container=True) == defaults.SELECTOR_QUEUE == "selectors"
@@ -209,7 +209,7 @@ def test_container_audits_go_to_the_selectors_queue_and_scores_audits_to_audit(
 
 
 def test_the_reconciler_routes_audits_like_the_submission_route(store, redis_conn,
-                                                                 catalog):  # noqa: F811
+                                                                 catalog):
     scores = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     container = _container_submission(store)
     result = jobs.reconcile(store, redis_conn)  # Redis lost its queues: both are re-enqueued
@@ -229,7 +229,7 @@ def test_site_writes_only_changed_files_and_drops_vanished_ones(store):
     assert not store.exists(LEADERBOARD_PREFIX + "reports/a.json")
 
 
-def test_reconciler_finishes_or_discards_half_made_records(store, redis_conn, catalog):  # noqa: F811
+def test_reconciler_finishes_or_discards_half_made_records(store, redis_conn, catalog):
     sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     store.delete(SubmissionRepo.status_key(sid))  # crashed between manifest and status
     store.put_bytes("open/sub-20260101000000-000000000000", b"")  # crashed before the manifest

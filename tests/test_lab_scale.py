@@ -25,8 +25,8 @@ from leaderboard.audit import run_audit
 from leaderboard.metrics import chunking
 from service.catalog import StaticCatalog
 from service.upload_limits import MULTIPART_BYTES, full_file_needs
-from tests.servers import (ADMIN_TOKEN, bearer, make_app, redis_conn, redis_server,  # noqa: F401
-                           run_jobs, scores_rows, store, synthetic_setting)
+from tests.support.servers import (ADMIN_TOKEN, bearer, make_app, run_jobs, scores_rows,
+                                   synthetic_setting)
 
 LAB_ID = "lab-k60"
 
@@ -47,7 +47,7 @@ def low_floors(monkeypatch):
 
 
 @pytest.fixture()
-def client(store, redis_conn, lab, low_floors):  # noqa: F811
+def client(store, redis_conn, lab, low_floors):
     summary, data = lab
     app = make_app(store, redis_conn, StaticCatalog({summary: data}), max_upload_bytes=2000)
     client = app.test_client()
@@ -134,7 +134,7 @@ def test_a_directory_catalog_is_sized_from_its_ids_without_reading_its_outcomes(
     assert limits == full_file_needs(LAB_ID, data.experience_ids, data.scenes.scene_ids)
 
 
-def test_service_audit_in_tiny_blocks_equals_the_direct_audit(client, lab, store, redis_conn,  # noqa: F811
+def test_service_audit_in_tiny_blocks_equals_the_direct_audit(client, lab, store, redis_conn,
                                                               monkeypatch):
     summary, data = lab
     rows = scores_rows(data)

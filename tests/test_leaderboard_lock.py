@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from service import defaults, jobs
-from tests.servers import redis_server  # noqa: F401
+
 
 KEY = "expaudit:lock:leaderboard"
 
@@ -45,7 +45,7 @@ def _context(url: str):
 
 
 @pytest.mark.slow
-def test_lock_of_a_killed_rebuild_lapses_and_the_next_rebuild_runs(redis_server, monkeypatch):  # noqa: F811
+def test_lock_of_a_killed_rebuild_lapses_and_the_next_rebuild_runs(redis_server, monkeypatch):
     conn = redis.Redis.from_url(redis_server.url)
     conn.delete(KEY)
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, redis_server.url],

@@ -6,7 +6,7 @@ import pytest
 from leaderboard.metrics.concentration import concentration
 from leaderboard.metrics.reference import reference_quantities
 from leaderboard.metrics.selection import select
-from tests.hand_case import SCORES, Y  # three experiences, four scenes, worked by hand below
+from tests.support.hand_case import SCORES, Y  # three experiences, four scenes, worked by hand below
 
 
 def test_concentration_hand_computed():

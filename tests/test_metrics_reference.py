@@ -5,7 +5,7 @@ import pytest
 
 from leaderboard.metrics.reference import library_references, reference_quantities
 from leaderboard.metrics.selection import select
-from tests.hand_case import SCORES, Y  # three experiences, four scenes, worked by hand below
+from tests.support.hand_case import SCORES, Y  # three experiences, four scenes, worked by hand below
 
 
 def test_reference_quantities_hand_computed():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from leaderboard.metrics.selection import advantage, oracle_tie_counts, select, success
-from tests.hand_case import SCORES, Y  # three experiences, four scenes, worked by hand below
+from tests.support.hand_case import SCORES, Y  # three experiences, four scenes, worked by hand below
 
 
 def test_select_breaks_ties_to_lowest_index():

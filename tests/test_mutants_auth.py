@@ -23,8 +23,8 @@ from service.auth import (EVICTIONS_PREFIX, ActiveSubmissions, FailedAuthLimiter
                           TokenInfo, TokenRegistry, client_address, hash_token)
 from service.errors import Conflict, NotFound, TooManyRequests, Unauthorized
 from service.storage import LocalStore
-from tests.manual_clock import ManualClock
-from tests.servers import RedisServer, redis_conn, redis_server, store  # noqa: F401
+from tests.support.manual_clock import ManualClock
+from tests.support.servers import RedisServer
 
 
 @pytest.fixture
@@ -93,7 +93,7 @@ def _failing(*args, **kwargs):
 # ------------------------------------------------------------------ tokens
 
 
-def test_tokens_are_listed_by_creation_time_then_id(store):  # noqa: F811
+def test_tokens_are_listed_by_creation_time_then_id(store):
     registry = TokenRegistry(store, None, admin_token=None)
     records = [("f" * 64, "2026-01-02T00:00:00.000000Z"), ("0" * 64, "2026-01-03T00:00:00.000000Z"),
                ("a" * 64, "2026-01-02T00:00:00.000000Z")]
@@ -103,7 +103,7 @@ def test_tokens_are_listed_by_creation_time_then_id(store):  # noqa: F811
     assert [i.name for i in registry.list()] == ["a", "f", "0"]
 
 
-def test_a_revoked_record_and_its_cache_entry_are_json_with_the_cache_lifetime(tmp_path, redis_conn):  # noqa: F811
+def test_a_revoked_record_and_its_cache_entry_are_json_with_the_cache_lifetime(tmp_path, redis_conn):
     store = RecordingStore(tmp_path / "store")
     registry = TokenRegistry(store, redis_conn, admin_token=None)
     token, info = registry.create("lab", "lab")
@@ -117,7 +117,7 @@ def test_a_revoked_record_and_its_cache_entry_are_json_with_the_cache_lifetime(t
     assert store.list_keys(EVICTIONS_PREFIX) == []  # Redis answered: no marker left behind
 
 
-def test_revoking_twice_or_an_unknown_token_names_the_token_id(store, redis_conn):  # noqa: F811
+def test_revoking_twice_or_an_unknown_token_names_the_token_id(store, redis_conn):
     registry = TokenRegistry(store, redis_conn, admin_token=None)
     _, info = registry.create("lab", "lab")
     registry.revoke(info.token_id)
@@ -131,7 +131,7 @@ def test_revoking_twice_or_an_unknown_token_names_the_token_id(store, redis_conn
     assert missing.value.field == "token_id" and missing.value.message == "no token with id 'tok-0000'"
 
 
-def test_without_redis_a_revocation_leaves_no_marker(store):  # noqa: F811
+def test_without_redis_a_revocation_leaves_no_marker(store):
     registry = TokenRegistry(store, None, admin_token=None)
     _, info = registry.create("lab", "lab")
     registry.revoke(info.token_id)
@@ -139,7 +139,7 @@ def test_without_redis_a_revocation_leaves_no_marker(store):  # noqa: F811
 
 
 def test_a_revocation_while_redis_is_down_is_logged_and_marked_and_tokens_still_verify(
-        store, redis_down, caplog):  # noqa: F811
+        store, redis_down, caplog):
     caplog.set_level(logging.WARNING, logger="service.auth")
     registry = TokenRegistry(store, redis_down, admin_token=None)
     _, revoked_info = registry.create("gone", "gone")
@@ -154,7 +154,7 @@ def test_a_revocation_while_redis_is_down_is_logged_and_marked_and_tokens_still_
                                  "token cache not updated (ConnectionError)"]
 
 
-def test_a_new_token_is_a_plain_token_with_its_creation_time(store):  # noqa: F811
+def test_a_new_token_is_a_plain_token_with_its_creation_time(store):
     token, info = TokenRegistry(store, None, admin_token=None).create("lab", "lab")
     assert info.admin is False and info.name == "lab" and info.revoked is False
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", info.created_at)
@@ -162,7 +162,7 @@ def test_a_new_token_is_a_plain_token_with_its_creation_time(store):  # noqa: F8
     assert token.startswith("ea_") and len(token) >= 3 + 43  # 32 random bytes at least
 
 
-def test_the_admin_token_is_the_admin_and_anything_else_is_refused_by_name(store):  # noqa: F811
+def test_the_admin_token_is_the_admin_and_anything_else_is_refused_by_name(store):
     registry = TokenRegistry(store, None, admin_token="adm-secret")
     assert registry.authenticate("adm-secret") == TokenInfo(token_id="admin", name="admin", admin=True,
                                                               created_at="", owner="admin")
@@ -171,7 +171,7 @@ def test_the_admin_token_is_the_admin_and_anything_else_is_refused_by_name(store
     assert refused.value.message == "unknown or revoked token" and refused.value.field == "Authorization"
 
 
-def test_a_token_in_the_cache_is_verified_without_reading_the_store(recording, redis_conn):  # noqa: F811
+def test_a_token_in_the_cache_is_verified_without_reading_the_store(recording, redis_conn):
     token, info = TokenRegistry(recording, redis_conn, admin_token=None).create("lab", "lab")
     assert TokenRegistry(recording, redis_conn, admin_token=None).authenticate(token) == info
     assert recording.reads == 1  # the first verification reads the record and caches it
@@ -181,7 +181,7 @@ def test_a_token_in_the_cache_is_verified_without_reading_the_store(recording, r
     assert recording.reads == 1
 
 
-def test_a_store_read_never_overwrites_a_tombstone_written_meanwhile(tmp_path, redis_conn):  # noqa: F811
+def test_a_store_read_never_overwrites_a_tombstone_written_meanwhile(tmp_path, redis_conn):
     class RacingStore(LocalStore):
         """A revocation's tombstone lands in the cache right after the record was read."""
 
@@ -198,7 +198,7 @@ def test_a_store_read_never_overwrites_a_tombstone_written_meanwhile(tmp_path, r
     assert json.loads(redis_conn.get(f"expaudit:token:{hash_token(token)}"))["revoked"] is True
 
 
-def test_a_verified_token_is_remembered_for_exactly_the_local_time(store, redis_conn, clock):  # noqa: F811
+def test_a_verified_token_is_remembered_for_exactly_the_local_time(store, redis_conn, clock):
     web_a = TokenRegistry(store, redis_conn, admin_token=None, local_ttl_s=5.0)
     web_b = TokenRegistry(store, redis_conn, admin_token=None, local_ttl_s=5.0)
     token, info = web_a.create("lab", "lab")
@@ -217,7 +217,7 @@ def test_while_redis_is_down_a_token_read_from_the_store_is_still_remembered(rec
     assert recording.reads == 1
 
 
-def test_the_tokens_remembered_in_memory_are_bounded(store, redis_conn):  # noqa: F811
+def test_the_tokens_remembered_in_memory_are_bounded(store, redis_conn):
     registry = TokenRegistry(store, redis_conn, admin_token=None)
     first, _ = registry.create("a", "a")
     second, _ = registry.create("b", "b")
@@ -229,7 +229,7 @@ def test_the_tokens_remembered_in_memory_are_bounded(store, redis_conn):  # noqa
 
 
 def test_missed_revocations_are_looked_for_every_few_seconds_not_on_every_request(
-        recording, redis_conn, clock):  # noqa: F811
+        recording, redis_conn, clock):
     registry = TokenRegistry(recording, redis_conn, admin_token=None)
     tokens = [registry.create(name, name)[0] for name in "abc"]
     registry.authenticate(tokens[0])  # the first request looks
@@ -241,7 +241,7 @@ def test_missed_revocations_are_looked_for_every_few_seconds_not_on_every_reques
 
 
 def test_a_missed_revocation_is_retried_on_every_request_until_redis_takes_it(
-        recording, redis_conn, monkeypatch):  # noqa: F811
+        recording, redis_conn, monkeypatch):
     registry = TokenRegistry(recording, redis_conn, admin_token=None)
     _, gone = registry.create("gone", "gone")
     kept = [registry.create(name, name)[0] for name in "ab"]
@@ -262,7 +262,7 @@ def test_a_missed_revocation_is_retried_on_every_request_until_redis_takes_it(
     assert json.loads(redis_conn.get(markers[0].replace(EVICTIONS_PREFIX, "expaudit:token:")))["revoked"]
 
 
-def test_a_marker_of_a_deleted_record_is_dropped_and_the_others_still_written(store, redis_conn):  # noqa: F811
+def test_a_marker_of_a_deleted_record_is_dropped_and_the_others_still_written(store, redis_conn):
     registry = TokenRegistry(store, redis_conn, admin_token=None)
     kept, _ = registry.create("kept", "kept")
     token, _ = registry.create("gone", "gone")
@@ -275,7 +275,7 @@ def test_a_marker_of_a_deleted_record_is_dropped_and_the_others_still_written(st
 
 
 def test_a_token_remembered_during_an_outage_is_forgotten_once_its_revocation_is_seen(
-        store, redis_conn, redis_down, clock, monkeypatch):  # noqa: F811
+        store, redis_conn, redis_down, clock, monkeypatch):
     web_a = TokenRegistry(store, redis_down, admin_token=None)  # Redis down for the revoking process
     web_b = TokenRegistry(store, redis_conn, admin_token=None)
     token, info = web_a.create("lab", "lab")
@@ -293,7 +293,7 @@ def test_a_token_remembered_during_an_outage_is_forgotten_once_its_revocation_is
 # ------------------------------------------------------------------ rate limit
 
 
-def test_requests_are_sent_to_redis_in_batches_by_count_and_by_time(redis_conn, clock):  # noqa: F811
+def test_requests_are_sent_to_redis_in_batches_by_count_and_by_time(redis_conn, clock):
     limiter = RateLimiter(redis_conn, per_minute=100, flush_every=3, flush_interval_s=2.0)
     key = f"expaudit:rate:t:{int(clock.now // 60)}"
     limiter.hit("t")  # a token's first request in a window is always sent
@@ -320,7 +320,7 @@ def test_while_redis_is_down_unsent_requests_are_not_held_against_the_token(redi
     assert _warnings(caplog) == ["rate limiter unavailable (ConnectionError); requests allowed"]
 
 
-def test_a_rate_limit_refusal_names_the_header_and_when_to_retry(redis_conn, clock):  # noqa: F811
+def test_a_rate_limit_refusal_names_the_header_and_when_to_retry(redis_conn, clock):
     clock.now = 60 * 20_000 + 15.5  # 15.5 s into a window: 45 s left
     limiter = RateLimiter(redis_conn, per_minute=1, flush_every=1)
     limiter.hit("t")
@@ -330,7 +330,7 @@ def test_a_rate_limit_refusal_names_the_header_and_when_to_retry(redis_conn, clo
     assert refused.value.message == "rate limit of 1 requests per 60 s exceeded; retry in 45 s"
 
 
-def test_the_windows_kept_in_memory_are_bounded(redis_conn, clock):  # noqa: F811
+def test_the_windows_kept_in_memory_are_bounded(redis_conn, clock):
     limiter = RateLimiter(redis_conn, per_minute=100)
     limiter._windows = {f"other-{i}": None for i in range(10_000)}
     limiter.hit("t")
@@ -342,7 +342,7 @@ def test_the_windows_kept_in_memory_are_bounded(redis_conn, clock):  # noqa: F81
 # ------------------------------------------------------------------ invalid tokens
 
 
-def test_failed_verifications_block_only_past_the_limit_with_the_window_to_wait(redis_conn):  # noqa: F811
+def test_failed_verifications_block_only_past_the_limit_with_the_window_to_wait(redis_conn):
     limiter = FailedAuthLimiter(redis_conn, per_minute=2)
     limiter.failed("10.0.0.1")
     limiter.failed("10.0.0.1")  # the limit itself is still allowed
@@ -358,7 +358,7 @@ def test_failed_verifications_block_only_past_the_limit_with_the_window_to_wait(
     limiter.check("10.0.0.2")
 
 
-def test_a_failure_is_counted_and_its_window_started_in_one_transaction(redis_conn, monkeypatch):  # noqa: F811
+def test_a_failure_is_counted_and_its_window_started_in_one_transaction(redis_conn, monkeypatch):
     opened = _transactions(monkeypatch, redis_conn)
     FailedAuthLimiter(redis_conn, per_minute=5).failed("10.0.0.1")
     assert opened == [True]
@@ -372,7 +372,7 @@ def test_failed_verifications_are_not_counted_while_redis_is_down(redis_down, ca
     assert _warnings(caplog) == ["invalid-token counter unavailable (ConnectionError)"] * 3
 
 
-def test_the_limit_is_per_window_and_a_block_is_read_from_its_lifetime(redis_conn, redis_down, caplog,  # noqa: F811
+def test_the_limit_is_per_window_and_a_block_is_read_from_its_lifetime(redis_conn, redis_down, caplog,
                                                                         monkeypatch):
     limiter = FailedAuthLimiter(redis_conn, per_minute=4, window_s=30)  # 2 per 30 s window
     limiter.failed("10.0.0.1")
@@ -421,7 +421,7 @@ def test_proxies_are_not_trusted_by_default():
 # ------------------------------------------------------------------ concurrency cap
 
 
-def test_a_reservation_holds_a_slot_until_committed_released_or_lapsed(redis_conn, clock):  # noqa: F811
+def test_a_reservation_holds_a_slot_until_committed_released_or_lapsed(redis_conn, clock):
     active = ActiveSubmissions(redis_conn)
     first = active.reserve("o", limit=1)
     with pytest.raises(TooManyRequests) as capped:
@@ -436,7 +436,7 @@ def test_a_reservation_holds_a_slot_until_committed_released_or_lapsed(redis_con
     assert active.reserve("o", limit=1) is not None
 
 
-def test_a_committed_reservation_counts_once_as_its_submission(redis_conn, clock):  # noqa: F811
+def test_a_committed_reservation_counts_once_as_its_submission(redis_conn, clock):
     active = ActiveSubmissions(redis_conn)
     reservation = active.reserve("o", limit=2)
     active.commit("o", reservation, "sub-1")
@@ -447,7 +447,7 @@ def test_a_committed_reservation_counts_once_as_its_submission(redis_conn, clock
         active.reserve("o", limit=2)
 
 
-def test_submissions_added_and_removed_take_and_free_slots(redis_conn, clock):  # noqa: F811
+def test_submissions_added_and_removed_take_and_free_slots(redis_conn, clock):
     active = ActiveSubmissions(redis_conn)
     active.add("o", "sub-1")
     assert redis_conn.smembers("expaudit:active:o") == {b"sub-1"}
@@ -471,7 +471,7 @@ def test_without_redis_the_cap_does_nothing(redis_down, caplog):
                                  "reservation not given back (ConnectionError); it lapses on its own"]
 
 
-def test_a_reservation_becomes_its_submission_in_one_transaction(redis_conn, monkeypatch):  # noqa: F811
+def test_a_reservation_becomes_its_submission_in_one_transaction(redis_conn, monkeypatch):
     active = ActiveSubmissions(redis_conn)
     reservation = active.reserve("o", limit=1)
     opened = _transactions(monkeypatch, redis_conn)

@@ -20,7 +20,7 @@ from service.errors import TooManyRequests
 from service.ladder import Release, grid_size, information_bound_bits, ladder_margin, ladder_release
 from service.sealed import QUOTA_KEY, claims_today, give_back_sealed_quota, take_sealed_quota
 from service.storage import LocalStore, StoreError
-from tests.servers import redis_conn, redis_server, store  # noqa: F401
+
 
 
 @pytest.mark.parametrize("clock,retry_after", [
@@ -29,7 +29,7 @@ from tests.servers import redis_conn, redis_server, store  # noqa: F401
     ((23, 59, 59, 999_999), 1),  # never 0: a client told to retry in 0 s retries at once
     ((0, 0, 0, 0), 24 * 3600),
 ])
-def test_a_refusal_says_how_long_until_midnight_utc(redis_conn, store, clock, retry_after):  # noqa: F811
+def test_a_refusal_says_how_long_until_midnight_utc(redis_conn, store, clock, retry_after):
     now = datetime(2026, 3, 1, *clock, tzinfo=timezone.utc)
     take_sealed_quota(redis_conn, store, "tok-a", 1, now)
     with pytest.raises(TooManyRequests) as refused:
@@ -39,7 +39,7 @@ def test_a_refusal_says_how_long_until_midnight_utc(redis_conn, store, clock, re
 
 
 def test_a_claim_the_store_cannot_delete_is_logged_and_the_counter_still_given_back(
-        tmp_path, redis_conn, caplog):  # noqa: F811
+        tmp_path, redis_conn, caplog):
     class Undeletable(LocalStore):
         def delete(self, key):
             raise StoreError("the store is read-only")
@@ -54,7 +54,7 @@ def test_a_claim_the_store_cannot_delete_is_logged_and_the_counter_still_given_b
         "sealed quota claim not deleted (counted again only after a Redis loss today): StoreError"]
 
 
-def test_a_claim_records_when_it_was_taken_as_json(tmp_path, redis_conn):  # noqa: F811
+def test_a_claim_records_when_it_was_taken_as_json(tmp_path, redis_conn):
     class Recording(LocalStore):
         content_types: dict = {}
 
@@ -69,7 +69,7 @@ def test_a_claim_records_when_it_was_taken_as_json(tmp_path, redis_conn):  # noq
     assert store.content_types[claim.key] == "application/json"
 
 
-def test_a_claim_the_store_cannot_write_gives_the_counter_back(tmp_path, redis_conn):  # noqa: F811
+def test_a_claim_the_store_cannot_write_gives_the_counter_back(tmp_path, redis_conn):
     class Unwritable(LocalStore):
         def put_bytes(self, key, data, content_type="application/octet-stream"):
             raise StoreError("the store is full")
@@ -80,7 +80,7 @@ def test_a_claim_the_store_cannot_write_gives_the_counter_back(tmp_path, redis_c
     assert int(redis_conn.get(QUOTA_KEY.format(owner="tok-a", day="20260301"))) == 0
 
 
-def test_a_counter_rebuilt_from_the_claims_never_overwrites_one_counted_meanwhile(tmp_path, redis_conn):  # noqa: F811
+def test_a_counter_rebuilt_from_the_claims_never_overwrites_one_counted_meanwhile(tmp_path, redis_conn):
     key = QUOTA_KEY.format(owner="tok-a", day="20260301")
 
     class Racing(LocalStore):
@@ -95,7 +95,7 @@ def test_a_counter_rebuilt_from_the_claims_never_overwrites_one_counted_meanwhil
     assert take_sealed_quota(redis_conn, Racing(tmp_path / "store"), "tok-a", 2, now).count == 2
 
 
-def test_without_a_time_the_day_is_the_utc_day_whatever_the_local_zone(store, redis_conn, monkeypatch):  # noqa: F811
+def test_without_a_time_the_day_is_the_utc_day_whatever_the_local_zone(store, redis_conn, monkeypatch):
     take_sealed_quota(redis_conn, store, "tok-a", 5, datetime.now(timezone.utc))
     try:
         for zone in ("Etc/GMT-14", "Etc/GMT+12"):  # 26 hours apart: one of them is another date

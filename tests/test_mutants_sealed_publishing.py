@@ -10,8 +10,7 @@ import json
 from leaderboard.metrics.discrimination import quality_range
 from service.publishing import AuditOptions, rebuild_leaderboard, setting_infos
 from service.storage import LocalStore, StoreUnavailable
-from tests.servers import (ADMIN_TOKEN, bearer, catalog, make_app, redis_conn,  # noqa: F401
-                           redis_server, scores_csv, store)
+from tests.support.servers import ADMIN_TOKEN, bearer, make_app, scores_csv
 
 SEALED = "toy-sealed"
 PUBLIC = "toy-k4"
@@ -30,11 +29,11 @@ def _numbers(document, inside: bool = False):
         yield round(float(document), 6)
 
 
-def _quality(catalog, setting_id: str) -> float:  # noqa: F811
+def _quality(catalog, setting_id: str) -> float:
     return quality_range(catalog.load_transfer(setting_id).outcomes.astype(float).mean(axis=2))
 
 
-def test_the_site_never_publishes_a_sealed_settings_quality_range(store, catalog):  # noqa: F811
+def test_the_site_never_publishes_a_sealed_settings_quality_range(store, catalog):
     """The quality range (best experience's mean success minus the worst's) of a complete
     public setting is on the site; a sealed setting's, also complete, is nowhere there."""
     infos = {info.setting.id: info for info in setting_infos(catalog)}
@@ -65,7 +64,7 @@ class _StatusFails(LocalStore):
 
 
 def test_a_submission_whose_status_write_fails_after_its_manifest_keeps_its_charge(
-        tmp_path, redis_conn, catalog):  # noqa: F811
+        tmp_path, redis_conn, catalog):
     """The manifest is stored, so the reconciler audits the submission: giving the day's
     quota back would make it a free sealed submission."""
     failing = _StatusFails(tmp_path / "store")

@@ -26,7 +26,7 @@ from service.ladder import Release
 from service.sealed_report import (SealedNumbers, audit_sealed, release_for, sealed_numbers,
                                    sealed_report)
 from service.storage import LocalStore, S3Store
-from tests.servers import redis_conn, redis_server, seaweed_server, store  # noqa: F401
+
 
 
 def _data(y: list[list[int]]) -> TransferData:
@@ -114,7 +114,7 @@ def test_no_advantage_when_oracle_and_random_share_a_grid_value():
 # ---------------------------------------------------------------- the Ladder
 
 
-def test_a_repeated_submission_gets_its_first_release_after_the_best_moved(store, redis_conn):  # noqa: F811
+def test_a_repeated_submission_gets_its_first_release_after_the_best_moved(store, redis_conn):
     """A re-executed audit with a different score (or margin) still reports what that
     submission released the first time, previous best included."""
     first = release_for(store, redis_conn, "tok-a", "s", "sub-1", 0.5, 0.25)
@@ -127,7 +127,7 @@ def test_a_repeated_submission_gets_its_first_release_after_the_best_moved(store
     assert third == Release(value=None, best=0.75, previous_best=0.75, margin=0.25)
 
 
-def test_the_ladder_is_kept_in_an_s3_store_as_well(seaweed_server, redis_conn):  # noqa: F811
+def test_the_ladder_is_kept_in_an_s3_store_as_well(seaweed_server, redis_conn):
     """The deployment's store (a real S3 server): the record written is read back."""
     seaweed_server.make_bucket("ladder")
     s3 = S3Store(seaweed_server.client(), "ladder", prefix="svc")
@@ -137,14 +137,14 @@ def test_the_ladder_is_kept_in_an_s3_store_as_well(seaweed_server, redis_conn): 
     assert release_for(s3, redis_conn, "tok-a", "s", "sub-1", 1.0, 0.25) == first
 
 
-def test_each_submitter_and_setting_has_its_own_ladder(store, redis_conn):  # noqa: F811
+def test_each_submitter_and_setting_has_its_own_ladder(store, redis_conn):
     release_for(store, redis_conn, "tok-a", "s", "sub-1", 0.9, 0.25)
     assert release_for(store, redis_conn, "tok-b", "s", "sub-2", 0.5, 0.25).previous_best is None
     assert release_for(store, redis_conn, "tok-a", "t", "sub-3", 0.5, 0.25).previous_best is None
     assert release_for(store, redis_conn, "tok-a", "s", "sub-4", 0.5, 0.25).value is None
 
 
-def test_the_bound_counts_the_submitters_submissions_on_the_setting(store, redis_conn):  # noqa: F811
+def test_the_bound_counts_the_submitters_submissions_on_the_setting(store, redis_conn):
     """Four scenes (margin 0.5, G = 3): the n-th report states 3 log2(n + 1) + 3 bits."""
     data = _data([[1, 1, 0, 0], [0, 0, 1, 1]])
     scores = np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]])  # success 1.0
@@ -196,7 +196,7 @@ class _Stuck:
         self.thread.join(60)
 
 
-def test_an_audit_waits_for_a_ladder_lock_no_longer_than_the_limit(tmp_path, redis_conn,  # noqa: F811
+def test_an_audit_waits_for_a_ladder_lock_no_longer_than_the_limit(tmp_path, redis_conn,
                                                                   monkeypatch):
     """defaults.LADDER_LOCK_TIMEOUT_S is also the longest wait: a second audit of the same
     submitter and setting gives up (the job is retried) instead of hanging on a stuck one."""
@@ -217,7 +217,7 @@ def test_an_audit_waits_for_a_ladder_lock_no_longer_than_the_limit(tmp_path, red
         assert len(outcome) == 1 and isinstance(outcome[0], redis_lib.exceptions.LockError)
 
 
-def test_a_ladder_lock_held_past_its_lifetime_lapses(tmp_path, redis_conn, monkeypatch):  # noqa: F811
+def test_a_ladder_lock_held_past_its_lifetime_lapses(tmp_path, redis_conn, monkeypatch):
     """A worker that dies inside the lock leaves it behind; it lapses after
     LADDER_LOCK_TIMEOUT_S (here 1 s), well inside the next audit's wait (here 20 s)."""
     monkeypatch.setattr(defaults, "LADDER_LOCK_TIMEOUT_S", 1)
@@ -229,11 +229,11 @@ def test_a_ladder_lock_held_past_its_lifetime_lapses(tmp_path, redis_conn, monke
     assert [type(e) for e in stuck.errors] == [redis_lib.exceptions.LockNotOwnedError]
 
 
-def test_a_stuck_audit_holds_up_only_its_own_submitters_ladder_on_its_setting(  # noqa: F811
+def test_a_stuck_audit_holds_up_only_its_own_submitters_ladder_on_its_setting(
         tmp_path, redis_conn, monkeypatch):
     with _Stuck(tmp_path / "store", redis_conn):
         monkeypatch.setattr(defaults, "LADDER_LOCK_TIMEOUT_S", 0.5)
-        store = LocalStore(tmp_path / "store")  # noqa: F811
+        store = LocalStore(tmp_path / "store")
         assert release_for(store, redis_conn, "tok-b", "s", "sub-2", 0.5, 0.25).new_best
         assert release_for(store, redis_conn, "tok-a", "t", "sub-3", 0.5, 0.25).new_best
 

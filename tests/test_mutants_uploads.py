@@ -34,7 +34,7 @@ from service.request_body import BoundedBody
 from service.upload_limits import MULTIPART_BYTES, UploadLimits, count_rows_upper_bound, full_file_needs
 from service.uploads import (JSON_KEYS, _json_frame, _shift_line, read_frame, requested_settings,
                              split_by_setting, validate_upload)
-from tests.servers import scores_rows, synthetic_setting
+from tests.support.servers import scores_rows, synthetic_setting
 
 ROWS = [{"setting_id": "toy-k4", "scene_id": "s0", "experience_id": "e1", "score": 0.5},
         {"setting_id": "toy-k4", "scene_id": "s1", "experience_id": "e2"}]

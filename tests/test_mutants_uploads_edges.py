@@ -31,7 +31,7 @@ from service.parquet_upload import BATCH_ROWS, _check_pages, _expanding, read_bo
 from service.request_body import BoundedBody, FixedScriptName
 from service.upload_limits import FLOOR_BODY_BYTES, UploadLimits, catalog_limits, full_file_needs
 from service.uploads import detect_format, read_frame, validate_upload
-from tests.servers import synthetic_setting
+from tests.support.servers import synthetic_setting
 from tests.test_mutants_uploads import LOOSE, SOURCE, _parquet
 
 

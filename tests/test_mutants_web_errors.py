@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from service.catalog import BenchmarkCatalog
-from tests.servers import make_app, redis_conn, redis_server, store  # noqa: F401
+from tests.support.servers import make_app
 
 SETTING = "stack-replay-k3-orig"
 
 
 @pytest.mark.parametrize("what", ["outcomes", "scenes", "experiences"])
-def test_a_setting_whose_data_is_not_built_answers_404_not_available(store, redis_conn,  # noqa: F811
+def test_a_setting_whose_data_is_not_built_answers_404_not_available(store, redis_conn,
                                                                      tmp_path, what):
     client = make_app(store, redis_conn, BenchmarkCatalog(tmp_path / "empty-root")).test_client()
     response = client.get(f"/api/v1/settings/{SETTING}/{what}")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.workdir import RUN_BASE
-from tests.servers import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 
 @pytest.fixture(scope="module")

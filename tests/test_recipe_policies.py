@@ -16,7 +16,7 @@ import pytest
 
 from benchmark_data.generation.recipe_policies import judge_gates
 from expaudit.errors import InvalidInput
-from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
+from tests.support.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 
 EXPERIENCE = "stack-e000"
 QUERY_SET = "stack-orig"

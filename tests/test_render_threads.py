@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from tests.servers import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 pytest.importorskip("robosuite")
 pytestmark = pytest.mark.sim

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from service import jobs
 from service.records import SubmissionRepo
-from tests.servers import catalog, redis_conn, redis_server, run_jobs, scores_csv, store  # noqa: F401
+from tests.support.servers import run_jobs, scores_csv
 from tests.test_jobs import _stored_submission
 
 
-def test_the_private_report_page_has_setting_rule_submitter_date_and_links(store, redis_conn,  # noqa: F811
+def test_the_private_report_page_has_setting_rule_submitter_date_and_links(store, redis_conn,
                                                                            catalog):
     sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     jobs.enqueue_audit(redis_conn, sid, container=False)

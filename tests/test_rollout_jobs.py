@@ -18,9 +18,9 @@ from service.rollout_runner import (ChunkError, RunnerContext, append_record, ch
                                   parse_chunk, run_chunk)
 from service import defaults, rollout_jobs
 from service.rollout_jobs import Chunk, RolloutsStuck, ensure_chunks, plan_rollouts
-from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ProcessServer, ServiceStack,  # noqa: F401
-                           redis_conn, redis_server)
-from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
+from tests.support.paths import REPO_ROOT
+from tests.support.servers import ADMIN_TOKEN, ProcessServer, ServiceStack
+from tests.support.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 
 
 def _data(k: int = 2, n_states: int = 3, draws: int = 2, seeds: int = 2) -> TransferData:
@@ -122,7 +122,7 @@ def test_an_unknown_mechanism_is_not_planned():
 # ------------------------------------------------------------- enqueueing
 
 
-def test_chunks_are_enqueued_once_across_concurrent_audits(redis_conn):  # noqa: F811
+def test_chunks_are_enqueued_once_across_concurrent_audits(redis_conn):
     plan = plan_rollouts(_with_missing(_data(k=3), [(0, 0, 0), (2, 5, 1)]), "replay", "qs",
                          chunk_states=3)
     first = ensure_chunks(redis_conn, plan.pending)
@@ -132,7 +132,7 @@ def test_chunks_are_enqueued_once_across_concurrent_audits(redis_conn):  # noqa:
     assert sorted(queue.job_ids) == sorted(c.job_id for c in plan.pending)
 
 
-def test_a_failed_chunk_is_enqueued_again_until_its_runs_are_spent(redis_conn):  # noqa: F811
+def test_a_failed_chunk_is_enqueued_again_until_its_runs_are_spent(redis_conn):
     chunk = plan_rollouts(_with_missing(_data(), [(1, 2, 1)]), "replay", "qs").pending
     for _ in range(rollout_jobs.ROLLOUT_MAX_RUNS):
         (job,) = ensure_chunks(redis_conn, chunk)
@@ -143,7 +143,7 @@ def test_a_failed_chunk_is_enqueued_again_until_its_runs_are_spent(redis_conn): 
         ensure_chunks(redis_conn, chunk)
 
 
-def test_waiting_submission_counts_as_pending_for_the_reconciler(redis_conn):  # noqa: F811
+def test_waiting_submission_counts_as_pending_for_the_reconciler(redis_conn):
     (job,) = ensure_chunks(redis_conn, plan_rollouts(_with_missing(_data(), [(0, 0, 0)]),
                                                      "replay", "qs").pending)
     continuation = rollout_jobs.wait_for(redis_conn, "sub-1", job, "service.jobs.audit_job",
@@ -242,7 +242,7 @@ def _final(stack, auth, sid: str, seen: list, timeout: float = 150.0) -> dict:
 @pytest.mark.slow
 @pytest.mark.skipif(not real_data_available(), reason="frozen data not built")
 def test_sealed_setting_is_filled_by_the_runner_once_for_concurrent_submissions(
-        tmp_path, redis_server):  # noqa: F811
+        tmp_path, redis_server):
     root = tmp_path / "frozen"
     copy_library(root, experience_ids(10))
     copy_query_set(root, "stack-hidden", HIDDEN_STATES)

@@ -18,7 +18,7 @@ import pytest
 from expaudit.cli.runner_handlers import policy_options
 from service.rollout_runner import ChunkError, RunnerContext, run_chunk
 from service.rollout_jobs import Chunk
-from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
+from tests.support.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 
 EXPERIENCE = "stack-e000"
 QUERY_SET = "stack-orig"

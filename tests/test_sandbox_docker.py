@@ -30,9 +30,9 @@ from sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError  # noqa:
 from sandbox.demo import demo_input  # noqa: E402
 from sandbox.docker_backend import DockerSandbox, container_spec, run_user  # noqa: E402
 from sandbox.execute import run_selector  # noqa: E402
-from tests.engine.fixtures import build_image, engine_or_skip, reporter_log  # noqa: E402
-from tests.engine.standins import python_base  # noqa: E402
-from tests.sandbox_probes import outcome_secret, watched_listener  # noqa: E402
+from tests.support.engine.fixtures import build_image, engine_or_skip, reporter_log  # noqa: E402
+from tests.support.engine.standins import python_base  # noqa: E402
+from tests.support.sandbox_probes import outcome_secret, watched_listener  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "selectors"

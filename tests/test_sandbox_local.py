@@ -24,7 +24,7 @@ from sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError
 from sandbox.demo import demo_input
 from sandbox.execute import run_selector
 from sandbox.local import LocalSandbox, directory_digest
-from tests.sandbox_probes import outcome_secret, watched_listener
+from tests.support.sandbox_probes import outcome_secret, watched_listener
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("setpriv") is None,

@@ -27,8 +27,7 @@ from schemathesis.specs.openapi.checks import (content_type_conformance, respons
 
 from service.openapi import openapi_document
 from service.storage import LocalStore
-from tests.servers import (ADMIN_TOKEN, bearer, make_app, redis_server, run_jobs,  # noqa: F401
-                           scores_csv, toy_catalog)
+from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv, toy_catalog
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance]
@@ -49,7 +48,7 @@ class Backing:
 
 
 @pytest.fixture(scope="module")
-def backing(redis_server, tmp_path_factory):  # noqa: F811
+def backing(redis_server, tmp_path_factory):
     import redis
 
     conn = redis.Redis.from_url(redis_server.url)

@@ -10,14 +10,13 @@ import pytest
 from service.errors import TooManyRequests
 from service.sealed import (QUOTA_KEY, claims_today, give_back_sealed_quota, sealed_settings,
                             take_sealed_quota)
-from tests.servers import (ADMIN_TOKEN, bearer, catalog, make_app,  # noqa: F401
-                           redis_conn, redis_server, run_jobs, scores_csv, store)
+from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv
 
 NOON = datetime(2026, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
 
 
 @pytest.fixture()
-def client(store, redis_conn, catalog):  # noqa: F811
+def client(store, redis_conn, catalog):
     return make_app(store, redis_conn, catalog, sealed_submissions_per_day=2).test_client()
 
 
@@ -37,7 +36,7 @@ def _submit(client, token, body: bytes, setting: str):
 # ------------------------------------------------------------------ quota
 
 
-def test_quota_counts_per_owner_and_day_and_refuses_past_the_limit(redis_conn, store):  # noqa: F811
+def test_quota_counts_per_owner_and_day_and_refuses_past_the_limit(redis_conn, store):
     assert [take_sealed_quota(redis_conn, store, "tok-a", 2, NOON).count for _ in range(2)] == [1, 2]
     with pytest.raises(TooManyRequests, match=r"at most 2 submissions to sealed settings per "
                                               r"UTC day, for all the tokens of one owner "
@@ -55,7 +54,7 @@ def test_quota_counts_per_owner_and_day_and_refuses_past_the_limit(redis_conn, s
     assert claims_today(store, "tok-a", next_day) == 0
 
 
-def test_the_quota_survives_redis_losing_its_data(redis_conn, store):  # noqa: F811
+def test_the_quota_survives_redis_losing_its_data(redis_conn, store):
     """Fault: Redis restarted empty (or flushed) mid-day. The store's claims still count."""
     for _ in range(2):
         take_sealed_quota(redis_conn, store, "tok-a", 2, NOON)
@@ -82,7 +81,7 @@ def test_sealed_submissions_are_limited_per_day_but_public_ones_are_not(client, 
     assert public.status_code == 202
 
 
-def test_a_refused_upload_does_not_use_up_the_quota(client, token, catalog, redis_conn):  # noqa: F811
+def test_a_refused_upload_does_not_use_up_the_quota(client, token, catalog, redis_conn):
     bad = _submit(client, token, b"scene_id,experience_id,score\nnope,nope,1\n", "toy-sealed")
     assert bad.status_code == 422
     assert not list(redis_conn.scan_iter("expaudit:sealed:*"))
@@ -112,7 +111,7 @@ def _keys(document) -> set[str]:
 
 
 def test_a_sealed_report_has_the_audit_numbers_and_no_cells(client, token, catalog, store,
-                                                            redis_conn):  # noqa: F811
+                                                            redis_conn):
     sealed = catalog.load_transfer("toy-sealed")
     sid = _submit(client, token, scores_csv(sealed), "toy-sealed").json["id"]
     run_jobs(store, redis_conn, catalog)

@@ -20,8 +20,7 @@ from service.ladder import (grid_size, information_bound_bits, ladder_margin, la
                             on_grid)
 from service.sealed import QUOTA_KEY
 from service.storage import LocalStore, ObjectNotFound, StoreUnavailable
-from tests.servers import (ADMIN_TOKEN, RedisServer, bearer, catalog, make_app,  # noqa: F401
-                           redis_conn, redis_server, run_jobs, scores_csv, store)
+from tests.support.servers import ADMIN_TOKEN, RedisServer, bearer, make_app, run_jobs, scores_csv
 
 SEALED = "toy-sealed"
 
@@ -61,7 +60,7 @@ def _published(store) -> dict[str, bytes]:
     return {key: store.get_bytes(key) for key in store.list_keys("leaderboard/")}
 
 
-def test_no_public_file_is_computed_from_a_sealed_settings_outcomes(store, redis_conn, catalog):  # noqa: F811
+def test_no_public_file_is_computed_from_a_sealed_settings_outcomes(store, redis_conn, catalog):
     """Attack: read the reference rows of a sealed setting off the public leaderboard.
 
     The oracle row named the best experience of every scene and the
@@ -108,7 +107,7 @@ def _sealed_numbers(document, inside: bool):
 # ----------------------------------------------------------- crafted reports
 
 
-def test_two_files_differing_on_one_scene_reveal_nothing_about_that_scene(store, redis_conn,  # noqa: F811
+def test_two_files_differing_on_one_scene_reveal_nothing_about_that_scene(store, redis_conn,
                                                                           catalog):
     """Attack: submit a selection, then the same selection changed in one scene q.
 
@@ -142,14 +141,14 @@ def test_two_files_differing_on_one_scene_reveal_nothing_about_that_scene(store,
     assert json.loads(probes[0])["reference"]["success_rule"] is None
 
 
-def _submit_and_run(client, token, body, store, redis_conn, catalog) -> str:  # noqa: F811
+def _submit_and_run(client, token, body, store, redis_conn, catalog) -> str:
     response = _submit(client, token, body)
     assert response.status_code == 202, response.json
     run_jobs(store, redis_conn, catalog)
     return response.json["id"]
 
 
-def test_a_sealed_report_holds_the_headline_numbers_and_nothing_else(store, redis_conn,  # noqa: F811
+def test_a_sealed_report_holds_the_headline_numbers_and_nothing_else(store, redis_conn,
                                                                      catalog):
     """Attack: scores that tie everywhere but one scene; the within-query AUROC (or any
     per-experience or per-scene value) would reveal that scene's ordering."""
@@ -178,7 +177,7 @@ def test_a_sealed_report_holds_the_headline_numbers_and_nothing_else(store, redi
         assert experience not in text and experience not in json.dumps(report)
 
 
-def test_a_reexecuted_audit_releases_what_it_released_before(store, redis_conn, catalog):  # noqa: F811
+def test_a_reexecuted_audit_releases_what_it_released_before(store, redis_conn, catalog):
     """Fault: the worker died after the Ladder moved; the retry must not release again."""
     from service.sealed_report import audit_sealed
 
@@ -244,11 +243,11 @@ def test_the_documented_bound_is_far_below_what_recovers_the_hidden_matrix():
 # --------------------------------------------------------------- quota faults
 
 
-def test_with_redis_down_sealed_submissions_are_refused_not_let_through(tmp_path, catalog):  # noqa: F811
+def test_with_redis_down_sealed_submissions_are_refused_not_let_through(tmp_path, catalog):
     """Fault: Redis stops. A sealed submission gets 503 and nothing is stored or counted."""
     server = RedisServer(tmp_path / "redis").start()
     conn = redis_lib.Redis.from_url(server.url, socket_timeout=2, socket_connect_timeout=2)
-    store = LocalStore(tmp_path / "store")  # noqa: F811
+    store = LocalStore(tmp_path / "store")
     client = make_app(store, conn, catalog, sealed_submissions_per_day=2).test_client()
     token = _token(client)
     server.stop()
@@ -274,10 +273,10 @@ class _FailingPuts(LocalStore):
         return super().put_bytes(key, data, content_type)
 
 
-def test_a_submission_that_is_not_created_gives_its_quota_back(tmp_path, redis_conn, catalog):  # noqa: F811
+def test_a_submission_that_is_not_created_gives_its_quota_back(tmp_path, redis_conn, catalog):
     """Fault: the store fails after the quota was taken. The day's slot is not lost."""
     # the manifest write fails: down right after the quota was taken
-    store = _FailingPuts(tmp_path / "store", fails=lambda key: key.startswith("open/"))  # noqa: F811
+    store = _FailingPuts(tmp_path / "store", fails=lambda key: key.startswith("open/"))
     client = make_app(store, redis_conn, catalog, sealed_submissions_per_day=1).test_client()
     token = _token(client)
     sealed = catalog.load_transfer(SEALED)
@@ -303,10 +302,10 @@ class _RacingStore(LocalStore):
         return super().get_bytes(key)
 
 
-def test_a_concurrent_retry_with_the_same_key_is_not_charged_twice(tmp_path, redis_conn, catalog):  # noqa: F811
+def test_a_concurrent_retry_with_the_same_key_is_not_charged_twice(tmp_path, redis_conn, catalog):
     """Race: two requests with one Idempotency-Key; the second answers the first's
     submission and must give its quota claim back."""
-    store = _RacingStore(tmp_path / "store")  # noqa: F811
+    store = _RacingStore(tmp_path / "store")
     client = make_app(store, redis_conn, catalog, sealed_submissions_per_day=5).test_client()
     token = _token(client)
     body = scores_csv(catalog.load_transfer(SEALED))
@@ -327,11 +326,11 @@ def test_a_concurrent_retry_with_the_same_key_is_not_charged_twice(tmp_path, red
     assert [int(redis_conn.get(k)) for k in redis_conn.scan_iter("expaudit:sealed:*")] == [1]
 
 
-def test_a_submission_created_before_a_failure_keeps_its_charge(tmp_path, redis_conn, catalog):  # noqa: F811
+def test_a_submission_created_before_a_failure_keeps_its_charge(tmp_path, redis_conn, catalog):
     """Fault: the store fails after the submission exists; the reconciler will audit it, so
     giving the quota back would make it a free sealed submission."""
     # fails right after the submission's manifest and status were written
-    store = _FailingPuts(tmp_path / "store", fails=lambda key: key.endswith("/public"))  # noqa: F811
+    store = _FailingPuts(tmp_path / "store", fails=lambda key: key.endswith("/public"))
     client = make_app(store, redis_conn, catalog, sealed_submissions_per_day=5).test_client()
     token = _token(client)
     response = _submit(client, token, scores_csv(catalog.load_transfer(SEALED)), public=True)
@@ -341,7 +340,7 @@ def test_a_submission_created_before_a_failure_keeps_its_charge(tmp_path, redis_
     assert [int(redis_conn.get(k)) for k in redis_conn.scan_iter("expaudit:sealed:*")] == [1]
 
 
-def test_a_full_report_stored_on_a_sealed_setting_is_not_republished(store, redis_conn, catalog):  # noqa: F811
+def test_a_full_report_stored_on_a_sealed_setting_is_not_republished(store, redis_conn, catalog):
     """Upgrade: a report written before sealed reports existed holds every metric; the
     next rebuild must not publish it."""
     from service.jobs import JobContext, install_context, publish_job
@@ -367,7 +366,7 @@ def test_a_full_report_stored_on_a_sealed_setting_is_not_republished(store, redi
     assert b"0.654321" not in published and b"0.123457" not in published
 
 
-def test_a_sealed_setting_stays_out_of_the_cross_setting_summary(store, redis_conn, catalog):  # noqa: F811
+def test_a_sealed_setting_stays_out_of_the_cross_setting_summary(store, redis_conn, catalog):
     """Its released, rounded numbers (and only improving rows) would bias a mean of A."""
     client = make_app(store, redis_conn, catalog).test_client()
     token = _token(client)

@@ -22,10 +22,10 @@ import pytest
 import requests
 
 from service.catalog import BenchmarkCatalog
-from tests.servers import (REPO_ROOT, ServiceStack, new_token, redis_server,  # noqa: F401
-                           service_env)
+from tests.support.paths import REPO_ROOT
+from tests.support.servers import ServiceStack, new_token, service_env
 from tests.test_container_submissions import SANDBOX_OK, SETTING, STATES
-from tests.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
+from tests.support.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
                                real_data_available)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600),
@@ -45,7 +45,7 @@ def root(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory, redis_server, root):  # noqa: F811
+def stack(tmp_path_factory, redis_server, root):
     directory = tmp_path_factory.mktemp("remote")
     stack = ServiceStack(directory, redis_server, directory / "no-catalog",
                          extra_env={"EXPAUDIT_CATALOG": "", "EXPAUDIT_FROZEN_ROOT": str(root)})

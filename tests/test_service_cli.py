@@ -14,9 +14,9 @@ import pytest
 import requests
 
 from service.defaults import ROLLOUT_QUEUE
-from tests.servers import (ADMIN_TOKEN, REPO_ROOT, ServiceStack, free_port,  # noqa: F401
-                           read_until, redis_server, scores_csv, service_env, synthetic_setting,
-                           write_catalog)
+from tests.support.paths import REPO_ROOT
+from tests.support.servers import (ADMIN_TOKEN, ServiceStack, free_port, read_until, scores_csv,
+                                   service_env, synthetic_setting, write_catalog)
 
 pytestmark = pytest.mark.slow
 
@@ -249,7 +249,7 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
     whose cells are not stored, is computed by the runner `serve` started, on the frozen
     root `serve` serves, and published; the client shows the rollouts moving."""
     from tests.test_rollout_jobs import HIDDEN, HIDDEN_STATES, _scores
-    from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
+    from tests.support.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 
     if not real_data_available():
         pytest.skip("frozen data not built")
@@ -303,7 +303,7 @@ def test_worker_queue_settings_are_read_and_checked():
     assert worker_command()[-3:] == ["worker", "--queues", "publish,audit,selectors"]
 
 
-def test_a_worker_serves_selectors_only_when_told(tmp_path, redis_server):  # noqa: F811
+def test_a_worker_serves_selectors_only_when_told(tmp_path, redis_server):
     env = service_env(PYTHONPATH=str(REPO_ROOT), EXPAUDIT_REDIS_URL=redis_server.url,
                       EXPAUDIT_STORE=str(tmp_path / "store"))
     plain = subprocess.Popen([sys.executable, "-m", "expaudit", "worker"], env=env, cwd=tmp_path,

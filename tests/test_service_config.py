@@ -8,7 +8,7 @@ from service.catalog import DirectoryCatalog, StaticCatalog, UnknownSetting, fin
 from service.records import Fault, State, Status, SubmissionRepo
 from service.config import ServiceConfig, ConfigError, client_defaults, from_env, to_env
 from service.storage import LocalStore
-from tests.servers import synthetic_setting, write_catalog
+from tests.support.servers import synthetic_setting, write_catalog
 
 
 def test_defaults_without_environment():

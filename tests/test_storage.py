@@ -10,7 +10,7 @@ import requests
 
 from service.storage import (LocalStore, ObjectNotFound, S3Store, StoreUnavailable, check_key,
                              make_s3_client, parse_s3_url)
-from tests.servers import seaweed_server  # noqa: F401  (fixture)
+
 
 
 @pytest.fixture(params=["local", "s3"])
@@ -111,7 +111,7 @@ def test_wrong_credentials_are_refused(seaweed_server):
 
 
 def test_unreachable_s3_raises_store_unavailable():
-    from tests.servers import free_port
+    from tests.support.servers import free_port
 
     client = make_s3_client(f"http://127.0.0.1:{free_port()}", "us-east-1", "k", "s")
     with pytest.raises(StoreUnavailable, match="S3 get_object failed"):

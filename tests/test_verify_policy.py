@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from benchmark_data.paths import cells_journal, query_set_dir
-from tests.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
+from tests.support.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 
 EXPERIENCE = "stack-e000"
 QUERY_SET = "stack-orig"

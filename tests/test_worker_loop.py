@@ -12,7 +12,7 @@ import pytest
 from rq import Queue, SimpleWorker, Worker
 
 from service.worker_loop import StopsCleanly
-from tests.servers import redis_conn, redis_server  # noqa: F401
+
 
 
 class KilledByDefault(Exception):
@@ -52,7 +52,7 @@ def default_stop_signals():
 
 
 @pytest.mark.parametrize("step", ["register_birth", "_start_scheduler"])
-def test_a_stop_during_start_up_deregisters_the_worker(step, redis_conn, default_stop_signals):  # noqa: F811
+def test_a_stop_during_start_up_deregisters_the_worker(step, redis_conn, default_stop_signals):
     Probe.shutdown_requested = False
     worker = Probe([Queue("stop-test", connection=redis_conn)], connection=redis_conn)
     worker.signal_in = step

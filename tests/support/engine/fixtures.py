@@ -1,6 +1,6 @@
 """Pytest helpers for tests that need the container engine.
 
-`engine_or_skip` returns the process-wide engine (tests.engine.podman) or
+`engine_or_skip` returns the process-wide engine (tests.support.engine.podman) or
 skips with the reason an engine cannot be started; `reporter_log` prints set-up
 times and measurements past pytest's output capture; `build_image` builds
 with the podman CLI on the engine's store (layers cached between runs).
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.podman import Engine, EngineUnavailable, shared_engine
+from tests.support.engine.podman import Engine, EngineUnavailable, shared_engine
 
 
 def reporter_log(config):

@@ -5,7 +5,8 @@
   wheel, with an S3 identities file so signatures are really checked.
 - `ProcessServer`: any command (gunicorn, an RQ worker) with its log captured.
 
-Fixtures at the bottom are imported by the test modules that need them.
+The fixtures that start them (`redis_server`, `seaweed_server`, `redis_conn`, `store`,
+`catalog`) are in tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
+from tests.support.paths import REPO_ROOT
 
 VENV_BIN = Path(sys.executable).parent
 S3_ACCESS_KEY = "expaudit-test-key"
@@ -283,46 +284,6 @@ def service_env(**extra: str) -> dict[str, str]:
     return env
 
 
-# ----------------------------------------------------------------- fixtures
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("redis")).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def seaweed_server(tmp_path_factory):
-    server = SeaweedServer(tmp_path_factory.mktemp("weed")).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture()
-def redis_conn(redis_server):
-    import redis
-
-    conn = redis.Redis.from_url(redis_server.url)
-    conn.flushdb()
-    yield conn
-    conn.close()
-
-
-
-@pytest.fixture()
-def catalog():
-    """The toy catalog of the service tests (`toy_catalog`)."""
-    return toy_catalog()
-
-
-@pytest.fixture()
-def store(tmp_path):
-    """An empty local-disk store."""
-    from service.storage import LocalStore
-
-    return LocalStore(tmp_path / "store")
-
 # ------------------------------------------------------- small synthetic settings
 
 def synthetic_setting(setting_id: str = "toy-k4", k: int = 4, n_states: int = 8, draws: int = 2,
@@ -383,7 +344,6 @@ def scores_csv(data, seed: int = 1, setting_id: str | None = None) -> bytes:
 
 # ------------------------------------------------------------ the service stack
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 ADMIN_TOKEN = "test-admin-token-not-secret"
 
 

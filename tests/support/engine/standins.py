@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.engine.podman import Engine
+from tests.support.engine.podman import Engine
 
 HERE = Path(__file__).resolve().parent / "standins"
 BASE_TAG = "docker.io/library/python:3.11-slim"
@@ -38,7 +38,7 @@ STANDINS = {
     "nginx": "localhost/expaudit-standin/nginx:1",
     "s3": "localhost/expaudit-standin/s3:1",
 }
-"""Folder under tests/engine/standins -> image tag."""
+"""Folder under tests/support/engine/standins -> image tag."""
 
 
 def _mirror() -> str:
