@@ -17,8 +17,8 @@ import importlib
 _SURFACE = {
     "AuditReport": "leaderboard.audit", "run_audit": "leaderboard.audit",
     "InputError": "leaderboard.errors",
-    "ScoresInput": "leaderboard.io", "parse_scores_table": "leaderboard.io",
-    "read_inputs": "leaderboard.io",
+    "ScoresInput": "leaderboard.scores", "parse_scores_table": "leaderboard.scores",
+    "read_inputs": "leaderboard.scores",
     "MISSING": "leaderboard.matrix", "SceneTable": "leaderboard.matrix",
     "TransferData": "leaderboard.matrix",
     "report_to_dict": "leaderboard.report",

@@ -7,17 +7,16 @@ Files (column names exact; row order matters where stated):
   published scene order (the order `track_record` visits them).
 - outcomes: `experience_id,scene_id,seed,success`; one row per
   (experience, scene, seed), success 0 or 1, the same seeds everywhere.
-- scores: `scene_id,experience_id,score` (one row per pair), or
-  `scene_id,experience_id` alone (a selection-only submission: one row per scene).
+- scores: read by `leaderboard.scores` (the one reader of scores, also for
+  the web service's uploads and a selector's output), whose `read_inputs`
+  reads all four files.
 
 Every problem raises `InputError` naming the file, line (header = line 1),
-field and value; nothing is dropped or coerced silently. `parse_scores_table`
-is the same validation for an already parsed table (the web service's uploads).
+field and value; nothing is dropped or coerced silently.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,36 +25,19 @@ import pandas as pd
 from leaderboard.io_cells import FIRST_DATA_LINE, Cells, read_table
 from leaderboard.matrix import MISSING, SceneTable, TransferData
 from leaderboard.outcomes_fast import fast_outcomes
-from leaderboard.scores_fast import fast_score_frame, fast_scores
 
 EXPERIENCE_COLUMNS = ("experience_id",)
 SCENE_COLUMNS = ("scene_id", "state_id", "layout_level", "appearance_draw")
 OUTCOME_COLUMNS = ("experience_id", "scene_id", "seed", "success")
-SELECTION_COLUMNS = ("scene_id", "experience_id")
-SCORE_COLUMNS = SELECTION_COLUMNS + ("score",)
 LAYOUT_LEVELS = (0, 1, 2, 3)
 
 __all__ = [
-    "ScoresInput",
     "parse_experiences",
     "parse_scenes",
     "parse_outcomes",
-    "parse_scores_table",
-    "read_inputs",
+    "read_transfer",
     "read_table",
 ]
-
-
-@dataclass(frozen=True)
-class ScoresInput:
-    """A validated score table: `scores` (K, Q) in library x scene order.
-
-    For a selection-only submission the scores are 1 for the pick and 0
-    elsewhere and `selection_only` is True.
-    """
-
-    scores: np.ndarray
-    selection_only: bool
 
 
 def parse_experiences(frame: pd.DataFrame, *, source: str) -> tuple[str, ...]:
@@ -135,95 +117,11 @@ def parse_outcomes(
     return outcomes
 
 
-def _selection_scores(
-    cells: Cells, exp: np.ndarray, scn: np.ndarray, shape: tuple[int, int], scene_ids: tuple[str, ...]
-) -> np.ndarray:
-    """One pick per scene -> scores 1 for the pick, 0 elsewhere."""
-    cells.unique([scene_ids[j] for j in scn], "scene_id", "selection of scene")
-    present = np.zeros(shape[1], dtype=bool)
-    present[scn] = True
-    if not present.all():
-        raise cells.error(
-            f"has no selection; a selection-only table needs one row per scene "
-            f"({int((~present).sum())} scenes missing)",
-            field="scene_id",
-            value=scene_ids[int(np.flatnonzero(~present)[0])],
-        )
-    scores = np.zeros(shape)
-    scores[exp, scn] = 1.0
-    return scores
-
-
-def _full_scores(
-    cells: Cells,
-    exp: np.ndarray,
-    scn: np.ndarray,
-    experience_ids: tuple[str, ...],
-    scene_ids: tuple[str, ...],
-) -> np.ndarray:
-    """One finite score per (scene, experience) pair."""
-    values = cells.finite("score")
-    cells.unique(
-        [(scene_ids[j], experience_ids[i]) for j, i in zip(scn, exp)],
-        "scene_id, experience_id",
-        "(scene_id, experience_id)",
-    )
-    present = np.zeros((len(experience_ids), len(scene_ids)), dtype=bool)
-    present[exp, scn] = True
-    if not present.all():
-        i, q = np.argwhere(~present)[0]
-        raise cells.error(
-            f"has no score; every experience needs a score in every scene ({int((~present).sum())} pairs missing)",
-            field="scene_id, experience_id",
-            value=f"{scene_ids[q]}, {experience_ids[i]}",
-        )
-    scores = np.zeros(present.shape)
-    scores[exp, scn] = values
-    return scores
-
-
-def parse_scores_table(frame: pd.DataFrame, experience_ids, scene_ids, *, source: str) -> ScoresInput:
-    """Validate a submitted score (or selection) table against a library and query set.
-
-    Parameters
-    ----------
-    frame : columns `scene_id,experience_id,score`, or `scene_id,experience_id`
-        for a selection-only submission.
-    experience_ids, scene_ids : the library and the scenes, in order.
-    source : file name or "upload", used in error messages.
-
-    Returns
-    -------
-    ScoresInput with scores of shape (K, Q).
-    """
-    experience_ids, scene_ids = tuple(experience_ids), tuple(scene_ids)
-    matrix = fast_score_frame(frame, experience_ids, scene_ids)  # None: not the simple case
-    if matrix is not None:
-        return ScoresInput(matrix, False)
-    cells = Cells(frame, source)
-    selection_only = "score" not in [str(c) for c in frame.columns]
-    cells.check_columns(SELECTION_COLUMNS, () if selection_only else ("score",))
-    scn = cells.index_of("scene_id", scene_ids, "scene_id")
-    exp = cells.index_of("experience_id", experience_ids, "experience_id of the library")
-    if selection_only:
-        shape = (len(experience_ids), len(scene_ids))
-        return ScoresInput(_selection_scores(cells, exp, scn, shape, scene_ids), True)
-    return ScoresInput(_full_scores(cells, exp, scn, experience_ids, scene_ids), False)
-
-
-def read_inputs(
-    experiences: str | Path, outcomes: str | Path, scenes: str | Path, scores: str | Path
-) -> tuple[TransferData, ScoresInput]:
-    """Read and cross-check the four input files of `expaudit audit`."""
+def read_transfer(experiences: str | Path, outcomes: str | Path, scenes: str | Path) -> TransferData:
+    """Read and cross-check the experiences, scenes and outcomes files of `expaudit audit`."""
     experience_ids = parse_experiences(read_table(experiences), source=str(experiences))
     scene_table = parse_scenes(read_table(scenes), source=str(scenes))
     tensor = fast_outcomes(outcomes, experience_ids, scene_table.scene_ids)  # None: not the simple case
     if tensor is None:
         tensor = parse_outcomes(read_table(outcomes), experience_ids, scene_table.scene_ids, source=str(outcomes))
-    matrix = fast_scores(scores, experience_ids, scene_table.scene_ids)  # None: not the simple case
-    if matrix is not None:
-        return TransferData(experience_ids, scene_table, tensor), ScoresInput(matrix, False)
-    submitted = parse_scores_table(
-        read_table(scores), experience_ids, scene_table.scene_ids, source=str(scores)
-    )
-    return TransferData(experience_ids, scene_table, tensor), submitted
+    return TransferData(experience_ids, scene_table, tensor)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from leaderboard.errors import InputError
-from leaderboard.io import ScoresInput
+from leaderboard.scores import ScoresInput
 from sandbox.base import RunResult, RunSpec, RunStatus, SelectorSandbox
 from sandbox.protocol import read_output
 

@@ -18,8 +18,8 @@
     scores.csv                    scene_id,experience_id,score (one row per pair)
 
 Outcomes never enter /input: metadata keys that name outcomes are refused
-here, before anything is written. The scores file is validated exactly like an
-uploaded scores file (`leaderboard.io.parse_scores_table`).
+here, before anything is written. The scores file is read safely here and validated
+exactly like an uploaded scores file (`leaderboard.scores.parse_output`).
 """
 
 from __future__ import annotations
@@ -33,11 +33,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from expaudit.errors import InternalError
 from leaderboard.errors import InputError
-from leaderboard.io import ScoresInput, parse_scores_table
+from leaderboard.scores import ScoresInput, parse_output
 from sandbox import defaults
 from sandbox.base import SandboxError
 
@@ -262,15 +261,7 @@ def read_output(directory: Path, experience_ids: Sequence[str], scene_ids: Seque
 
     Raises `leaderboard.errors.InputError` (source "/output/scores.csv") for
     a missing, linked, special or oversize file, unreadable CSV, and every
-    content problem `parse_scores_table` finds (line, field and value).
+    content problem the scores reader finds (line, field and value).
     """
     data = _read_scores_bytes(directory, max_bytes)
-    try:
-        frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False,
-                            na_filter=False, encoding="utf-8")
-    except pd.errors.EmptyDataError:
-        raise InputError(SCORES_SOURCE, "file is empty (no header line)") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(SCORES_SOURCE, f"cannot be read as CSV: {first}") from exc
-    return parse_scores_table(frame, experience_ids, scene_ids, source=SCORES_SOURCE)
+    return parse_output(data, experience_ids, scene_ids, source=SCORES_SOURCE)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Iterator
 
 from expaudit.errors import InternalError, UserError
+from leaderboard.scores import SettingScores
 from sandbox.base import Limits, RunResult, RunSpec, RunStatus, SandboxConfigError
 from sandbox.docker_backend import DockerSandbox
 from sandbox.execute import run_selector
@@ -36,7 +37,6 @@ from service.config import protected_paths
 from service.records import Manifest
 from service.errors import ValidationFailed
 from service.selector_archive import ArchiveUnpackFailed, unpack_archive
-from service.uploads import ValidatedScores
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class SandboxUnavailable(InternalError, RuntimeError):
 class ContainerOutcome:
     """The validated scores of a container submission and what to record in its report."""
 
-    scores: ValidatedScores
+    scores: SettingScores
     provenance: dict
 
 
@@ -125,7 +125,7 @@ def run_container(ctx, sid: str, manifest: Manifest) -> ContainerOutcome:
         raise SandboxUnavailable(f"the sandbox could not run the selector: {result.reason}")
     if run.scores is None:
         raise SelectorFailed(f"selector {result.status.value}: {result.reason}")
-    scores = ValidatedScores(setting_id, run.scores.scores, run.scores.selection_only)
+    scores = SettingScores(setting_id, run.scores.scores, run.scores.selection_only)
     return ContainerOutcome(scores, provenance(manifest, result))
 
 

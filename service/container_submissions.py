@@ -19,11 +19,11 @@ from pathlib import PurePosixPath
 
 from flask import Request
 
+from leaderboard.scores import requested_settings
 from service.catalog import Catalog
 from service.errors import ValidationFailed
 from service.form_fields import request_fields
 from service.selector_archive import ARCHIVE_FORMAT, IMAGE_FORMAT, check_archive, check_image_reference
-from service.uploads import requested_settings
 
 
 @dataclass(frozen=True)

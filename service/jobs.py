@@ -36,6 +36,7 @@ from rq.job import Job, JobStatus
 from expaudit.errors import InternalError
 from leaderboard.audit import run_audit
 from leaderboard.errors import InputError
+from leaderboard.scores import FieldError, StoredScoresDamaged, decode_scores, read_frame, validate_upload
 from leaderboard.site.html_report import render_report_html
 from service import defaults
 from service import rollout_jobs
@@ -47,7 +48,7 @@ from service.records import Fault, State, Status, SubmissionRepo
 from service.report_pages import submission_context
 from service.sealed_report import audit_sealed
 from service.storage import ObjectNotFound, ObjectStore, StoreError
-from service.uploads import read_frame, validate_upload
+from service.upload_limits import catalog_limits
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +61,10 @@ class ContextNotInstalled(InternalError, RuntimeError):
     """A job ran in a process that was not started as a worker or runner (no context)."""
 
 
-SUBMITTER_ERRORS = (InputError, UnknownSetting, SelectorFailed, SelectorsUnsupported)
+SUBMITTER_ERRORS = (InputError, FieldError, UnknownSetting, SelectorFailed, SelectorsUnsupported)
 """Exceptions that are the submitter's fault: reported, never retried."""
 
-NOT_RETRYABLE = (NotRetryable, rollout_jobs.RolloutsStuck)
+NOT_RETRYABLE = (NotRetryable, StoredScoresDamaged, rollout_jobs.RolloutsStuck)
 """Infrastructure failures a retry cannot fix."""
 
 
@@ -298,8 +299,10 @@ def _scores(ctx: JobContext, sid: str, manifest) -> tuple[list, dict | None]:
     if manifest.kind == "container":
         outcome = run_container(ctx, sid, manifest)
         return [outcome.scores], outcome.provenance
-    raw = ctx.store.get_bytes(manifest.input_key)
-    frame = read_frame(raw, manifest.input_format, manifest.filename, ctx.catalog)
+    if manifest.scores_key is not None:  # validated by the web process: read, not parsed again
+        return decode_scores(ctx.store.get_bytes(manifest.scores_key)), None
+    raw = ctx.store.get_bytes(manifest.input_key)  # a manifest from before the validated table
+    frame = read_frame(raw, manifest.input_format, manifest.filename, catalog_limits(ctx.catalog))
     return validate_upload(frame, list(manifest.settings), ctx.catalog, manifest.filename), None
 
 

@@ -92,6 +92,10 @@ class Manifest:
         selector_image: the image reference pinned by digest (Docker backend).
         token_owner: the owner the operator named for the token (`TokenInfo.owner`);
             None in manifests written before tokens had owners.
+        scores_key: object key of the upload's validated scores
+            (`leaderboard.scores.encode_scores`), which the audit reads instead of
+            parsing the upload again; None for a container submission and in
+            manifests written before it was stored.
     """
 
     submission_id: str
@@ -109,6 +113,7 @@ class Manifest:
     selector_backend: str | None = None
     selector_image: str | None = None
     token_owner: str | None = None
+    scores_key: str | None = None
 
     @property
     def sealed_owner(self) -> str:

@@ -257,16 +257,16 @@ def test_parquet_with_malformed_pandas_metadata_is_unreadable_not_a_crash(client
 
 
 def test_parquet_is_refused_from_its_footer_when_it_would_unpack_too_far(client, token, catalog, monkeypatch):
-    import service.uploads
+    import leaderboard.scores.limits
 
     buffer = io.BytesIO()
     pd.DataFrame(scores_rows(_data(catalog))).to_parquet(buffer, index=False)
-    monkeypatch.setattr(service.uploads, "MAX_PARQUET_ROWS", 10)
+    monkeypatch.setattr(leaderboard.scores.limits, "MAX_PARQUET_ROWS", 10)
     error = _error(_submit(client, token, buffer.getvalue(), "s.parquet", setting="toy-k4"), 422,
                    "invalid_scores", None)
     assert "rows; at most 10 are read" in error["message"]
-    monkeypatch.setattr(service.uploads, "MAX_PARQUET_ROWS", 1_000_000)
-    monkeypatch.setattr(service.uploads, "MAX_PARQUET_UNPACKED_BYTES", 100)
+    monkeypatch.setattr(leaderboard.scores.limits, "MAX_PARQUET_ROWS", 1_000_000)
+    monkeypatch.setattr(leaderboard.scores.limits, "MAX_PARQUET_UNPACKED_BYTES", 100)
     error = _error(_submit(client, token, buffer.getvalue(), "s.parquet", setting="toy-k4"), 422,
                    "invalid_scores", None)
     assert "bytes; at most 100 are read" in error["message"]

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
+import leaderboard.scores.limits
 import service.upload_limits
-import service.uploads
 from leaderboard.errors import InputError
-from service.upload_limits import count_rows_upper_bound, full_file_needs
+from leaderboard.scores.limits import count_rows_upper_bound, full_file_needs
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app, scores_rows, synthetic_setting
 
 
@@ -23,9 +23,9 @@ def test_the_json_pre_count_counts_every_row_object(wrapped):
 
 
 def test_a_json_list_one_row_over_the_limit_is_refused_before_parsing(monkeypatch):
-    from service.uploads import read_frame
+    from leaderboard.scores import read_frame
 
-    monkeypatch.setattr(service.uploads, "MAX_PARQUET_ROWS", 3)
+    monkeypatch.setattr(leaderboard.scores.limits, "MAX_PARQUET_ROWS", 3)
     row = {"scene_id": "s", "experience_id": "e", "score": 1}
     with pytest.raises(InputError, match="has more than 3 rows; at most 3 are read"):
         read_frame(json.dumps([row] * 4).encode(), "json", "s.json")
@@ -60,9 +60,9 @@ def test_the_body_limit_rises_once_a_catalog_unreadable_at_start_can_be_read(
     the configured 2,000 bytes hold; once the setting is there, its full file is accepted."""
     from service.catalog import DirectoryCatalog, export_setting
 
-    monkeypatch.setattr(service.upload_limits, "FLOOR_ROWS", 10)
+    monkeypatch.setattr(leaderboard.scores.limits, "FLOOR_ROWS", 10)
     monkeypatch.setattr(service.upload_limits, "FLOOR_BODY_BYTES", 2000)
-    monkeypatch.setattr(service.uploads, "MAX_PARQUET_ROWS", 10)
+    monkeypatch.setattr(leaderboard.scores.limits, "MAX_PARQUET_ROWS", 10)
     summary, data = synthetic_setting("late-k4", k=4, n_states=8, draws=2)
     root = tmp_path / "catalog"
     client = make_app(store, redis_conn, DirectoryCatalog(root), max_upload_bytes=2000).test_client()

@@ -92,11 +92,11 @@ def test_a_parquet_bomb_is_a_422_naming_the_column_and_the_worker_stays_small(st
 def test_cells_within_the_limit_are_bounded_by_what_they_decode_to(monkeypatch):
     """Below the cell limit the decoded size is summed batch by batch, not read from the
     footer (in this process, with a small budget)."""
-    import service.uploads
-    from service.uploads import read_frame
+    import leaderboard.scores.limits
+    from leaderboard.scores import read_frame
 
     body = parquet_bomb(rows=200_000, chars=100)
-    monkeypatch.setattr(service.uploads, "MAX_PARQUET_UNPACKED_BYTES", 1_000_000)
+    monkeypatch.setattr(leaderboard.scores.limits, "MAX_PARQUET_UNPACKED_BYTES", 1_000_000)
     with pytest.raises(InputError, match="decodes to more than 1000000 bytes by line 65537; "
                                          "at most 1000000 are read"):
         read_frame(body, "parquet", "many.parquet")
@@ -108,7 +108,7 @@ def test_a_page_is_refused_from_its_header_before_it_is_decompressed():
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from service.uploads import read_frame
+    from leaderboard.scores import read_frame
 
     values = pa.DictionaryArray.from_arrays(pa.array(np.zeros(40_000, dtype=np.int32)),
                                             pa.array(["x" * 2000]))
@@ -125,7 +125,7 @@ def test_long_cells_stored_whole_are_refused_at_their_line():
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from service.uploads import read_frame
+    from leaderboard.scores import read_frame
 
     values = pa.array(["s"] * 70_000 + ["y" * 1500])
     buffer = io.BytesIO()
@@ -141,7 +141,7 @@ def test_prefix_sharing_text_is_refused_before_it_is_decoded():
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from service.uploads import read_frame
+    from leaderboard.scores import read_frame
 
     values = pa.array(["x" * 1000 + f"{i:07d}" for i in range(20_000)])
     buffer = io.BytesIO()
@@ -154,7 +154,7 @@ def test_prefix_sharing_text_is_refused_before_it_is_decoded():
 def test_a_damaged_page_header_is_an_unreadable_file():
     import pyarrow.parquet as pq
 
-    from service.uploads import read_frame
+    from leaderboard.scores import read_frame
 
     body = bytearray(_parquet(pd.DataFrame({"scene_id": ["a"], "experience_id": ["e"], "score": [1.0]})))
     chunk = pq.ParquetFile(io.BytesIO(bytes(body))).metadata.row_group(0).column(0)

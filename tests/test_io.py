@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from leaderboard.errors import InputError
-from leaderboard.io import parse_scores_table, read_inputs
+from leaderboard.scores import parse_scores_table, read_inputs
 
 EXPERIENCES = "experience_id\ne_old\ne_new\n"
 SCENES = "scene_id,state_id,layout_level,appearance_draw\ns1,A,0,0\ns2,A,0,1\ns3,B,2,0\n"

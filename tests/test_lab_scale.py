@@ -18,13 +18,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import leaderboard.scores.limits
 import service.upload_limits
-import service.uploads
 from expaudit.cli import main
 from leaderboard.audit import run_audit
 from leaderboard.metrics import chunking
 from service.catalog import StaticCatalog
-from service.upload_limits import MULTIPART_BYTES, full_file_needs
+from leaderboard.scores.limits import MULTIPART_BYTES, full_file_needs
 from tests.support.servers import (ADMIN_TOKEN, bearer, make_app, run_jobs, scores_rows,
                                    synthetic_setting)
 
@@ -40,10 +40,10 @@ def lab():
 @pytest.fixture()
 def low_floors(monkeypatch):
     """Fixed limits far below what the lab setting needs: 100 rows, 2,000 bytes."""
-    monkeypatch.setattr(service.upload_limits, "FLOOR_ROWS", 100)
+    monkeypatch.setattr(leaderboard.scores.limits, "FLOOR_ROWS", 100)
     monkeypatch.setattr(service.upload_limits, "FLOOR_BODY_BYTES", 2000)
-    monkeypatch.setattr(service.upload_limits, "FLOOR_DECODED_BYTES", 2000)
-    monkeypatch.setattr(service.uploads, "MAX_PARQUET_ROWS", 100)
+    monkeypatch.setattr(leaderboard.scores.limits, "FLOOR_DECODED_BYTES", 2000)
+    monkeypatch.setattr(leaderboard.scores.limits, "MAX_PARQUET_ROWS", 100)
 
 
 @pytest.fixture()

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from leaderboard.errors import InputError
+from leaderboard.scores import output as scores_output
 from sandbox import defaults, protocol
 from expaudit.numerics import kernel_env
 from sandbox.base import (Limits, RunSpec, RunStatus, SandboxConfigError, TailBuffer,
@@ -334,7 +335,7 @@ def test_an_error_without_text_is_named_by_its_type(tmp_path, monkeypatch):
     def read_csv(*args, **kwargs):
         raise ValueError("  ")
 
-    monkeypatch.setattr(protocol.pd, "read_csv", read_csv)
+    monkeypatch.setattr(scores_output.pd, "read_csv", read_csv)
     with pytest.raises(InputError) as refused:
         read_output(tmp_path, ["e0"], ["q0"])
     assert str(refused.value) == "/output/scores.csv: cannot be read as CSV: ValueError"

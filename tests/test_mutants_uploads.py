@@ -24,16 +24,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import service.uploads
+import leaderboard.scores.limits
 from leaderboard.errors import InputError
-from service.parquet_upload import (BATCH_ROWS, _check_footer, _check_pages, _check_schema,
-                                    _expanded_bytes, read_bounded_parquet)
+from leaderboard.scores.parquet import (BATCH_ROWS, _check_footer, _check_pages, _check_schema,
+                                        _expanded_bytes, read_bounded_parquet)
 from service.catalog import StaticCatalog
-from service.errors import ValidationFailed
 from service.request_body import BoundedBody
-from service.upload_limits import MULTIPART_BYTES, UploadLimits, count_rows_upper_bound, full_file_needs
-from service.uploads import (JSON_KEYS, _json_frame, _shift_line, read_frame, requested_settings,
-                             split_by_setting, validate_upload)
+from leaderboard.scores.json_rows import JSON_KEYS, read_json_rows
+from leaderboard.scores.limits import MULTIPART_BYTES, UploadLimits, count_rows_upper_bound, full_file_needs
+from leaderboard.scores.upload import (FieldError, _shift_line, read_frame, requested_settings,
+                                       split_by_setting, validate_upload)
 from tests.support.servers import scores_rows, synthetic_setting
 
 ROWS = [{"setting_id": "toy-k4", "scene_id": "s0", "experience_id": "e1", "score": 0.5},
@@ -41,8 +41,8 @@ ROWS = [{"setting_id": "toy-k4", "scene_id": "s0", "experience_id": "e1", "score
 
 
 def test_a_json_object_with_rows_reads_like_the_list_itself():
-    as_object = _json_frame(json.dumps({"rows": ROWS}).encode(), "scores.json")
-    as_list = _json_frame(json.dumps(ROWS).encode(), "scores.json")
+    as_object = read_json_rows(json.dumps({"rows": ROWS}).encode(), "scores.json")
+    as_list = read_json_rows(json.dumps(ROWS).encode(), "scores.json")
     pd.testing.assert_frame_equal(as_object, as_list)
     assert list(as_object.columns) == ["setting_id", "scene_id", "experience_id", "score"]
     assert as_object["score"].tolist() == [0.5, None]
@@ -50,7 +50,7 @@ def test_a_json_object_with_rows_reads_like_the_list_itself():
 
 def test_a_row_that_is_not_an_object_is_named_by_line_field_and_value():
     with pytest.raises(InputError) as refused:
-        _json_frame(json.dumps([ROWS[0], [1, 2]]).encode(), "scores.json")
+        read_json_rows(json.dumps([ROWS[0], [1, 2]]).encode(), "scores.json")
     error = refused.value
     assert (error.source, error.message, error.line, error.field, error.value) == (
         "scores.json", "is not an object", 3, "rows", "[1, 2]")
@@ -58,7 +58,7 @@ def test_a_row_that_is_not_an_object_is_named_by_line_field_and_value():
 
 def test_a_document_nested_too_deeply_is_refused_as_invalid_json():
     with pytest.raises(InputError) as refused:
-        _json_frame(b"[" * 100_000 + b"]" * 100_000, "scores.json")
+        read_json_rows(b"[" * 100_000 + b"]" * 100_000, "scores.json")
     assert refused.value.source == "scores.json"
     assert refused.value.message == "is not valid JSON: nested too deeply"
 
@@ -335,7 +335,7 @@ def test_long_cells_of_every_text_type_stored_whole_are_refused_at_their_line(ki
 @pytest.mark.parametrize("document", [[], {"rows": {}}, 3])
 def test_a_json_document_without_rows_is_refused_naming_rows(document):
     with pytest.raises(InputError) as refused:
-        _json_frame(json.dumps(document).encode(), "scores.json")
+        read_json_rows(json.dumps(document).encode(), "scores.json")
     assert (refused.value.source, refused.value.field, refused.value.message) == (
         "scores.json", "rows", 'JSON must be a non-empty list of row objects or {"rows": [...]}')
 
@@ -343,7 +343,7 @@ def test_a_json_document_without_rows_is_refused_naming_rows(document):
 def test_a_long_row_that_is_not_an_object_is_shown_by_its_first_80_characters():
     row = ["x" * 100]
     with pytest.raises(InputError) as refused:
-        _json_frame(json.dumps([ROWS[0], row]).encode(), "scores.json")
+        read_json_rows(json.dumps([ROWS[0], row]).encode(), "scores.json")
     assert refused.value.value == json.dumps(row)[:80]
 
 
@@ -351,7 +351,7 @@ def test_an_unknown_key_is_named_by_line_and_its_first_80_characters_after_known
     key = "k" * 100
     rows = [ROWS[0], {"setting_id": "toy-k4", key: 1, "other": 2}]
     with pytest.raises(InputError) as refused:
-        _json_frame(json.dumps(rows).encode(), "scores.json")
+        read_json_rows(json.dumps(rows).encode(), "scores.json")
     error = refused.value
     assert (error.source, error.line, error.field, error.value, error.message) == (
         "scores.json", 3, "header", key[:80],
@@ -384,7 +384,7 @@ def test_the_csv_pre_count_counts_data_rows_whatever_the_line_ends(body):
 
 
 def test_a_csv_one_row_over_the_limit_is_refused_before_parsing(monkeypatch):
-    monkeypatch.setattr(service.uploads, "MAX_PARQUET_ROWS", 2)
+    monkeypatch.setattr(leaderboard.scores.limits, "MAX_PARQUET_ROWS", 2)
     body = b"scene_id,experience_id,score\r\ns0,e0,1\r\ns1,e1,2\r\n"
     assert len(read_frame(body, "csv", "s.csv")) == 2
     with pytest.raises(InputError) as refused:
@@ -419,7 +419,7 @@ def test_the_settings_field_is_split_at_commas_only():
 @pytest.mark.parametrize("requested, shown", [([], "none"), (["a", "b"], "['a', 'b']")])
 def test_rows_without_setting_ids_need_exactly_one_setting_named(requested, shown):
     frame = pd.DataFrame({"scene_id": ["s0"], "experience_id": ["e0"], "score": [1.0]})
-    with pytest.raises(ValidationFailed) as refused:
+    with pytest.raises(FieldError) as refused:
         split_by_setting(frame, requested, "s.csv")
     assert refused.value.field == "setting"
     assert refused.value.message == ("name exactly one setting (field 'setting') or add a "

@@ -21,16 +21,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import service.parquet_upload
-import service.uploads
+import leaderboard.scores.limits
+import leaderboard.scores.parquet
 from leaderboard.errors import InputError
 from service.catalog import DataUnavailable, StaticCatalog, UnknownSetting
 from service.errors import ValidationFailed
 from service.form_fields import request_fields
-from service.parquet_upload import BATCH_ROWS, _check_pages, _expanding, read_bounded_parquet
+from leaderboard.scores.parquet import BATCH_ROWS, _check_pages, _expanding, read_bounded_parquet
 from service.request_body import BoundedBody, FixedScriptName
-from service.upload_limits import FLOOR_BODY_BYTES, UploadLimits, catalog_limits, full_file_needs
-from service.uploads import detect_format, read_frame, validate_upload
+from leaderboard.scores.limits import UploadLimits, full_file_needs
+from service.upload_limits import FLOOR_BODY_BYTES, catalog_limits
+from leaderboard.scores.upload import FieldError, detect_format, read_frame, validate_upload
 from tests.support.servers import synthetic_setting
 from tests.test_mutants_uploads import LOOSE, SOURCE, _parquet
 
@@ -152,7 +153,7 @@ def test_a_reader_error_is_named_by_its_first_line_or_else_its_type(monkeypatch,
     def unreadable(*args):
         raise error
 
-    monkeypatch.setattr(service.parquet_upload, "page_sizes", unreadable)
+    monkeypatch.setattr(leaderboard.scores.parquet, "page_sizes", unreadable)
     refused = _refusal(_parquet(pa.table({"score": [0.5]})))
     assert (refused.source, refused.message) == (SOURCE, f"cannot be read as parquet: {shown}")
 
@@ -179,7 +180,7 @@ def test_the_format_is_the_field_else_the_file_suffix_else_the_content_type(file
 
 
 def test_an_unknown_format_field_is_refused_naming_the_formats():
-    with pytest.raises(ValidationFailed) as refused:
+    with pytest.raises(FieldError) as refused:
         detect_format("s.csv", "text/csv", "xlsx")
     assert (refused.value.field, refused.value.message) == (
         "format", "format must be one of ['csv', 'parquet', 'json'], got 'xlsx'")
@@ -188,7 +189,7 @@ def test_an_unknown_format_field_is_refused_naming_the_formats():
 @pytest.mark.parametrize("filename, content_type, shown", [
     ("s.txt", "text/plain", "s.txt"), (None, None, "the upload"), ("", "text/csv2", "the upload")])
 def test_a_format_no_field_name_or_type_tells_is_refused_naming_the_file(filename, content_type, shown):
-    with pytest.raises(ValidationFailed) as refused:
+    with pytest.raises(FieldError) as refused:
         detect_format(filename, content_type, None)
     assert (refused.value.field, refused.value.message) == (
         "format", f"cannot tell the format of '{shown}': name the file *.csv, *.parquet or *.json, "
@@ -452,7 +453,7 @@ def test_an_empty_file_is_refused_as_empty_in_every_format(fmt):
 
 def test_a_parquet_upload_is_counted_by_its_footer_not_by_the_braces_of_its_bytes(monkeypatch):
     """The JSON pre-count counts opening braces; the pandas metadata of a Parquet file holds many."""
-    monkeypatch.setattr(service.uploads, "MAX_PARQUET_ROWS", 2)
+    monkeypatch.setattr(leaderboard.scores.limits, "MAX_PARQUET_ROWS", 2)
     buffer = io.BytesIO()
     pd.DataFrame({"scene_id": ["s0", "s1"], "experience_id": ["e0", "e0"], "score": [0.5, 1.0]}).to_parquet(
         buffer, index=False)

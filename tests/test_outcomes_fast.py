@@ -11,10 +11,12 @@ import pandas as pd
 import pytest
 
 import leaderboard.io
+import leaderboard.scores.files
+import leaderboard.scores.table
 from leaderboard.errors import InputError
-from leaderboard.io import read_inputs
+from leaderboard.scores import read_inputs
 from leaderboard.outcomes_fast import fast_outcomes
-from leaderboard.scores_fast import fast_scores
+from leaderboard.scores.fast import fast_scores
 
 K, Q, S = 4, 6, 3
 
@@ -66,7 +68,7 @@ def _both(directory, path, monkeypatch, scores_path=None):
 
     with_fast = run()
     monkeypatch.setattr(leaderboard.io, "fast_outcomes", lambda *args: None)
-    monkeypatch.setattr(leaderboard.io, "fast_scores", lambda *args: None)
+    monkeypatch.setattr(leaderboard.scores.files, "fast_scores", lambda *args: None)
     strict = run()
     monkeypatch.undo()
     return with_fast, strict
@@ -219,10 +221,10 @@ def test_parquet_scores_match_the_strict_reader(tmp_path, monkeypatch, kind):
 
 
 def _upload_result(frame, monkeypatch, fast: bool):
-    from leaderboard.io import parse_scores_table
+    from leaderboard.scores import parse_scores_table
 
     if not fast:
-        monkeypatch.setattr(leaderboard.io, "fast_score_frame", lambda *args: None)
+        monkeypatch.setattr(leaderboard.scores.table, "fast_score_frame", lambda *args: None)
     try:
         parsed = parse_scores_table(frame, [f"e{i}" for i in range(K)], [f"s{j}" for j in range(Q)],
                                     source="upload.csv")
@@ -238,7 +240,7 @@ def test_uploaded_csv_is_read_and_checked_as_the_strict_reader_does(monkeypatch,
     """An upload: the columnar frame equals the strict reader's, and the score check's result or
     error is the strict one's, word for word."""
     from leaderboard.io_cells import read_csv_bytes
-    from leaderboard.scores_fast import plain_csv_frame
+    from leaderboard.scores.fast import plain_csv_frame
 
     data = {**SCORES_VALID, **SCORES_ODD}[name]
     strict_frame = read_csv_bytes(data, "upload.csv")

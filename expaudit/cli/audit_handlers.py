@@ -11,7 +11,7 @@ import json
 import sys
 
 from leaderboard.audit import run_audit
-from leaderboard.io import read_inputs
+from leaderboard.scores import read_inputs
 from leaderboard.site.html_report import render_report_html
 from leaderboard.site.report_text import render_summary
 

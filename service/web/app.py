@@ -19,6 +19,7 @@ from flask import Flask, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from leaderboard.errors import InputError
+from leaderboard.scores import FieldError
 from service import defaults
 from service.auth import (ActiveSubmissions, FailedAuthLimiter, RateLimiter, TokenRegistry,
                           client_address)
@@ -149,6 +150,10 @@ def _register_error_handlers(app: Flask) -> None:
     def input_error(exc: InputError):
         return _error(422, "invalid_scores", str(exc), exc.field, source=exc.source,
                       line=exc.line, value=exc.value)
+
+    @app.errorhandler(FieldError)
+    def field_error(exc: FieldError):
+        return _error(422, "invalid", exc.message, exc.field)
 
     @app.errorhandler(UnknownSetting)
     def unknown_setting(exc: UnknownSetting):

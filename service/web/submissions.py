@@ -20,7 +20,9 @@ from service.publishing import DIRTY_KEY
 from service.records import Manifest, State, new_submission_id, utc_now
 from service.sealed import give_back_sealed_quota, sealed_settings, take_sealed_quota
 from service.storage import ObjectNotFound, StoreError
-from service.uploads import detect_format, read_frame, requested_settings, validate_upload
+from leaderboard.scores import (SettingScores, detect_format, encode_scores, read_frame,
+                                requested_settings, validate_upload)
+from service.upload_limits import catalog_limits
 
 log = logging.getLogger(__name__)
 
@@ -155,15 +157,17 @@ class Prepared:
     kind: str = "scores"
     backend: str | None = None
     image: str | None = None
+    validated: tuple[SettingScores, ...] = ()
+    """A scores file's validated table, stored beside it for the worker (parsed once)."""
 
 
 def _prepare_scores(svc: Services, upload: Upload) -> Prepared:
     fmt = detect_format(upload.filename, upload.content_type, upload.fields.get("format"))
-    frame = read_frame(upload.data, fmt, upload.filename, svc.catalog)
+    frame = read_frame(upload.data, fmt, upload.filename, catalog_limits(svc.catalog))
     validated = validate_upload(frame, requested_settings(upload.fields.get("setting")),
                                 svc.catalog, upload.filename)
     return Prepared(upload.data, upload.filename, fmt, [v.setting_id for v in validated],
-                    all(v.selection_only for v in validated))
+                    all(v.selection_only for v in validated), validated=tuple(validated))
 
 
 def _prepare_container(svc: Services, upload: Upload) -> Prepared:
@@ -242,6 +246,11 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
     sha = hashlib.sha256(prepared.data).hexdigest()
     input_key = f"inputs/sha256/{sha}"
     svc.store.put_if_absent(input_key, prepared.data)
+    scores_key = None
+    if prepared.validated:
+        scores = encode_scores(list(prepared.validated))
+        scores_key = f"inputs/scores/sha256/{hashlib.sha256(scores).hexdigest()}"
+        svc.store.put_if_absent(scores_key, scores)
     sid = replay or new_submission_id()
     if key is not None and replay is None:
         key_hash = hashlib.sha256(key.encode()).hexdigest()
@@ -256,7 +265,7 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
                         filename=prepared.filename, selection_only=prepared.selection_only,
                         created_at=utc_now(), kind=prepared.kind,
                         selector_backend=prepared.backend, selector_image=prepared.image,
-                        token_owner=token.owner)
+                        token_owner=token.owner, scores_key=scores_key)
     try:
         svc.repo.create(manifest)
     except FileExistsError:  # a concurrent request with the same Idempotency-Key won

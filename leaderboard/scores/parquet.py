@@ -5,7 +5,7 @@ dictionary-encoded 2,000-character string repeated 1,000,000 times is a
 200 KB file whose footer claims 200 KB, and it decodes to 2 GB. The footer is
 therefore only a first filter; the bounds hold on the decoded data:
 
-- before anything is decompressed (from the page headers, `service.parquet_pages`):
+- before anything is decompressed (from the page headers, `leaderboard.scores.parquet_pages`):
   no page larger than `max_page_bytes`, and all pages together within
   `max_bytes` before their dictionaries are expanded;
 - before anything is decoded (from the schema): flat columns only, at most
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from leaderboard.errors import InputError
-from service.parquet_pages import page_sizes
+from leaderboard.scores.parquet_pages import page_sizes
 
 BATCH_ROWS = 65_536
 """Rows decoded at a time: small enough that one batch of indices is a few

@@ -2,7 +2,7 @@
 
 The companion of `leaderboard.outcomes_fast` for `expaudit audit`'s scores
 file (K x Q rows: 2,000,000 at lab scale). It returns the (K, Q) score
-matrix only when the strict reader (`leaderboard.io.parse_scores_table`)
+matrix only when the strict reader (`leaderboard.scores.table.parse_scores_table`)
 would return the same matrix; otherwise None, and the strict reader runs
 and gives its result or its error as always.
 
@@ -15,11 +15,11 @@ score is finite; every (scene, experience) pair appears exactly once.
 Selection-only tables (no `score` column) are small and always read
 strictly.
 
-The service's uploads take the same two steps on bytes and tables:
+Uploads (`leaderboard.scores.upload`) take the same two steps on bytes and tables:
 `plain_csv_frame` reads a plainly well-formed CSV upload into the very table
 the strict CSV reader would build (every cell text), and `fast_score_frame`
 checks a full score table column-wise (called by
-`leaderboard.io.parse_scores_table` before its cell-by-cell checks).
+`leaderboard.scores.table.parse_scores_table` before its cell-by-cell checks).
 """
 
 from __future__ import annotations
