@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmark_data.generation.recipe_policies import (  # noqa: E402
+from benchmark_data.generation.recipe_gates import (  # noqa: E402
     GO_BAR, go_no_go, staged_records, validation_rate,
 )
 
@@ -39,7 +39,7 @@ def table(rows: list[dict]) -> list[str]:
 
 
 def decision(rows: list[dict]) -> str:
-    """The go / no-go line (`recipe_policies.go_no_go`), each Stack Policy policy's share shown."""
+    """The go / no-go line (`recipe_gates.go_no_go`), each Stack Policy policy's share shown."""
     mean, go = go_no_go(rows)
     if mean is None:
         return "go / no-go: no Stack Policy policy trained yet"

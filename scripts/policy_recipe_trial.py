@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO))
 import simulator  # noqa: E402,F401  (kernel pins and the headless renderer before MuJoCo loads)
 
 from benchmark_data.generation import recipe_policies  # noqa: E402
-from benchmark_data.generation.recipe_policies import VALIDATION  # noqa: E402
+from benchmark_data.generation.recipe_gates import VALIDATION, summarise  # noqa: E402
 from benchmark_data.query_sets import VALIDATION_TASK  # noqa: E402
 
 
@@ -49,7 +49,7 @@ def log(workdir: Path, line: str) -> None:
 
 
 def write_summary(workdir: Path, name: str, meta: dict, episodes: dict, items) -> dict:
-    summary = {**meta, **recipe_policies.summarise(episodes, items)}
+    summary = {**meta, **summarise(episodes, items)}
     tmp = workdir / f"{name}.summary.json.tmp"
     tmp.write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     tmp.replace(workdir / f"{name}.summary.json")

@@ -36,7 +36,7 @@ import pandas as pd
 
 from benchmark_data.cells import consolidate, load_cells, writers_excluded
 from benchmark_data.generation.export import write_manifest
-from benchmark_data.generation.recipe_policies import go_no_go, staged_records
+from benchmark_data.generation.recipe_gates import go_no_go, staged_records
 from benchmark_data.paths import STAGING_ROOT, cells_journal, cells_table, root_or_default
 from benchmark_data.policy_files import (encoder_features_path, is_trained, policy_dir,
                                          policy_experiences, published_policy_settings)

@@ -17,9 +17,9 @@ skipped when its output is there, so a stopped run resumes where it stopped
    into `policies/<mechanism>/<experience>/` of a data root.
 
 `scripts/policy_recipe_trial.py` runs phases 1-3 for a trial;
-`expaudit data train-policies` runs all four. `go_no_go` and `check_go` are the
-protocol's go / no-go, which cell generation asks before running a cell of
-these policies.
+`expaudit data train-policies` runs all four; the gates and the protocol's go / no-go
+are `recipe_gates`'. This module loads the simulator and torch: its callers
+(`expaudit.cli.data_sim_handlers`) load it when a command needs them.
 """
 
 from __future__ import annotations
@@ -34,13 +34,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
 
+from benchmark_data.generation.policies import demos_sha256, experience_scene
 from benchmark_data.generation.query_set_build import (
     check_not_a_query_state, check_validation_disjoint, layout_distance, validation_states,
+)
+from benchmark_data.generation.recipe_gates import (
+    GATE_SEED, OWN_EPISODES, VALIDATION, judge_gates, read_episodes, summarise,
 )
 from benchmark_data.policy_files import policy_dir
 from benchmark_data.query_sets import N_DRAWS
 from expaudit.errors import InternalError, InvalidInput
+from simulator.appearance import sample_draw
+from simulator.demo_recording import record_demo
+from simulator.door_sim import DoorSim
+from simulator.policy_model import Demo
+from simulator.policy_recipe import RecipeActor, RecipePolicy, RecipeSpec, train_recipe
+from simulator.policy_rollout import HORIZON, noise_for, run_episode
+from simulator.provenance import policy_code_version, policy_package_versions
+from simulator.recipe_demos import demo_task, recipe_plans
+from simulator.stack_sim import StackSim
+from simulator.wrist_camera import DualCamera
 
 RECIPE = {"pretrain_steps": 4000, "train_steps": 20000, "crop_size": 58, "crops_per_frame": 4}
 """The recipe's settings, the same for both tasks and mechanisms (docs/policy_protocol.md:
@@ -49,23 +64,10 @@ N_DEMOS = 240
 """Successful demonstrations per policy (lever 2's first choice)."""
 DEMO_CHUNK = 40
 """Demonstration plans recorded per saved chunk."""
-VALIDATION = {"stack": "stack-val", "door": "door-val"}
-"""The validation query set every gate is measured on, per task."""
-GATE_SEED = 0
-"""Execution-noise seed of the gate episodes."""
-OWN_EPISODES = 20
-"""Own demonstration layouts the first gate runs (n >= 20)."""
-GATE_BARS = {"own": 0.8, "draw 0": 0.5, "draws 1-4": 0.2, "draw gap": 0.1}
-"""The protocol's bars: success on its own layouts (both mechanisms), draw 0 and draws 1-4
-(Policy), the largest gap between draw 0 and draws 1-4 (Policy+DR)."""
-GATE_MIN_N = {"own": 20, "draw 0": 40, "draws 1-4": 160, "draw gap": 200}
-"""Episodes a gate needs to count: fewer (a smoke run) never pass."""
-GO_BAR = 0.2
-"""Validation random success of the three retrained Stack Policy policies below which no cell
-of the new policies is generated (the protocol's go / no-go)."""
 TRAINING_SOURCES = ("simulator/policy_recipe.py", "simulator/wrist_camera.py", "simulator/recipe_demos.py",
                     "simulator/demo_recording.py", "simulator/policy_model.py", "simulator/policy_camera.py",
-                    "simulator/policy_rollout.py", "benchmark_data/generation/recipe_policies.py")
+                    "simulator/policy_rollout.py", "benchmark_data/generation/recipe_policies.py",
+                    "benchmark_data/generation/recipe_gates.py")
 """Files whose code makes a policy and its gate numbers; their hash goes into training.json."""
 REPO = Path(__file__).resolve().parents[2]
 Log = Callable[[str], None]
@@ -73,8 +75,6 @@ Log = Callable[[str], None]
 
 def recipe_spec(**overrides):
     """The recipe's `RecipeSpec`, with `overrides` (small-scale runs and trials)."""
-    from simulator.policy_recipe import RecipeSpec
-
     return RecipeSpec(**{**RECIPE, **overrides})
 
 
@@ -88,14 +88,8 @@ def training_sources_sha256() -> str:
 
 
 def sim_class(task: str):
-    """The task's simulator class (imported here: MuJoCo loads only when a phase runs)."""
-    if task == "stack":
-        from simulator.stack_sim import StackSim
-
-        return StackSim
-    from simulator.door_sim import DoorSim
-
-    return DoorSim
+    """The task's simulator class."""
+    return StackSim if task == "stack" else DoorSim
 
 
 WORK_RECORD = "work.json"
@@ -139,12 +133,6 @@ class Demos:
 def record_demos(task: str, experience_id: str, mechanism: str, n: int, workdir: Path, *,
                  library_root=None, chunk: int = DEMO_CHUNK, log: Log = lambda line: None) -> Demos:
     """The first `n` successful demonstrations (chunks already recorded are read back)."""
-    from benchmark_data.generation.policies import experience_scene
-    from simulator.demo_recording import record_demo
-    from simulator.policy_model import Demo
-    from simulator.recipe_demos import demo_task, recipe_plans
-    from simulator.wrist_camera import DualCamera
-
     plans = recipe_plans(task, experience_id, 3 * n, mechanism == "policy_dr")
     check_not_a_query_state(task, [p.layout for p in plans])
     check_validation_disjoint(VALIDATION[task], [p.layout for p in plans], [p.draw_key for p in plans])
@@ -196,8 +184,6 @@ def record_demos(task: str, experience_id: str, mechanism: str, n: int, workdir:
 def train(task: str, demos: Demos, spec, workdir: Path, log: Log = lambda line: None):
     """(the `RecipePolicy` in `workdir/policy`, whether it was trained now); one already there must
     have `spec`. curves.json keeps the curves, wall time and the training code's hash."""
-    from simulator.policy_recipe import RecipePolicy, train_recipe
-
     path = workdir / "policy"
     if (path / "weights.pt").exists():
         policy = RecipePolicy.load(path)
@@ -222,8 +208,6 @@ def train(task: str, demos: Demos, spec, workdir: Path, log: Log = lambda line: 
 def gate_items(task: str, kept_plans, own: int = OWN_EPISODES, states: int = 40) -> list[tuple]:
     """(group, scene id, layout, appearance draw) of every gate episode, in order; `states` < 40
     keeps the first validation states only (level-major: a smoke run, not a measurement)."""
-    from simulator.appearance import sample_draw
-
     items = [("own", p.draw_key, p.layout, sample_draw(p.draw_key, p.draw)) for p in kept_plans[:own]]
     chosen = validation_states(VALIDATION[task])[:states]
     for draw in range(N_DRAWS):
@@ -232,24 +216,10 @@ def gate_items(task: str, kept_plans, own: int = OWN_EPISODES, states: int = 40)
     return items
 
 
-def read_episodes(path: Path, seed: int) -> dict[str, dict]:
-    """Episodes already run (scene id -> row) of an episodes file; none when it is absent. Every
-    row must be of noise seed `seed` (rows written before rows named their seed count as it)."""
-    if not path.exists():
-        return {}
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    other = next((row for row in rows if row.get("seed", seed) != seed), None)
-    if other is not None:
-        raise InvalidInput(f"{path}: episode {other['scene_id']} has seed {other['seed']}, not {seed}")
-    return {row["scene_id"]: row for row in rows}
-
-
 def run_episodes(task: str, experience_id: str, items, camera, actor, seed: int, path: Path,
                  on_group: Callable[[dict], None] = lambda episodes: None) -> dict[str, dict]:
     """Run the episodes of `items` not yet in `path`, appending each as it ends; `on_group` is
     called with every episode so far after each group of `items`."""
-    from simulator.policy_rollout import HORIZON, noise_for, run_episode
-
     done = read_episodes(path, seed)
     horizon = HORIZON[task]
     last_group = None
@@ -270,94 +240,10 @@ def run_episodes(task: str, experience_id: str, items, camera, actor, seed: int,
     return done
 
 
-def summarise(episodes: dict, items) -> dict:
-    """Successes and episodes per group, and per validation layout level."""
-    groups: dict[str, list[int]] = {}
-    levels: dict[str, list[int]] = {}
-    for group, scene_id, _, _ in items:
-        if scene_id not in episodes:
-            continue
-        success = int(episodes[scene_id]["success"])
-        g = groups.setdefault(group, [0, 0])
-        g[0] += success
-        g[1] += 1
-        if group != "own":
-            level = levels.setdefault(f"level {int(scene_id.split('-s')[1][:2]) // 10}", [0, 0])
-            level[0] += success
-            level[1] += 1
-    return {"groups": groups, "validation_levels": levels}
-
-
-def judge_gates(mechanism: str, groups: dict[str, list[int]]) -> dict[str, dict]:
-    """Each gate of the protocol for `mechanism`: its measured value with n, its bar, passed or not
-    (a gate with fewer episodes than `GATE_MIN_N` does not pass)."""
-    def rate(name):
-        s, n = groups[name]
-        return s / n
-
-    def gate(name, value, n, bar):
-        passed = value >= GATE_BARS[name] if bar == "at_least" else value <= GATE_BARS[name] + 1e-12
-        return {"value": round(value, 4), "n": n, bar: GATE_BARS[name], "min_n": GATE_MIN_N[name],
-                "passed": bool(passed and n >= GATE_MIN_N[name])}
-
-    gates = {"own": gate("own", rate("own"), groups["own"][1], "at_least")}
-    if mechanism == "policy":
-        for name in ("draw 0", "draws 1-4"):
-            gates[name] = gate(name, rate(name), groups[name][1], "at_least")
-    else:
-        gates["draw gap"] = gate("draw gap", abs(rate("draw 0") - rate("draws 1-4")),
-                                 groups["draw 0"][1] + groups["draws 1-4"][1], "at_most")
-    return gates
-
-
-def validation_rate(record: dict) -> float:
-    """Validation random success of a frozen policy: its successes over the validation scenes
-    (every draw), from its training.json."""
-    groups = record["validation"]["groups"]
-    return (groups["draw 0"][0] + groups["draws 1-4"][0]) / (groups["draw 0"][1] + groups["draws 1-4"][1])
-
-
-def go_no_go(records: list[dict]) -> tuple[float | None, bool]:
-    """(validation random success of the Stack Policy policies, whether generating cells may go):
-    go when all three are trained with their gates measured and the mean reaches `GO_BAR`."""
-    stack = [r for r in records if r["task"] == "stack" and r["mechanism"] == "policy" and "gates" in r]
-    if not stack:
-        return None, False
-    mean = sum(validation_rate(r) for r in stack) / len(stack)
-    return mean, len(stack) == 3 and mean >= GO_BAR
-
-
-def staged_records(root) -> list[dict]:
-    """The training.json of every mechanism-2 policy under `root`."""
-    from benchmark_data.paths import root_or_default
-
-    records = []
-    for path in sorted((root_or_default(root) / "policies").glob("*/*/training.json")):
-        record = json.loads(path.read_text())
-        if "gates" in record:
-            records.append(record)
-    return records
-
-
-def check_go(root) -> None:
-    """Raise `InvalidInput` unless the go / no-go under `root` says go (cells of mechanism-2
-    policies are generated only then, as pre-registered)."""
-    mean, go = go_no_go(staged_records(root))
-    if not go:
-        state = ("no Stack Policy policy with gates" if mean is None
-                 else f"validation random success {mean:.3f} of the Stack Policy policies trained")
-        raise InvalidInput(f"no cell of the new policies before the go / no-go says go "
-                           f"(docs/policy_protocol.md): {state}; all three at >= {GO_BAR} are needed "
-                           f"(scripts/policy_gates.py)")
-
-
 # ---- phase 4: the frozen files -------------------------------------------------------------
 def freeze(task: str, mechanism: str, experience_id: str, workdir: Path, demos: Demos, policy,
            summary: dict, *, root=None) -> Path:
     """Write the policy's frozen files into `root` (training.json: how it was made and its gates)."""
-    from benchmark_data.generation.policies import demos_sha256
-    from simulator.provenance import policy_code_version, policy_package_versions
-
     out = policy_dir(mechanism, experience_id, root)
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(workdir / "policy" / "weights.pt", out / "weights.pt")
@@ -411,10 +297,6 @@ def train_recipe_policy(task: str, mechanism: str, experience_id: str, workdir: 
                         library_root=None, n_demos: int = N_DEMOS, spec=None, own: int = OWN_EPISODES,
                         states: int = 40, chunk: int = DEMO_CHUNK, log: Log = lambda line: None) -> Path:
     """All four phases for one policy (resuming in `workdir`); returns its frozen directory."""
-    import torch
-
-    from simulator.policy_recipe import RecipeActor
-    from simulator.wrist_camera import DualCamera
 
     torch.set_num_threads(1)
     spec = spec or recipe_spec()

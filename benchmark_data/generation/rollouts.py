@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from benchmark_data.cells import consolidate, load_cells, writing_cells
 from benchmark_data.generation.library_stream import build_stack_stream, replay_sources, write_stack_library
 from benchmark_data.generation.query_set_build import stack_scene_rows
-from benchmark_data.generation.recipe_policies import check_go
+from benchmark_data.generation.recipe_gates import check_go
 from benchmark_data.paths import BASE_QUERY_SET, cells_journal, library_dir, query_set_dir
 from benchmark_data.policy_files import policy_dirs
 from benchmark_data.query_sets import read_scenes, write_scenes
@@ -164,7 +164,7 @@ def run_cells(cells: list, *, workers: int = 2, root=None, out=None, require_go:
     `out`, default `root`: a staging root holds regenerated policies and their
     cells apart from the published ones until they are complete. Cells of
     mechanism-2 policies run only once the protocol's go / no-go says go
-    (`recipe_policies.check_go`; `require_go=False` for small-scale tests).
+    (`recipe_gates.check_go`; `require_go=False` for small-scale tests).
     """
     store = root if out is None else out
     with writing_cells(store):
