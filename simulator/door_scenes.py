@@ -11,7 +11,7 @@ the latch turned 0-0.6 rad), 3 an obstacle box on the table under the pull arc.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -76,6 +76,25 @@ def sample_door_layout(level: int, rng: np.random.Generator) -> DoorLayout:
                 float(rng.uniform(0.02, 0.04)), float(rng.uniform(0.02, 0.04)),
                 float(rng.uniform(0.04, 0.1)))
     return DoorLayout(door, obstacle=tuple(float(v) for v in obstacle))
+
+
+AJAR_HINGE = (0.2, 0.28)
+"""Hinge range (rad) of a valid ajar door: from 0.19 rad up the latch clears `Door_frame` at
+every latch angle the spring leaves still, and below 0.3 rad robosuite does not yet count
+the door open (issue 38)."""
+STILL_LATCH = (0.0, 0.08)
+"""Latch range (rad) that stays put: its spring (stiffness 1) pulls with less than its
+frictionloss (0.1). A latch turned further, even to 1.35 rad where it clears the frame,
+springs back within the second and kicks the door by 0.3-3.4 degrees."""
+
+
+def valid_articulation(layout: DoorLayout, state_id: str) -> DoorLayout:
+    """`layout` with a hinge and latch angle that clear the frame and stay still, drawn from a
+    generator seeded by the state's own id (the query set's shared stream is not touched, so
+    every other state and draw stays as it was)."""
+    seed = int.from_bytes(hashlib.sha256(f"articulation:{state_id}".encode()).digest()[:8], "big")
+    rng = np.random.default_rng(seed)
+    return replace(layout, hinge=float(rng.uniform(*AJAR_HINGE)), latch=float(rng.uniform(*STILL_LATCH)))
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,18 @@ import mujoco
 import numpy as np
 
 from simulator.door_scenes import DOOR_BASE_Z, DoorLayout
+from simulator.errors import InvalidState
 from simulator.osc import osc_control
 from simulator.stack_sim import ARM_DOFS, CONTROL_FREQ, GRIPPER_OPEN, GRIPPER_SPEED, OBSTACLE_NAME
 
 OBSTACLE_PARKED = (2.0, 0.0, 0.5)
+MAX_PENETRATION_M = 0.001
+"""Deepest contact allowed between two bodies of a restored state (issue 38)."""
+STILL_TOLERANCE_RAD = {"hinge": 0.002, "latch": 0.01}
+"""Largest motion of each door joint allowed over `STILL_STEPS` of neutral control (a still
+latch creeps by a few milliradians under its friction)."""
+STILL_STEPS = 20
+"""Neutral control steps of the stillness check: one second at 20 Hz."""
 
 
 def _make_env():
@@ -150,3 +158,37 @@ class DoorSim:
                         d.site_xpos[self.site], d.site_xmat[self.site], goal_pos, goal_rot,
                         self._ctrl_lo, self._ctrl_hi, d.ctrl)
             mujoco.mj_step2(m, d)
+
+
+def deepest_contact(sim: DoorSim) -> tuple[float, str]:
+    """(penetration depth in m, "body/body") of the deepest contact between two bodies now;
+    (0.0, "") when no two bodies interpenetrate."""
+    m, d = sim.model, sim.data
+    depth, pair = 0.0, ""
+    for contact in d.contact[:d.ncon]:
+        b1, b2 = m.geom_bodyid[contact.geom1], m.geom_bodyid[contact.geom2]
+        if b1 != b2 and -contact.dist > depth:
+            depth = -float(contact.dist)
+            pair = "/".join(mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b) for b in (b1, b2))
+    return depth, pair
+
+
+def check_valid_state(sim: DoorSim, layout: DoorLayout, name: str) -> None:
+    """Raise `InvalidState` unless `layout` restores without interpenetration deeper than
+    `MAX_PENETRATION_M` and its hinge and latch stay within `STILL_TOLERANCE_RAD` over one
+    second of neutral control (the hand held at home, gripper open). Leaves `sim` restored."""
+    sim.restore(layout)
+    depth, pair = deepest_contact(sim)
+    if depth > MAX_PENETRATION_M:
+        sim.restore(layout)
+        raise InvalidState(f"{name}: {pair} interpenetrate by {depth * 1000:.1f} mm at the start "
+                           f"(at most {MAX_PENETRATION_M * 1000:.0f} mm)")
+    hinge, latch, pos, rot = sim.hinge(), sim.latch(), sim.ee_pos(), sim.ee_rot()
+    for _ in range(STILL_STEPS):
+        sim.step(pos, rot, -1.0)
+    moved = {"hinge": sim.hinge() - hinge, "latch": sim.latch() - latch}
+    sim.restore(layout)
+    for joint, delta in moved.items():
+        if abs(delta) > STILL_TOLERANCE_RAD[joint]:
+            raise InvalidState(f"{name}: the {joint} moves by {delta:+.4f} rad in one second of "
+                               f"neutral control (at most {STILL_TOLERANCE_RAD[joint]} rad)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from expaudit.errors import InternalError, InvalidInput, UnknownName
 
-__all__ = ["BadLevel", "ModelMismatch", "UnknownQuerySet", "UnknownTask"]
+__all__ = ["BadLevel", "InvalidState", "ModelMismatch", "UnknownQuerySet", "UnknownTask"]
 
 
 class BadLevel(InvalidInput, ValueError):
@@ -27,3 +27,8 @@ class UnknownQuerySet(UnknownName, KeyError):
 class ModelMismatch(InternalError, ValueError):
     """A MuJoCo model or a network without the part the code reads (a camera, a material, a
     visual core), or a camera used against the model's state: the project's own bug."""
+
+
+class InvalidState(InternalError, ValueError):
+    """A generated scene state that is not physically valid (bodies interpenetrating at the start,
+    or a joint moving under neutral control): a generation error, never published."""
