@@ -1,4 +1,4 @@
-"""Shared by the metric benchmarks and tests/test_metrics_scaling.py: random lab settings and the old AUROC.
+"""Shared by the metric benchmarks and tests/leaderboard/metrics/test_scaling.py: random lab settings and the old AUROC.
 
 `tensor_scene_aurocs` is the previous within-query AUROC (a (Q, K, K)
 comparison tensor), kept only as the reference the rank-based one must

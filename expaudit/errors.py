@@ -17,7 +17,7 @@
 Each package subclasses these where the error is raised (`leaderboard.errors.InputError`
 is an `InvalidInput`; `benchmark_data.registry.UnknownSettingError` an `UnknownName`), and
 may also subclass the built-in error callers already catch (`KeyError`, `FileNotFoundError`).
-`tests/test_error_tree.py` finds every exception class of the project and checks it is here.
+`tests/expaudit/test_errors.py` finds every exception class of the project and checks it is here.
 """
 from __future__ import annotations
 

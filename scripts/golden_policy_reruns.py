@@ -1,12 +1,12 @@
 #!/usr/bin/env python
 """Record this machine's re-run of the version-2 golden policy cells, for CPUs unlike the cells' own.
 
-    scripts/golden_policy_reruns.py    # adds or replaces this machine's entry in tests/golden_policy_v2_reruns.json
+    scripts/golden_policy_reruns.py    # adds or replaces this machine's entry in tests/simulator/golden_policy_v2_reruns.json
 
 The published policy cells were made on AMD CPUs. On a CPU of another vendor
 a closed-loop rollout can end in another final state under the same pinned
 kernels and renderer (docs/data.md, "What reproduces where"), so there
-`tests/test_golden_cells.py` compares a re-run with this record of the same
+`tests/simulator/test_golden_cells.py` compares a re-run with this record of the same
 CPU model and machine parts instead: a later change to the runner that moves
 a trajectory still shows on that machine. The record keeps each cell's
 success, initial and final state hash, the CPU, the machine parts and the
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from expaudit.numerics import cpu_vendor  # noqa: E402
-from tests.test_golden_cells import (  # noqa: E402
+from tests.simulator.test_golden_cells import (  # noqa: E402
     POLICY_V2_CPU_VENDOR, POLICY_V2_GOLDEN, RERUN_PARTS, _machine_parts, _store_outcomes,
     _v2_golden_outcomes, _v2_home, rerun_v2_golden, write_rerun,
 )

@@ -44,7 +44,7 @@ of pixels, hence a policy's actions and final state (docs/data.md, "What reprodu
 REPLAY_MECHANISM = 1
 """Version of what a Replay rollout does, declared: bumped by any change of behaviour in the Replay
 path, after which the frozen Replay cells are regenerated. The golden cells
-(`tests/test_golden_cells.py`) re-execute stored cells and fail when behaviour changed without
+(`tests/simulator/test_golden_cells.py`) re-execute stored cells and fail when behaviour changed without
 a bump; editing, moving or renaming a source file that keeps behaviour changes nothing here."""
 POLICY_MECHANISM = 2
 """Version of what a policy rollout does (besides the weights), declared like `REPLAY_MECHANISM`:

@@ -9,7 +9,7 @@ from benchmark_data.generation.adopt_staging import staging_state
 from benchmark_data.paths import cells_journal
 from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import N_SEEDS
-from tests.test_adopt_staging import POLICY_SETTINGS, _published, _staging
+from tests.benchmark_data.generation.test_adopt_staging import POLICY_SETTINGS, _published, _staging
 
 
 def test_a_cell_of_a_seed_past_the_last_does_not_complete_a_setting(tmp_path):

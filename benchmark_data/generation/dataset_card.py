@@ -6,7 +6,7 @@ user reads as `cr:RecordSet`s whose fields come from the Parquet schemas
 themselves: the executed cells (the outcomes) per mechanism and query set,
 the query scenes per query set, the experience libraries, plus the settings
 of the registry as inline records. Nothing is typed by hand, so the card
-cannot drift from the files; `tests/test_dataset_card.py` checks the
+cannot drift from the files; `tests/benchmark_data/generation/test_dataset_card.py` checks the
 committed card against a fresh one.
 
     python -m benchmark_data.generation.dataset_card [--root DIR] [--out benchmark_data/dataset/croissant.json]

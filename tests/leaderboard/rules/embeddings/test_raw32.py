@@ -1,0 +1,90 @@
+"""raw32 in-process scores equal the example container selector's, bit for bit."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from leaderboard.rules.embeddings import embedding_scores
+from leaderboard.rules.embeddings.raw32 import Raw32Encoder
+from sandbox.demo import demo_input
+from sandbox.protocol import read_output
+from tests.support.paths import REPO_ROOT
+
+SELECTOR = REPO_ROOT / "examples" / "selectors" / "raw32"
+
+
+def _rgb(path: Path) -> np.ndarray:
+    with Image.open(path) as image:
+        return np.asarray(image.convert("RGB"))
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("raw32") / "input"
+    setting = demo_input(directory, n_experiences=4, n_scenes=8)
+    query = [_rgb(directory / "scenes" / s / "image.png") for s in setting.scene_ids]
+    base = [_rgb(directory / "library" / e / "base.png") for e in setting.experience_ids]
+    return directory, setting, embedding_scores(Raw32Encoder(), query, base)
+
+
+def test_in_process_scores_pick_the_demo_answer(demo):
+    _, setting, scores = demo
+    assert scores.shape == (4, 8)
+    assert list(np.argmax(scores, axis=0)) == [j % 4 for j in range(8)]
+
+
+def test_selector_script_gives_identical_scores(demo, tmp_path):
+    directory, setting, scores = demo
+    env = dict(os.environ, EXPAUDIT_INPUT=str(directory), EXPAUDIT_OUTPUT=str(tmp_path))
+    subprocess.run([sys.executable, str(SELECTOR / "selector.py")], env=env, check=True)
+    container = read_output(tmp_path, setting.experience_ids, setting.scene_ids)
+    assert np.array_equal(container.scores, scores)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None
+                    or shutil.which("setpriv") is None,
+                    reason="the local sandbox needs root, unshare and setpriv")
+def test_selector_in_local_sandbox_gives_identical_scores(demo, tmp_path):
+    from sandbox.base import RunSpec, RunStatus
+    from sandbox.execute import run_selector
+    from sandbox.local import LocalSandbox
+
+    directory, setting, scores = demo
+    spec = RunSpec(image=str(SELECTOR), input_dir=directory, output_dir=tmp_path)
+    run = run_selector(LocalSandbox(), spec, setting.experience_ids, setting.scene_ids)
+    assert run.result.status is RunStatus.OK, run.result.reason
+    assert np.array_equal(run.scores.scores, scores)
+
+
+def test_setting_scores_read_the_stored_image_tars(demo, tmp_path):
+    import tarfile
+    from types import SimpleNamespace
+
+    from leaderboard.rules.embeddings.setting_scores import image_rule_scores
+    from leaderboard.matrix import SceneTable, TransferData
+
+    directory, setting, scores = demo
+    info = SimpleNamespace(id="demo", query_set="qs", library_id="lib")
+    data = TransferData(setting.experience_ids,
+                        SceneTable(setting.scene_ids, np.zeros(8, dtype=object), np.zeros(8), np.zeros(8)),
+                        np.zeros((4, 8, 1), dtype=np.int8))
+    result = image_rule_scores(info, data, tmp_path, names=("raw32", "resnet18"))
+    assert result["raw32"] == "images missing: qs/images.tar is not in the frozen data"
+    assert result["resnet18"].startswith("weights missing")
+    for folder, tar_name, ids, sub, file in (
+            ("query_sets/qs", "images.tar", setting.scene_ids, "scenes", "image.png"),
+            ("libraries/lib", "base_images.tar", setting.experience_ids, "library", "base.png")):
+        (tmp_path / folder).mkdir(parents=True)
+        with tarfile.open(tmp_path / folder / tar_name, "w") as tar:
+            for item in ids:
+                tar.add(directory / sub / item / file, arcname=f"{item}.png")
+    result = image_rule_scores(info, data, tmp_path, cache_dir=tmp_path / "cache", names=("raw32",))
+    assert np.array_equal(result["raw32"], scores)
