@@ -76,7 +76,7 @@ def test_the_protected_paths_are_the_services_state_and_sealed_cells_in_the_froz
 def test_compose_shares_the_computed_cells_on_a_volume_of_their_own():
     """Web, worker and runner read and append the same computed cells; the frozen-data
     volume (seeded from the image) only holds published data."""
-    from tests.test_deploy import APP_ROLES, compose
+    from tests.e2e.test_deploy import APP_ROLES, compose
 
     result = compose("config", "--format", "json")
     assert result.returncode == 0, result.stderr
@@ -274,7 +274,7 @@ def test_a_refused_sandbox_is_retried_and_ends_as_the_services_fault(tmp_path, r
     from service.records import Fault, State, SubmissionRepo
     from service.storage import LocalStore
     from tests.support.servers import bearer, make_app
-    from tests.test_container_submissions import SETTING, STATES, selector_archive
+    from tests.service.test_container_submissions import SETTING, STATES, selector_archive
 
     copy_library(tmp_path / "frozen", experience_ids(3))
     copy_query_set(tmp_path / "frozen", "stack-orig", STATES[:1])

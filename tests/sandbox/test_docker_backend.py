@@ -1,6 +1,6 @@
 """The Docker backend against a real engine: selectors run as sibling containers.
 
-The engine is Podman serving the Docker API (tests/engine/podman.py), the
+The engine is Podman serving the Docker API (tests/support/engine/podman.py), the
 client is the real `docker` SDK on its socket, and the images are built from
 the example selectors' own Dockerfiles and from the hostile selectors of the
 local-backend tests (tests/hostile_selectors). Each hostile selector runs in

@@ -18,8 +18,9 @@ import requests
 
 from service.config import from_env, to_env
 from tests.support.servers import ProcessServer, RedisServer, free_port, wait_for_port
+from tests.support.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 VENV_BIN = Path(sys.executable).parent
 COMPOSE = str(VENV_BIN / "docker-compose")
 HADOLINT = str(VENV_BIN / "hadolint")

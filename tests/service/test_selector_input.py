@@ -24,7 +24,7 @@ import requests
 from service.catalog import BenchmarkCatalog
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import ServiceStack, new_token, service_env
-from tests.test_container_submissions import SANDBOX_OK, SETTING, STATES
+from tests.service.test_container_submissions import SANDBOX_OK, SETTING, STATES
 from tests.support.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
                                real_data_available)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from service import jobs
 from service.records import SubmissionRepo
 from tests.support.servers import run_jobs, scores_csv
-from tests.test_jobs import _stored_submission
+from tests.service.test_jobs import _stored_submission
 
 
 def test_the_private_report_page_has_setting_rule_submitter_date_and_links(store, redis_conn,

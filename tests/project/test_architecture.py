@@ -9,8 +9,9 @@ import tomllib
 from pathlib import Path
 
 import grimp
+from tests.support.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 
 IGNORED_IMPORTS_CEILING = 0
 """Entries in the contracts' `ignore_imports` today (each one a known layering debt with
@@ -130,7 +131,7 @@ def test_ignored_imports_only_shrink():
         f"breaks the layers; remove it instead of ignoring it: {entries}")
     assert len(entries) == IGNORED_IMPORTS_CEILING, (
         f"the layering debt shrank to {len(entries)} entries: lower IGNORED_IMPORTS_CEILING "
-        f"in tests/test_architecture.py to {len(entries)}")
+        f"in tests/project/test_architecture.py to {len(entries)}")
 
 
 def test_every_ignored_import_says_why_it_is_debt():

@@ -1,6 +1,6 @@
 """The Dockerfile builds from a clean slim base, and the images are what it says.
 
-Built with the test engine (tests/engine/podman.py) on the `python:3.11-slim`
+Built with the test engine (tests/support/engine/podman.py) on the `python:3.11-slim`
 stand-in (Debian 12's Python 3.11 from debootstrap: no compiler, Python's
 headers, as in the slim image). Layers are cached in the engine's store, so
 only a changed source rebuilds the project layer.
@@ -15,10 +15,11 @@ import pytest
 
 from tests.support.engine.fixtures import build_image, engine_or_skip, reporter_log
 from tests.support.engine.standins import python_base
+from tests.support.paths import REPO_ROOT
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 APP = "localhost/expaudit:e2e"  # the tag the compose test runs too
 GPU_OPT_IN = "EXPAUDIT_TEST_GPU_IMAGE"
 

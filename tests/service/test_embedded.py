@@ -248,7 +248,7 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
     """`expaudit serve` with nothing else running: a submission to the sealed setting,
     whose cells are not stored, is computed by the runner `serve` started, on the frozen
     root `serve` serves, and published; the client shows the rollouts moving."""
-    from tests.test_rollout_jobs import HIDDEN, HIDDEN_STATES, _scores
+    from tests.service.test_rollout_jobs import HIDDEN, HIDDEN_STATES, _scores
     from tests.support.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 
     if not real_data_available():

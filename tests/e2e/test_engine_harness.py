@@ -1,4 +1,4 @@
-"""The test engine's own guard rails (tests/engine): when it skips, and why."""
+"""The test engine's own guard rails (tests/support/engine): when it skips, and why."""
 
 from __future__ import annotations
 
