@@ -8,7 +8,7 @@ local sandbox refuses, before the selector starts, a run that would expose a pat
 service protects (the computed cells, the store, the Redis socket, sealed cells left in
 the frozen data) or that lies inside one: the service's fault, retried, never the
 submitter's. The end-to-end attack on a non-editable install is in
-tests/test_hardening_computed_cells_install.py.
+tests/hardening/test_computed_cells_install.py.
 """
 
 from __future__ import annotations

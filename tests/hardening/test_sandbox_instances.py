@@ -22,8 +22,9 @@ from sandbox import workdir
 from sandbox.workdir import WorkerDir
 from service import container_jobs
 from service.config import ServiceConfig
+from tests.support.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 SANDBOX_OK = os.geteuid() == 0 and all(
     subprocess.run(["which", tool], capture_output=True).returncode == 0
     for tool in ("unshare", "setpriv"))

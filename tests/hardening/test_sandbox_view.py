@@ -25,12 +25,13 @@ from sandbox import defaults, nsinit
 from sandbox.base import Limits, RunSpec, RunStatus
 from sandbox.demo import demo_input
 from sandbox.local import LocalSandbox
+from tests.support.paths import REPO_ROOT
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("setpriv") is None,
     reason="the local sandbox needs root, unshare and setpriv")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 LIMITS = Limits(wall_seconds=20, memory_bytes=512 * defaults.MIB, pids=16, cpus=1,
                 output_bytes=8 * defaults.MIB, tmp_bytes=8 * defaults.MIB)
 READ = ("/proc/self/mountinfo", "/proc/self/mounts", "/proc/mounts", "/proc/self/mountstats",

@@ -23,8 +23,9 @@ from sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError
 from sandbox.demo import demo_input
 from sandbox.local import LocalSandbox
 from sandbox.workdir import reap
+from tests.support.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 local_sandbox = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("setpriv") is None,
     reason="the local sandbox needs root, unshare and setpriv")

@@ -69,14 +69,14 @@ def test_a_groups_own_mutmut_lists_join_the_scratch_config(driver, tmp_path):
 
 
 def test_the_scratch_clone_gets_every_top_level_entry_mutmut_would_leave_out(driver, tmp_path):
-    for name in ("docs", "examples", "runner", "tests", ".ci", ".venv", "mutants"):
+    for name in ("docs", "examples", "simulator", "tests", ".ci", ".venv", "mutants"):
         (tmp_path / name).mkdir()
     for name in ("pyproject.toml", "Makefile", "README.md", "compose.yaml"):
         (tmp_path / name).write_text("")
     assert driver.clone_entries(tmp_path, ["simulator/", "sandbox/"]) == [
         ".ci", "Makefile", "README.md", "compose.yaml", "docs", "examples"]
     # a source path below the top level copies only part of it: the rest must be copied too
-    assert "runner" in driver.clone_entries(tmp_path, ["sandbox/"])
+    assert "simulator" in driver.clone_entries(tmp_path, ["sandbox/"])
 
 
 def _clean_clone_entries() -> set[str]:
@@ -108,7 +108,7 @@ def test_what_the_tests_open_in_the_tree_is_in_the_scratch_copy(driver):
     """Every `REPO_ROOT / "x"` (or `REPO`, `ROOT`, `parents[1]`) a test names is copied: a test
     that reads docs/policy_settings.md once failed every mutant of the cells group."""
     pattern = re.compile(r'(?:REPO_ROOT|REPO|ROOT|parents\[1\]|parent\.parent)\s*/\s*"([^"/]+)')
-    named = {match for path in (REPO_ROOT / "tests").glob("*.py")
+    named = {match for path in (REPO_ROOT / "tests").rglob("*.py")
              for match in pattern.findall(path.read_text())}
     assert {"docs", "examples"} <= named
     clone = _cloned(driver, _pyproject()["tool"]["expaudit"]["mutation"]["cells"])

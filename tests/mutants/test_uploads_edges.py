@@ -33,7 +33,7 @@ from leaderboard.scores.limits import UploadLimits, full_file_needs
 from service.upload_limits import FLOOR_BODY_BYTES, catalog_limits
 from leaderboard.scores.upload import FieldError, detect_format, read_frame, validate_upload
 from tests.support.servers import synthetic_setting
-from tests.test_mutants_uploads import LOOSE, SOURCE, _parquet
+from tests.mutants.test_uploads import LOOSE, SOURCE, _parquet
 
 
 def _refusal(data: bytes, **limits) -> InputError:

@@ -30,8 +30,9 @@ from sandbox import defaults
 from sandbox.base import Limits, SandboxConfigError
 from sandbox.demo import demo_data, demo_input, png_bytes
 from sandbox.protocol import prepare_input
+from tests.support.paths import REPO_ROOT
 
-RAW32 = Path(__file__).resolve().parents[1] / "examples" / "selectors" / "raw32" / "selector.py"
+RAW32 = REPO_ROOT / "examples" / "selectors" / "raw32" / "selector.py"
 
 
 def _raw32(input_dir: Path, output_dir: Path) -> list[list[str]]:
