@@ -53,7 +53,7 @@ def sealed_cells_files(root: str | Path | None = None) -> list[Path]:
     """Where cells of a sealed query set would lie in the frozen root `root` (tables and
     journals, present or not). None is ever published: one that exists was left by a
     generation run or by a service older than the computed-cells directory, and no selector
-    may be given a view of it (`service.config.protected_paths`)."""
+    may be given a view of it (`service.process.config.protected_paths`)."""
     return [path for query_set in sorted(SEALED_QUERY_SETS) for mechanism in Mechanism
             for path in (cells_table(mechanism.value, query_set, root),
                          cells_journal(mechanism.value, query_set, root))]

@@ -276,8 +276,8 @@ def upload_site(endpoint: str, site: Path) -> None:
     """Copy the published files into the bucket's leaderboard/ prefix (as the publish job does)."""
     from botocore.exceptions import BotoCoreError, ClientError
 
-    from service.publishing import LEADERBOARD_PREFIX, content_type
-    from service.storage import make_s3_client
+    from service.submissions import LEADERBOARD_PREFIX, content_type
+    from service.store import make_s3_client
 
     client = make_s3_client(endpoint, "us-east-1", S3_KEY, S3_SECRET)
     deadline = time.monotonic() + 60

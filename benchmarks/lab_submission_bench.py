@@ -33,14 +33,16 @@ import redis  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from service import jobs, uploads  # noqa: E402
+from service import uploads  # noqa: E402
+
+from service.queues import jobs
 from service.web.app import create_app  # noqa: E402
 from service.catalog import StaticCatalog  # noqa: E402
-from service.publishing import AuditOptions  # noqa: E402
-from service.config import ServiceConfig  # noqa: E402
-from service.storage import LocalStore  # noqa: E402
-from service.upload_limits import catalog_limits  # noqa: E402
-from service.worker import queues  # noqa: E402
+from service.submissions import AuditOptions  # noqa: E402
+from service.process import ServiceConfig  # noqa: E402
+from service.store import LocalStore  # noqa: E402
+from service.submissions import catalog_limits  # noqa: E402
+from service.queues import queues  # noqa: E402
 from tests.support.servers import ADMIN_TOKEN, RedisServer, bearer, synthetic_setting
 
 

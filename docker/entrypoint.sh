@@ -51,7 +51,7 @@ case "$role" in
     # --config: the service's gunicorn settings (forwarded SCRIPT_NAME/PATH_INFO headers
     # dropped), whatever the working directory holds
     exec gunicorn \
-      --config python:service.gunicorn_conf \
+      --config python:service.process.gunicorn_conf \
       --bind "0.0.0.0:${EXPAUDIT_PORT:-8000}" \
       --workers "${EXPAUDIT_WEB_WORKERS:-2}" \
       --timeout "${EXPAUDIT_WEB_TIMEOUT_S:-60}" \

@@ -9,7 +9,7 @@
 - `defaults`: every limit, with its reason; `demo`: a synthetic /input tree;
 - the command `expaudit selector run|demo-input` lives with the others, in `expaudit.cli`.
 
-A frozen setting's /input tree is built by the service (`service.selector_input`),
+A frozen setting's /input tree is built by the service (`service.catalog.selector_input`),
 which reads the frozen data; the sandbox itself needs only the audit engine.
 See docs/selector_protocol.md.
 """

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 import requests
 
 from expaudit.errors import DataNotFound, InvalidInput, Unreachable, UserError
-from service import defaults
+from service.process import defaults
 
 FINAL_STATES = ("published", "failed")
 

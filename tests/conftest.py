@@ -50,6 +50,6 @@ def catalog():
 @pytest.fixture()
 def store(tmp_path):
     """An empty local-disk store."""
-    from service.storage import LocalStore
+    from service.store.storage import LocalStore
 
     return LocalStore(tmp_path / "store")

@@ -38,17 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="expaudit", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"expaudit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    modules = []
     for module_name in SUBCOMMAND_MODULES:
-        module = importlib.import_module(module_name)
-        modules.append(module)
-        register = getattr(module, "register", None)
+        register = getattr(importlib.import_module(module_name), "register", None)
         if register is not None:
             register(subparsers)
-    for module in modules:  # then each part may add subcommands to another part's command
-        extend = getattr(module, "extend", None)
-        if extend is not None:
-            extend(subparsers)
     return parser
 
 

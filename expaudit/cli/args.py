@@ -1,4 +1,5 @@
-"""Argument types shared by every `expaudit` subcommand: argparse names the flag in their errors."""
+"""Arguments shared by the `expaudit` subcommands: types whose errors argparse names by flag,
+and the flags of every command that talks to a server."""
 
 from __future__ import annotations
 
@@ -20,3 +21,9 @@ def int_at_least(minimum: int, what: str):
 
 positive_int = int_at_least(1, "positive")
 non_negative_int = int_at_least(0, "non-negative")
+
+
+def client_flags(parser: argparse.ArgumentParser) -> None:
+    """`--server` and `--token` of a command that talks to the service over HTTP."""
+    parser.add_argument("--server", help="service URL ($EXPAUDIT_SERVER)")
+    parser.add_argument("--token", help="bearer token ($EXPAUDIT_TOKEN)")

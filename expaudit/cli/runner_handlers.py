@@ -16,9 +16,9 @@ from dataclasses import replace
 
 from benchmark_data.paths import root_or_default
 from expaudit.errors import InvalidInput
-from service.rollout_runner import run_runner
-from service.config import computed_cells_dir, from_env
-from service.worker import build_context, redis_answers
+from service.runner import run_runner
+from service.process import computed_cells_dir, from_env, redis_answers
+from service.queues import build_context
 
 
 class PolicyOptionError(InvalidInput, ValueError):

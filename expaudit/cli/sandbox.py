@@ -2,6 +2,7 @@
 
     expaudit selector demo-input IN            write a small synthetic /input tree
     expaudit selector run DIR --input IN --output OUT
+    expaudit selector input SETTING IN         the /input tree a submission on SETTING gets
 
 `run` runs the selector directory DIR exactly as the service's local
 sandbox does (same limits, same checks of scores.csv) and prints the run's
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 
+from expaudit.cli.args import client_flags
 from sandbox.defaults import CPUS, MEMORY_BYTES, MIB, PIDS, WALL_SECONDS
 
 MEMORY_MB = MEMORY_BYTES // MIB
@@ -43,12 +45,11 @@ def _positive(kind):
 
 
 def register(subparsers) -> None:
-    """Add `selector run` and `selector demo-input` to the `expaudit` parser."""
+    """Add `selector run`, `selector demo-input` and `selector input` to the `expaudit` parser."""
     parser = subparsers.add_parser("selector", help="run a selector in the local sandbox",
                                    description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="selector_command", metavar="SUBCOMMAND",
                                      required=True)
-    parser.subcommands = commands  # other parts add theirs (`expaudit selector input`)
     run = commands.add_parser("run", help="run a selector directory on an /input tree",
                               description="Run DIR/selector.py in the local sandbox (needs "
                                           "root, unshare and setpriv) and check its scores.")
@@ -70,3 +71,12 @@ def register(subparsers) -> None:
     demo.add_argument("--experiences", type=_positive(int), default=3)
     demo.add_argument("--scenes", type=_positive(int), default=6)
     demo.set_defaults(handler=_run)
+    remote = commands.add_parser(
+        "input", help="download a setting's /input tree from a server",
+        description="Write the exact /input tree a container submission on SETTING is given, "
+                    "fetched from --server, into DIR (absent or empty): a selector tried on it "
+                    "with `expaudit selector run` runs unchanged on the service.")
+    remote.add_argument("setting", metavar="SETTING")
+    remote.add_argument("directory", metavar="DIR")
+    client_flags(remote)
+    remote.set_defaults(handler=_run)

@@ -1,5 +1,5 @@
-"""The handlers of `expaudit selector run | demo-input`: run a selector in the local sandbox,
-write a demo /input tree.
+"""The handlers of `expaudit selector run | demo-input | input`: run a selector in the local
+sandbox, write a demo /input tree, download a setting's /input tree from a server.
 
 They load the sandbox, so the command's parser (`sandbox`) loads this module
 only when one of them runs.
@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from expaudit.cli.service_client import api_call, client_for
 from expaudit.errors import UserError
 from sandbox import defaults
 from sandbox.base import Limits, RunSpec, SandboxConfigError
@@ -56,8 +57,19 @@ def demo_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def input_command(args: argparse.Namespace) -> int:
+    """Download the /input tree a container submission on `args.setting` gets."""
+    def run() -> int:
+        target = client_for(args).selector_input(args.setting, args.directory)
+        files = sum(1 for p in target.rglob("*") if p.is_file())
+        print(f"{target}: the /input tree of {args.setting} ({files} files)")
+        return 0
+    return api_call(run)
+
+
 HANDLERS = {
     "run": run_command,
     "demo-input": demo_command,
+    "input": input_command,
 }
 """The handler of each `expaudit selector` action of the local sandbox."""

@@ -1,7 +1,7 @@
 """`expaudit serve | worker | reconcile | submit | submit-selector | status | submissions |
-publish | report | download | token`, and `expaudit selector input`.
+publish | report | download | token`.
 
-Server-side commands read the service config (`service.config`) with
+Server-side commands read the service config (`service.process.config`) with
 flags overriding them; client-side commands talk to `--server` (default
 $EXPAUDIT_SERVER or http://127.0.0.1:8000) with `--token` (default
 $EXPAUDIT_TOKEN).
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 
-from expaudit.cli.args import positive_int
+from expaudit.cli.args import client_flags, positive_int
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -61,7 +61,7 @@ def register(subparsers) -> None:
     submit.add_argument("--name", help="display name on the leaderboard")
     submit.add_argument("--public", action="store_true", help="show it on the leaderboard")
     submit.add_argument("--wait", action="store_true", help="wait until published or failed")
-    _client_flags(submit)
+    client_flags(submit)
     submit.set_defaults(handler=_run, service_command="submit")
 
     selector = subparsers.add_parser(
@@ -73,28 +73,28 @@ def register(subparsers) -> None:
     selector.add_argument("--name", help="display name on the leaderboard")
     selector.add_argument("--public", action="store_true", help="show it on the leaderboard")
     selector.add_argument("--wait", action="store_true", help="wait until published or failed")
-    _client_flags(selector)
+    client_flags(selector)
     selector.set_defaults(handler=_run, service_command="submit-selector")
 
     mine = subparsers.add_parser("submissions", help="list my submissions, newest first")
     mine.add_argument("--limit", type=positive_int, default=20)
-    _client_flags(mine)
+    client_flags(mine)
     mine.set_defaults(handler=_run, service_command="submissions")
 
     publish = subparsers.add_parser("publish", help="make one of my submissions public")
     publish.add_argument("submission_id")
-    _client_flags(publish)
+    client_flags(publish)
     publish.set_defaults(handler=_run, service_command="publish")
 
     report = subparsers.add_parser("report", help="print a submission's verdict and report URL")
     report.add_argument("submission_id")
     report.add_argument("--setting", help="which setting (when it covers several)")
-    _client_flags(report)
+    client_flags(report)
     report.set_defaults(handler=_run, service_command="report")
 
     status = subparsers.add_parser("status", help="show a submission's state")
     status.add_argument("submission_id")
-    _client_flags(status)
+    client_flags(status)
     status.set_defaults(handler=_run, service_command="status")
 
     download = subparsers.add_parser("download", help="download a setting's data")
@@ -102,7 +102,7 @@ def register(subparsers) -> None:
     download.add_argument("--what", choices=["outcomes", "scenes", "experiences"], default="outcomes")
     download.add_argument("--format", choices=["parquet", "csv", "npz", "json"], default="parquet")
     download.add_argument("--out", default=".", help="directory to write into")
-    _client_flags(download)
+    client_flags(download)
     download.set_defaults(handler=_run, service_command="download")
 
     token = subparsers.add_parser("token", help="manage tokens (admin)")
@@ -113,25 +113,8 @@ def register(subparsers) -> None:
                         help="who the token is for: the sealed quota and Ladder are per owner, "
                              "shared by all its tokens (a replacement token keeps the owner)")
     create.add_argument("--admin", action="store_true")
-    _client_flags(create)
+    client_flags(create)
     create.set_defaults(handler=_run, service_command="token create")
-
-
-def extend(subparsers) -> None:
-    """Add `selector input` to the `selector` command (registered by `expaudit.cli.sandbox`)."""
-    selector = subparsers.choices.get("selector")
-    commands = getattr(selector, "subcommands", None)
-    if commands is None:
-        return
-    selector_input = commands.add_parser(
-        "input", help="download a setting's /input tree from a server",
-        description="Write the exact /input tree a container submission on SETTING is given, "
-                    "fetched from --server, into DIR (absent or empty): a selector tried on it "
-                    "with `expaudit selector run` runs unchanged on the service.")
-    selector_input.add_argument("setting", metavar="SETTING")
-    selector_input.add_argument("directory", metavar="DIR")
-    _client_flags(selector_input)
-    selector_input.set_defaults(handler=_run, service_command="selector input")
 
 
 def _server_flags(parser: argparse.ArgumentParser) -> None:
@@ -140,8 +123,3 @@ def _server_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--catalog", help="directory of settings to serve ($EXPAUDIT_CATALOG)")
     parser.add_argument("--frozen-root", help="frozen benchmark data directory, where runners "
                                               "append computed cells ($EXPAUDIT_FROZEN_ROOT)")
-
-
-def _client_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--server", help="service URL ($EXPAUDIT_SERVER)")
-    parser.add_argument("--token", help="bearer token ($EXPAUDIT_TOKEN)")

@@ -1,5 +1,5 @@
 """The handlers of `expaudit serve | worker | reconcile` and of the client commands (`submit`,
-`status`, `report`, `token create`, `selector input` ...).
+`status`, `report`, `token create` ...).
 
 They load the embedded web app, Redis, the worker and the HTTP client, so
 the command's parser (`service`) loads this module only when one of them
@@ -12,12 +12,11 @@ from __future__ import annotations
 import logging
 import sys
 
-from service import defaults
-from service.client import ApiError, Client
-from service.embedded import serve as serve_embedded
-from service.jobs import reconcile as reconcile_store
-from service.config import client_defaults, from_env, parse_queues
-from service.worker import build_context, redis_answers, run_worker
+from expaudit.cli.service_client import api_call, client_for
+from service.process import defaults, from_env, parse_queues, redis_answers
+from service.serve import serve as serve_embedded
+from service.queues import reconcile as reconcile_store
+from service.queues import build_context, run_worker
 
 
 def _config(args):
@@ -76,22 +75,6 @@ def _reconcile(args) -> int:
     return 0
 
 
-def _client(args):
-    server, token = client_defaults()  # $EXPAUDIT_SERVER and $EXPAUDIT_TOKEN
-    return Client(_or_default(args.server, server), _or_default(args.token, token))
-
-
-def _api_call(function) -> int:
-    try:
-        return function()
-    except ApiError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        for key in ("source", "line", "value"):
-            if exc.details.get(key) is not None:
-                print(f"  {key}: {exc.details[key]}", file=sys.stderr)
-        return 1
-
-
 def _show(status: dict) -> None:
     line = f"{status['id']}  {status['state']:<9}  {100 * status['progress']:5.1f}%"
     rollouts = status.get("rollouts")
@@ -108,19 +91,19 @@ def _show(status: dict) -> None:
 
 def _submit(args) -> int:
     def run() -> int:
-        client = _client(args)
+        client = client_for(args)
         status = client.submit(args.file, args.setting, name=args.name, public=args.public)
         return _follow(client, status, args.wait)
-    return _api_call(run)
+    return api_call(run)
 
 
 def _submit_selector(args) -> int:
     def run() -> int:
-        client = _client(args)
+        client = client_for(args)
         status = client.submit_selector(args.selector, args.setting, name=args.name,
                                         public=args.public)
         return _follow(client, status, args.wait)
-    return _api_call(run)
+    return api_call(run)
 
 
 def _follow(client, status: dict, wait: bool) -> int:
@@ -162,7 +145,7 @@ def _print_reports(client, status: dict, only: str | None = None) -> None:
 
 def _submissions(args) -> int:
     def run() -> int:
-        listed = _client(args).submissions(args.limit)
+        listed = client_for(args).submissions(args.limit)
         for status in listed:
             line = (f"{status['id']}  {status['state']:<9}  "
                     f"{'public ' if status.get('public') else 'private'}  "
@@ -172,12 +155,12 @@ def _submissions(args) -> int:
         if not listed:
             print("no submissions yet")
         return 0
-    return _api_call(run)
+    return api_call(run)
 
 
 def _publish(args) -> int:
     def run() -> int:
-        client = _client(args)
+        client = client_for(args)
         status = client.publish(args.submission_id)
         _show(status)
         for setting in status["settings"]:
@@ -185,12 +168,12 @@ def _publish(args) -> int:
                   f"{client.public_report_url(status['id'], setting)}"
                   + ("" if status["state"] == "published" else " (once published)"))
         return 0
-    return _api_call(run)
+    return api_call(run)
 
 
 def _report(args) -> int:
     def run() -> int:
-        client = _client(args)
+        client = client_for(args)
         status = client.status(args.submission_id)
         if args.setting and args.setting not in status["settings"]:
             print(f"error: submission {status['id']} covers {status['settings']}, not "
@@ -202,46 +185,36 @@ def _report(args) -> int:
             return 1
         _print_reports(client, status, args.setting)
         return 0
-    return _api_call(run)
-
-
-def _selector_input(args) -> int:
-    def run() -> int:
-        client = _client(args)
-        target = client.selector_input(args.setting, args.directory)
-        files = sum(1 for p in target.rglob("*") if p.is_file())
-        print(f"{target}: the /input tree of {args.setting} ({files} files)")
-        return 0
-    return _api_call(run)
+    return api_call(run)
 
 
 def _status(args) -> int:
     def run() -> int:
-        client = _client(args)
+        client = client_for(args)
         status = client.status(args.submission_id)
         _show(status)
         for setting in status.get("report_urls", {}):
             print(f"  report {setting}: {_report_url(client, status, setting)}")
         return 0
-    return _api_call(run)
+    return api_call(run)
 
 
 def _download(args) -> int:
     def run() -> int:
-        path = _client(args).download(args.setting, args.what, args.format, args.out)
+        path = client_for(args).download(args.setting, args.what, args.format, args.out)
         print(path)
         return 0
-    return _api_call(run)
+    return api_call(run)
 
 
 def _token_create(args) -> int:
     def run() -> int:
-        info = _client(args).create_token(args.name, args.owner, admin=args.admin)
+        info = client_for(args).create_token(args.name, args.owner, admin=args.admin)
         print(f"token id: {info['token_id']}  name: {info['name']}  owner: {info['owner']}",
               file=sys.stderr)
         print(info["token"])
         return 0
-    return _api_call(run)
+    return api_call(run)
 
 
 HANDLERS = {
@@ -256,6 +229,5 @@ HANDLERS = {
     "status": _status,
     "download": _download,
     "token create": _token_create,
-    "selector input": _selector_input,
 }
 """The handler of each service command, by the `service_command` its parser sets."""

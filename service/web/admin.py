@@ -11,7 +11,7 @@ import re
 
 from flask import Blueprint, jsonify, request
 
-from service.context import require_admin, services
+from service.web.context import require_admin, services
 from service.errors import ValidationFailed
 
 api = Blueprint("tokens", __name__)

@@ -20,17 +20,15 @@ from werkzeug.exceptions import HTTPException
 
 from leaderboard.errors import InputError
 from leaderboard.scores import FieldError
-from service import defaults
-from service.auth import (ActiveSubmissions, FailedAuthLimiter, RateLimiter, TokenRegistry,
-                          client_address)
+from service.process import (ConfigError, Metrics, REDIS_ERRORS, RedisUnavailable, ServiceConfig,
+                             defaults, from_env)
+from service.auth import (ActiveSubmissions, FailedAuthLimiter, RateLimiter, TokenRegistry, client_address)
 from service.catalog import Catalog, DataUnavailable, UnknownSetting, open_catalog
-from service.context import Services
+from service.web.context import Services
 from service.errors import ServiceError, Unauthorized
-from service.metrics import Metrics
-from service.request_body import BoundedBody, FixedScriptName
-from service.config import ConfigError, ServiceConfig, from_env
-from service.storage import InvalidKey, ObjectNotFound, ObjectStore, StoreUnavailable, open_store
-from service.upload_limits import BodyLimit
+from service.web.request_body import BoundedBody, FixedScriptName
+from service.store import InvalidKey, ObjectNotFound, ObjectStore, StoreUnavailable, open_store
+from service.submissions import BodyLimit
 from service.web import admin, ops, selector_inputs, settings_routes, submissions
 from service.web import leaderboard as leaderboard_routes
 from service.web.ops import forget_writable
@@ -181,10 +179,13 @@ def _register_error_handlers(app: Flask) -> None:
         response.headers["Retry-After"] = "5"
         return response, status
 
-    @app.errorhandler(redis_lib.RedisError)
-    def redis_down(exc: redis_lib.RedisError):
-        log.warning("redis unavailable: %s", type(exc).__name__)
+    def redis_down(exc: Exception):
+        cause = exc.cause if isinstance(exc, RedisUnavailable) else type(exc).__name__
+        log.warning("redis unavailable: %s", cause)
         return _error(503, "unavailable", "the queue is unavailable; retry shortly")
+
+    for redis_error in (*REDIS_ERRORS, RedisUnavailable):  # the table: service.process.redis_errors
+        app.register_error_handler(redis_error, redis_down)
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):

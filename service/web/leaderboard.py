@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, redirect
 
-from service.context import services
+from service.web.context import services
 from service.errors import NotFound
-from service.publishing import LEADERBOARD_PREFIX, content_type
-from service.storage import ObjectNotFound, check_key
+from service.submissions import LEADERBOARD_PREFIX, content_type
+from service.store import ObjectNotFound, check_key
 
 api = Blueprint("leaderboard", __name__)
 site = Blueprint("site", __name__)

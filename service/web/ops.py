@@ -13,26 +13,28 @@ the process forgets the last success (`forget_writable`). The probe holds
 web process behind a proxy that hides it, as compose's nginx does); `expaudit serve`
 builds its app without it unless told (`--public-metrics`), and serves the metrics on a
 port of their own (`--metrics-port`). In the Prometheus client's multiprocess mode a
-scrape adds up every web process's counts (`service.metrics`).
+scrape adds up every web process's counts (`service.process.metrics`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 
-import redis as redis_lib
 from flask import Blueprint, Flask, Response, current_app, jsonify
 from prometheus_client import CONTENT_TYPE_LATEST
 from werkzeug.exceptions import NotFound
 
-from service import defaults
-from service.context import services
-from service.openapi import docs_page, openapi_document
-from service.storage import StoreError, StoreUnavailable
+from service.process import defaults, tolerated
+from service.web.context import services
+from service.web.openapi import docs_page, openapi_document
+from service.store import StoreError, StoreUnavailable
 
 api = Blueprint("ops", __name__)
 root = Blueprint("root", __name__)
+
+log = logging.getLogger(__name__)
 
 
 @api.get("/openapi.json")
@@ -57,11 +59,9 @@ def healthz():
         checks["store"] = f"unavailable: {exc.reason}"
     except (StoreError, OSError) as exc:
         checks["store"] = f"unavailable: {type(exc).__name__}"
-    try:
+    with tolerated(log, "health check: redis unavailable (%s)") as attempt:
         svc.redis.ping()
-        checks["redis"] = "ok"
-    except redis_lib.RedisError as exc:
-        checks["redis"] = f"unavailable: {type(exc).__name__}"
+    checks["redis"] = "ok" if not attempt.failed else f"unavailable: {type(attempt.error).__name__}"
     healthy = all(v == "ok" for v in checks.values())
     return jsonify({"status": "ok" if healthy else "degraded", **checks}), 200 if healthy else 503
 

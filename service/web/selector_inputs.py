@@ -30,7 +30,7 @@ import numpy as np
 from flask import Blueprint, Response, current_app, redirect
 
 from benchmark_data.image_archive import member_name
-from service.context import services
+from service.web.context import services
 from service.errors import NotFound
 
 api = Blueprint("selector_inputs", __name__)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify, redirect, request
 
-from service import downloads
-from service.catalog import fingerprint
-from service.context import services
+from service.catalog import downloads, fingerprint
+from service.web.context import services
 from service.errors import Forbidden, NotFound, ValidationFailed
 
 api = Blueprint("settings", __name__)

@@ -9,20 +9,21 @@ import time
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-import redis as redis_lib
 from flask import Blueprint, Response, current_app, jsonify, request
 
-from service import container_submissions, defaults, jobs
-from service.context import Services, current_token, services
+from service.selectors import submissions as container_submissions
+
+from service.process import defaults, tolerated
+
+from service.queues import jobs
+from service.web.context import Services, current_token, services
 from service.errors import Conflict, NotFound, ServiceUnavailable, ValidationFailed
-from service.form_fields import request_fields
-from service.publishing import DIRTY_KEY
-from service.records import Manifest, State, new_submission_id, utc_now
+from service.submissions import (DIRTY_KEY, Manifest, State, catalog_limits, new_submission_id,
+                                 request_fields, utc_now)
 from service.sealed import give_back_sealed_quota, sealed_settings, take_sealed_quota
-from service.storage import ObjectNotFound, StoreError
+from service.store import ObjectNotFound, StoreError
 from leaderboard.scores import (SettingScores, detect_format, encode_scores, read_frame,
                                 requested_settings, validate_upload)
-from service.upload_limits import catalog_limits
 
 log = logging.getLogger(__name__)
 
@@ -277,12 +278,10 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
     if public:
         svc.repo.make_public(sid)
     svc.metrics.submissions.labels("accepted").inc()
-    try:
+    # Stored is accepted: the reconciler enqueues it once Redis is back.
+    with tolerated(log, "submission %s stored but not enqueued (%s)", sid):
         svc.active.commit(token.token_id, slot, sid)
         jobs.enqueue_audit(svc.redis, sid, container=manifest.kind == "container")
-    except redis_lib.RedisError as exc:
-        # Stored is accepted: the reconciler enqueues it once Redis is back.
-        log.warning("submission %s stored but not enqueued (%s)", sid, type(exc).__name__)
     return _accepted(sid)
 
 
@@ -465,8 +464,6 @@ def publish_submission(submission_id: str):
     svc.repo.make_public(submission_id)
     if status.state is State.PUBLISHED:
         svc.store.put_bytes(DIRTY_KEY, b"")
-        try:
+        with tolerated(log, "leaderboard rebuild not enqueued (%s); the reconciler will"):
             jobs.enqueue_publish(svc.redis, None)
-        except redis_lib.RedisError as exc:
-            log.warning("leaderboard rebuild not enqueued (%s); the reconciler will", type(exc).__name__)
     return jsonify(_status_document(svc, submission_id))

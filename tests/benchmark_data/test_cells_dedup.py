@@ -58,7 +58,7 @@ def _crash_after_the_table_replace(root, monkeypatch) -> None:
 
 def test_a_crash_between_table_replace_and_journal_unlink_counts_each_cell_once(tmp_path, monkeypatch):
     from benchmark_data.frozen import own_base_success
-    from service.rollout_runner import stored_keys
+    from service.runner.rollout_runner import stored_keys
 
     _append_journal(tmp_path, [_record("stack-e000", 0, 0), _record("stack-e000", 1, 0)])
     assert consolidate(MECHANISM, QUERY_SET, tmp_path) == 2

@@ -283,8 +283,8 @@ def test_index_links_lead_to_the_setting_page(page, base_url):
 
 def test_pages_work_through_the_service_static_route(browser, entries, tmp_path):
     """The same files published into the store and served by the service under gunicorn."""
-    from service.publishing import LEADERBOARD_PREFIX
-    from service.storage import LocalStore
+    from service.submissions.publishing import LEADERBOARD_PREFIX
+    from service.store.storage import LocalStore
 
     store = LocalStore(tmp_path / "store")
     for key, body in build_leaderboard(entries, make_settings()).items():

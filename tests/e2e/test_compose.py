@@ -172,7 +172,7 @@ def _wait_final(deployment, sid: str, auth: dict, timeout: float = JOB_WAIT_S,
 
 
 def _submit_scores(deployment, auth: dict, setting_id: str, name: str) -> str:
-    from service.catalog import BenchmarkCatalog
+    from service.catalog.catalog import BenchmarkCatalog
 
     data = BenchmarkCatalog().load_transfer(setting_id)
     response = requests.post(

@@ -25,8 +25,8 @@ print("imported")
 
 
 @pytest.mark.parametrize("module", [
-    "service.web.app", "service.worker", "service.jobs", "service.publishing",
-    "service.container_jobs", "leaderboard.rules.baselines", "expaudit.cli",
+    "service.web.app", "service.queues.worker", "service.queues.jobs", "service.submissions.publishing",
+    "service.selectors.run", "leaderboard.rules.baselines", "expaudit.cli",
 ])
 def test_imports_without_the_optional_extras(module):
     done = subprocess.run([sys.executable, "-c", PROBE.format(optional=OPTIONAL, module=module)],

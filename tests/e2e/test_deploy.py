@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from service.config import from_env, to_env
+from service.process.config import from_env, to_env
 from tests.support.servers import ProcessServer, RedisServer, free_port, wait_for_port
 from tests.support.paths import REPO_ROOT
 
@@ -567,7 +567,7 @@ def test_every_config_variable_is_documented_and_every_documented_one_exists():
 
 
 def test_documented_defaults_match_the_code():
-    from service import defaults
+    from service.process import defaults
 
     text = (ROOT / "docs" / "service.md").read_text()
     row = next(line for line in text.splitlines() if line.startswith("| `EXPAUDIT_SELECTOR_WALL"))

@@ -19,11 +19,11 @@ import pandas as pd
 import pytest
 
 import leaderboard.scores.limits
-import service.upload_limits
+import service.submissions.limits
 from expaudit.cli import main
 from leaderboard.audit import run_audit
 from leaderboard.metrics import chunking
-from service.catalog import StaticCatalog
+from service.catalog.catalog import StaticCatalog
 from leaderboard.scores.limits import MULTIPART_BYTES, full_file_needs
 from tests.support.servers import (ADMIN_TOKEN, bearer, make_app, run_jobs, scores_rows,
                                    synthetic_setting)
@@ -41,7 +41,7 @@ def lab():
 def low_floors(monkeypatch):
     """Fixed limits far below what the lab setting needs: 100 rows, 2,000 bytes."""
     monkeypatch.setattr(leaderboard.scores.limits, "FLOOR_ROWS", 100)
-    monkeypatch.setattr(service.upload_limits, "FLOOR_BODY_BYTES", 2000)
+    monkeypatch.setattr(service.submissions.limits, "FLOOR_BODY_BYTES", 2000)
     monkeypatch.setattr(leaderboard.scores.limits, "FLOOR_DECODED_BYTES", 2000)
     monkeypatch.setattr(leaderboard.scores.limits, "MAX_PARQUET_ROWS", 100)
 
@@ -124,8 +124,8 @@ def test_a_body_over_the_derived_limit_is_413(client, lab):
 
 
 def test_a_directory_catalog_is_sized_from_its_ids_without_reading_its_outcomes(tmp_path, lab, low_floors):
-    from service.catalog import DirectoryCatalog, export_setting
-    from service.upload_limits import catalog_limits
+    from service.catalog.catalog import DirectoryCatalog, export_setting
+    from service.submissions.limits import catalog_limits
 
     summary, data = lab
     directory = export_setting(tmp_path, summary, data)
@@ -158,7 +158,7 @@ def test_service_audit_in_tiny_blocks_equals_the_direct_audit(client, lab, store
 
 
 def test_cli_audit_in_tiny_blocks_equals_default_blocks(tmp_path, lab, monkeypatch, capsys):
-    from service.catalog import export_setting
+    from service.catalog.catalog import export_setting
 
     summary, data = lab
     directory = export_setting(tmp_path, summary, data)

@@ -134,7 +134,7 @@ def test_the_walk_finds_the_project_errors(exception_classes):
     """The walk sees the errors it must see (so an empty walk cannot pass)."""
     imported, _ = exception_classes
     for name in ("expaudit.errors.UserError", "leaderboard.errors.InputError",
-                 "service.errors.ServiceError", "service.storage.StoreError",
+                 "service.errors.ServiceError", "service.store.storage.StoreError",
                  "sandbox.base.SandboxError"):
         assert name in imported, name
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from sandbox.demo import png_bytes
-from service.selector_input import prepare_frozen_input, stack_positions
+from service.catalog.selector_input import prepare_frozen_input, stack_positions
 from sandbox.protocol import ProtocolError
 from tests.support.paths import REPO_ROOT
 

@@ -39,7 +39,7 @@ from sandbox.local import LocalSandbox
 
 base, selector, uid = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 sandbox = LocalSandbox(work_root=base, uid=uid)
-tree = sandbox.workdir.mkdtemp("run-")  # as service.container_jobs.run_tree does
+tree = sandbox.workdir.mkdtemp("run-")  # as service.selectors.run.run_tree does
 demo_input(tree / "input")
 (tree / "output").mkdir()
 print(sandbox.workdir.path, flush=True)

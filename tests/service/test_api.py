@@ -406,7 +406,7 @@ def test_full_cycle_in_process(client, token, catalog, store, redis_conn):
 
 def test_status_of_a_final_submission_is_answered_without_the_store(client, token, catalog, store,
                                                                     redis_conn):
-    from service.records import State, Status, SubmissionRepo
+    from service.submissions.records import State, Status, SubmissionRepo
 
     sid = _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4").json["id"]
     url = f"/api/v1/submissions/{sid}"
@@ -465,7 +465,7 @@ def test_healthz_and_metrics(client, token, catalog, redis_conn):
     _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4")
     rollouts = Queue("rollouts", connection=redis_conn)
     for n in range(2):
-        rollouts.enqueue("service.rollout_runner.rollout_chunk_job", {"n": n})
+        rollouts.enqueue("service.runner.rollout_runner.rollout_chunk_job", {"n": n})
     text = client.get("/metrics").get_data(as_text=True)
     assert 'expaudit_submissions_total{outcome="accepted"} 1.0' in text
     assert 'expaudit_queue_length{queue="audit"} 1.0' in text
@@ -512,7 +512,7 @@ def test_unexpected_errors_are_json_500(store, redis_conn, catalog):
 
 
 def test_archive_download_where_the_data_has_one(store, redis_conn, tmp_path):
-    from service.catalog import StaticCatalog
+    from service.catalog.catalog import StaticCatalog
     from tests.support.servers import synthetic_setting
 
     summary, data = synthetic_setting("arch-k3", k=3)

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from service.auth import RateLimiter, TokenRegistry, hash_token
+from service.auth.tokens import RateLimiter, TokenRegistry, hash_token
 from service.errors import TooManyRequests, Unauthorized
 from tests.support.manual_clock import ManualClock
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv
@@ -164,7 +164,7 @@ def test_no_token_in_any_log_line(store, redis_conn, catalog, caplog):
 
 
 def test_config_repr_and_redacted_hide_secrets():
-    from service.config import ServiceConfig
+    from service.process.config import ServiceConfig
 
     config = ServiceConfig(admin_token="adm-secret", s3_secret_key="s3-secret")
     assert "adm-secret" not in repr(config) and "s3-secret" not in repr(config)
@@ -204,10 +204,10 @@ def test_rate_limit_counter_always_expires_with_its_window(redis_conn):
 
 @pytest.fixture
 def clock(monkeypatch) -> ManualClock:
-    import service.auth
+    import service.auth.tokens
 
     fake = ManualClock()
-    monkeypatch.setattr(service.auth, "time", fake)
+    monkeypatch.setattr(service.auth.tokens, "time", fake)
     return fake
 
 
@@ -220,11 +220,11 @@ def test_rate_limiter_lets_requests_through_while_redis_is_down_and_limits_once_
     server = RedisServer(tmp_path / "redis")  # its port, not yet listening: Redis is down
     conn = redis.Redis(port=server.port, socket_connect_timeout=0.5)
     limiter = RateLimiter(conn, per_minute=1, flush_every=1)
-    caplog.set_level(logging.WARNING, logger="service.auth")
+    caplog.set_level(logging.WARNING, logger="service.auth.tokens")
     try:
         for _ in range(3):
             limiter.hit("t")  # past the limit of 1, and let through: nothing can be counted
-        assert [r.getMessage() for r in caplog.records if r.name == "service.auth"] == [
+        assert [r.getMessage() for r in caplog.records if r.name == "service.auth.tokens"] == [
             "rate limiter unavailable (ConnectionError); requests allowed"] * 3
         server.start()
         limiter.hit("t")  # counted again from the first request Redis answers

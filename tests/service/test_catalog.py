@@ -7,7 +7,7 @@ import pytest
 
 from benchmark_data.registry import UnknownSettingError, get_setting
 from expaudit.errors import DataNotFound, UnknownName, UserError
-from service.catalog import BenchmarkCatalog, DataUnavailable, SelectorsUnsupported, UnknownSetting
+from service.catalog.catalog import BenchmarkCatalog, DataUnavailable, SelectorsUnsupported, UnknownSetting
 
 
 def test_an_unknown_setting_is_the_registrys_error_with_its_own_message():

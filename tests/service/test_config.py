@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from service.catalog import DirectoryCatalog, StaticCatalog, UnknownSetting, fingerprint
-from service.records import Fault, State, Status, SubmissionRepo
-from service.config import ServiceConfig, ConfigError, client_defaults, from_env, to_env
-from service.storage import LocalStore
+from service.catalog.catalog import DirectoryCatalog, StaticCatalog, UnknownSetting, fingerprint
+from service.submissions.records import Fault, State, Status, SubmissionRepo
+from service.process.config import ServiceConfig, ConfigError, client_defaults, from_env, to_env
+from service.store.storage import LocalStore
 from tests.support.servers import synthetic_setting, write_catalog
 
 
@@ -88,7 +88,7 @@ def test_open_marker_follows_the_state(tmp_path):
 
 def test_benchmark_catalog_lists_every_registry_setting():
     from benchmark_data.registry import SETTINGS
-    from service.catalog import BenchmarkCatalog, DataUnavailable
+    from service.catalog.catalog import BenchmarkCatalog, DataUnavailable
 
     catalog = BenchmarkCatalog()
     summaries = catalog.list_settings()
@@ -107,7 +107,7 @@ def test_benchmark_catalog_lists_every_registry_setting():
 
 
 def test_record_cache_remembers_only_what_cannot_change(tmp_path):
-    from service.records import Manifest, RecordCache
+    from service.submissions.records import Manifest, RecordCache
 
     store = LocalStore(tmp_path)
     cache = RecordCache(max_items=2)
@@ -125,7 +125,7 @@ def test_record_cache_remembers_only_what_cannot_change(tmp_path):
 
 def test_app_and_worker_need_a_redis_url(tmp_path):
     from service.web.app import create_app
-    from service.worker import build_context
+    from service.queues.worker import build_context
 
     config = ServiceConfig(store=str(tmp_path))
     with pytest.raises(ValueError, match="no Redis: set EXPAUDIT_REDIS_URL or pass redis="):
@@ -135,7 +135,7 @@ def test_app_and_worker_need_a_redis_url(tmp_path):
 
 
 def test_serve_says_what_to_install_without_redis_server(tmp_path, monkeypatch):
-    from service.embedded import start_redis
+    from service.serve.embedded import start_redis
 
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(RuntimeError, match="install redis-server or set EXPAUDIT_REDIS_URL"):
@@ -143,7 +143,7 @@ def test_serve_says_what_to_install_without_redis_server(tmp_path, monkeypatch):
 
 
 def test_admin_token_file_is_created_once_and_private(tmp_path):
-    from service.embedded import admin_token_file
+    from service.serve.embedded import admin_token_file
 
     path = tmp_path / "var" / "admin-token"
     token = admin_token_file(path)

@@ -18,7 +18,7 @@ import requests
 
 from sandbox.local import directory_digest
 from service.errors import ValidationFailed
-from service.selector_archive import check_archive, check_image_reference, unpack_archive
+from service.selectors.archive import check_archive, check_image_reference, unpack_archive
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import ADMIN_TOKEN, ServiceStack, bearer, new_token
 from tests.support.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
@@ -220,8 +220,8 @@ def test_image_reference_is_refused_by_a_local_sandbox_service(stack, auth):
 def test_the_configured_backend_decides_the_sandbox_object(monkeypatch):
     from sandbox.docker_backend import DockerSandbox
     from sandbox.local import LocalSandbox
-    from service.container_jobs import make_sandbox, selector_limits
-    from service.config import ServiceConfig, ConfigError
+    from service.selectors.run import make_sandbox, selector_limits
+    from service.process.config import ServiceConfig, ConfigError
 
     assert make_sandbox(ServiceConfig(sandbox="none")) is None
     if Path("/var/run/docker.sock").exists():
@@ -243,8 +243,8 @@ def test_the_configured_backend_decides_the_sandbox_object(monkeypatch):
 
 @pytest.mark.skipif(not real_data_available(), reason="frozen data not built")
 def test_a_docker_service_takes_pinned_images_and_refuses_archives(tmp_path):
-    from service.catalog import BenchmarkCatalog
-    from service.container_submissions import check_selector
+    from service.catalog.catalog import BenchmarkCatalog
+    from service.selectors.submissions import check_selector
 
     copy_library(tmp_path, experience_ids(3))
     copy_query_set(tmp_path, "stack-orig", STATES[:1])
@@ -266,8 +266,8 @@ def test_a_docker_service_takes_pinned_images_and_refuses_archives(tmp_path):
 @pytest.mark.skipif(not real_data_available(), reason="frozen data not built")
 def test_a_docker_service_records_the_pinned_image_on_the_submission(tmp_path,
                                                                     redis_conn):
-    from service.catalog import BenchmarkCatalog
-    from service.storage import LocalStore
+    from service.catalog.catalog import BenchmarkCatalog
+    from service.store.storage import LocalStore
     from tests.support.servers import bearer, make_app
 
     copy_library(tmp_path / "frozen", experience_ids(3))
@@ -310,11 +310,12 @@ def test_a_sandbox_that_cannot_start_the_interpreter_is_the_services_fault(tmp_p
 
     from sandbox.base import Limits
     from sandbox.local import LocalSandbox
-    from service import defaults, jobs
-    from service.catalog import BenchmarkCatalog
-    from service.publishing import AuditOptions
-    from service.records import Fault, State, SubmissionRepo
-    from service.storage import LocalStore
+    from service.process import defaults
+    from service.queues import jobs
+    from service.catalog.catalog import BenchmarkCatalog
+    from service.submissions.publishing import AuditOptions
+    from service.submissions.records import Fault, State, SubmissionRepo
+    from service.store.storage import LocalStore
     from tests.support.servers import bearer, make_app
 
     copy_library(tmp_path / "frozen", experience_ids(3))

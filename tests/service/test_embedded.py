@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from service.defaults import ROLLOUT_QUEUE
+from service.process.defaults import ROLLOUT_QUEUE
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import (ADMIN_TOKEN, ServiceStack, free_port, read_until, scores_csv,
                                    service_env, synthetic_setting, write_catalog)
@@ -109,7 +109,7 @@ def _assert_no_worker_left_registered(redis_dir) -> None:
     import redis
     from rq import Worker
 
-    from service.embedded import start_redis
+    from service.serve.embedded import start_redis
 
     server, url = start_redis(redis_dir)
     try:
@@ -122,7 +122,7 @@ def _assert_no_worker_left_registered(redis_dir) -> None:
 
 
 def _runner_config(redis_url: str, **overrides):
-    from service.config import ServiceConfig
+    from service.process.config import ServiceConfig
 
     return ServiceConfig(redis_url=redis_url, **overrides)
 
@@ -146,7 +146,7 @@ def _listeners(redis_url: str, queue: str, expected: int, timeout: float) -> int
 
 def test_serve_starts_a_rollout_runner_on_the_frozen_root_it_serves(tmp_path, redis_server,
                                                                     monkeypatch):
-    from service.embedded import frozen_root, start_runner
+    from service.serve.embedded import frozen_root, start_runner
 
     root = tmp_path / "frozen"
     root.mkdir()
@@ -170,7 +170,7 @@ def test_serve_starts_a_rollout_runner_on_the_frozen_root_it_serves(tmp_path, re
 
 
 def test_serve_says_why_it_starts_no_runner(tmp_path, redis_server, monkeypatch):
-    from service.embedded import simulator_missing, start_runner
+    from service.serve.embedded import simulator_missing, start_runner
 
     children: list[subprocess.Popen] = []
     with_catalog = _runner_config(redis_server.url, catalog=str(tmp_path))
@@ -189,8 +189,8 @@ def test_submit_wait_prints_rollout_progress_and_state_changes(tmp_path, redis_s
     """The waiting client follows a submission whose audit waits for runners: every change
     of the rollout count is a line, as is every change of state; the failure ends it."""
     from service.client import Client
-    from service.records import Fault, State, Status, SubmissionRepo
-    from service.storage import LocalStore
+    from service.submissions.records import Fault, State, Status, SubmissionRepo
+    from service.store.storage import LocalStore
 
     summary, data = synthetic_setting("wait-k3", k=3)
     stack = ServiceStack(tmp_path, redis_server, write_catalog(tmp_path / "catalog", (summary, data)))
@@ -292,8 +292,8 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
 
 
 def test_worker_queue_settings_are_read_and_checked():
-    from service.embedded import worker_command
-    from service.config import ConfigError, from_env
+    from service.serve.embedded import worker_command
+    from service.process.config import ConfigError, from_env
 
     assert from_env({}).worker_queues == ("publish", "audit")
     assert from_env({"EXPAUDIT_WORKER_QUEUES": "publish, audit,selectors"}).worker_queues == \

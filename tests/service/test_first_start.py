@@ -9,10 +9,10 @@ import json
 
 from rq import Queue
 
-from service import defaults
-from service.embedded import publish_initial
-from service.first_start import BUILDING_NOTICE, publish_first
-from service.config import ServiceConfig
+from service.process import defaults
+from service.serve.embedded import publish_initial
+from service.serve.first_start import BUILDING_NOTICE, publish_first
+from service.process.config import ServiceConfig
 from tests.support.servers import run_jobs, synthetic_setting, write_catalog
 
 
@@ -31,7 +31,7 @@ def test_serve_publishes_before_computing_any_reference_report(tmp_path, redis_s
     config = ServiceConfig(store=str(tmp_path / "store"), redis_url=redis_server.url,
                              catalog=str(write_catalog(tmp_path / "catalog", (summary, data))))
     publish_initial(config)
-    from service.storage import LocalStore
+    from service.store.storage import LocalStore
 
     store = LocalStore(tmp_path / "store")
     assert store.list_keys("baselines/") == []

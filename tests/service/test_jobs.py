@@ -13,10 +13,12 @@ from rq import Queue, SimpleWorker
 from rq.job import Job
 from rq.registry import ScheduledJobRegistry
 
-from service import defaults, jobs
-from service.publishing import AuditOptions
-from service.records import Fault, Manifest, State, SubmissionRepo, new_submission_id, utc_now
-from service.worker import queues
+from service.process import defaults
+
+from service.queues import jobs
+from service.submissions.publishing import AuditOptions
+from service.submissions.records import Fault, Manifest, State, SubmissionRepo, new_submission_id, utc_now
+from service.queues.worker import queues
 from tests.support.servers import run_jobs, scores_csv
 
 
@@ -154,7 +156,7 @@ def test_reconciler_resumes_at_publish_when_reports_exist(store, redis_conn, cat
 
 
 def test_owner_publish_marks_a_rebuild_that_survives_redis_loss(store, redis_conn, catalog):
-    from service.publishing import DIRTY_KEY
+    from service.submissions.publishing import DIRTY_KEY
 
     store.put_bytes(DIRTY_KEY, b"")
     assert jobs.reconcile(store, redis_conn).rebuild_enqueued
@@ -220,7 +222,7 @@ def test_the_reconciler_routes_audits_like_the_submission_route(store, redis_con
 
 
 def test_site_writes_only_changed_files_and_drops_vanished_ones(store):
-    from service.publishing import LEADERBOARD_PREFIX, write_site
+    from service.submissions.publishing import LEADERBOARD_PREFIX, write_site
 
     assert write_site(store, {"index.json": b"1", "reports/a.json": b"a"}) == 2
     assert write_site(store, {"index.json": b"2", "reports/a.json": b"a"}) == 1

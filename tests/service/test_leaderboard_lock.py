@@ -18,7 +18,9 @@ import time
 import pytest
 import redis
 
-from service import defaults, jobs
+from service.process import defaults
+
+from service.queues import jobs
 
 
 KEY = "expaudit:lock:leaderboard"
@@ -26,7 +28,7 @@ KEY = "expaudit:lock:leaderboard"
 HOLDER = textwrap.dedent("""
     import sys, threading, types
     import redis
-    from service import jobs
+    from service.queues import jobs
     def rebuild(*args, **kwargs):
         print("rebuilding", flush=True)
         threading.Event().wait()  # a rebuild that never ends: its process is killed

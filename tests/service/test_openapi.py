@@ -25,8 +25,8 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (content_type_conformance, response_schema_conformance,
                                                status_code_conformance)
 
-from service.openapi import openapi_document
-from service.storage import LocalStore
+from service.web.openapi import openapi_document
+from service.store.storage import LocalStore
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv, toy_catalog
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,

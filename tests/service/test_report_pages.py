@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from service import jobs
-from service.records import SubmissionRepo
+from service.queues import jobs
+from service.submissions.records import SubmissionRepo
 from tests.support.servers import run_jobs, scores_csv
 from tests.service.test_jobs import _stored_submission
 

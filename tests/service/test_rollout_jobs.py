@@ -14,10 +14,11 @@ import requests
 from rq import Queue
 
 from leaderboard.matrix import MISSING, SceneTable, TransferData
-from service.rollout_runner import (ChunkError, RunnerContext, append_record, chunk_world,
+from service.runner.rollout_runner import (ChunkError, RunnerContext, append_record, chunk_world,
                                   parse_chunk, run_chunk)
-from service import defaults, rollout_jobs
-from service.rollout_jobs import Chunk, RolloutsStuck, ensure_chunks, plan_rollouts
+from service.process import defaults
+from service.queues import rollout_jobs
+from service.queues.rollout_jobs import Chunk, RolloutsStuck, ensure_chunks, plan_rollouts
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import ADMIN_TOKEN, ProcessServer, ServiceStack
 from tests.support.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
@@ -146,11 +147,11 @@ def test_a_failed_chunk_is_enqueued_again_until_its_runs_are_spent(redis_conn):
 def test_waiting_submission_counts_as_pending_for_the_reconciler(redis_conn):
     (job,) = ensure_chunks(redis_conn, plan_rollouts(_with_missing(_data(), [(0, 0, 0)]),
                                                      "replay", "qs").pending)
-    continuation = rollout_jobs.wait_for(redis_conn, "sub-1", job, "service.jobs.audit_job",
+    continuation = rollout_jobs.wait_for(redis_conn, "sub-1", job, "service.queues.jobs.audit_job",
                                          queue=defaults.AUDIT_QUEUE)
     assert continuation.get_status() == "deferred"
     assert rollout_jobs.waiting_job(redis_conn, "sub-1") == continuation.id
-    from service.jobs import _job_pending
+    from service.queues.jobs import _job_pending
 
     assert _job_pending(redis_conn, "audit-sub-1", "sub-1")
     rollout_jobs.stop_waiting(redis_conn, "sub-1")

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from service.errors import TooManyRequests
-from service.sealed import (QUOTA_KEY, claims_today, give_back_sealed_quota, sealed_settings,
+from service.sealed.quota import (QUOTA_KEY, claims_today, give_back_sealed_quota, sealed_settings,
                             take_sealed_quota)
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv
 
@@ -136,7 +136,7 @@ def _flat_values(document):
 
 def test_the_frozen_benchmark_seals_stack_hidden_with_scenes_and_no_outcomes():
     from benchmark_data.paths import query_set_dir
-    from service.catalog import BenchmarkCatalog
+    from service.catalog.catalog import BenchmarkCatalog
 
     catalog = BenchmarkCatalog()
     summary = catalog.get_setting("stack-replay-k10-hidden")

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import requests
 
-from service.catalog import BenchmarkCatalog
+from service.catalog.catalog import BenchmarkCatalog
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import ServiceStack, new_token, service_env
 from tests.service.test_container_submissions import SANDBOX_OK, SETTING, STATES

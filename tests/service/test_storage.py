@@ -8,7 +8,7 @@ import uuid
 import pytest
 import requests
 
-from service.storage import (LocalStore, ObjectNotFound, S3Store, StoreUnavailable, check_key,
+from service.store.storage import (LocalStore, ObjectNotFound, S3Store, StoreUnavailable, check_key,
                              make_s3_client, parse_s3_url)
 
 

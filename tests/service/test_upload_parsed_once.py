@@ -14,7 +14,7 @@ import pytest
 
 import leaderboard.scores.upload as upload
 from leaderboard.scores import decode_scores
-from service.records import State, SubmissionRepo
+from service.submissions.records import State, SubmissionRepo
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv
 
 READERS = ("plain_csv_frame", "read_csv_bytes", "read_bounded_parquet", "read_json_rows",

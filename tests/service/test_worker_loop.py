@@ -11,7 +11,7 @@ import types
 import pytest
 from rq import Queue, SimpleWorker, Worker
 
-from service.worker_loop import StopsCleanly
+from service.queues.worker_loop import StopsCleanly
 
 
 
@@ -64,8 +64,8 @@ def test_a_stop_during_start_up_deregisters_the_worker(step, redis_conn, default
 
 
 def test_the_project_workers_stop_cleanly():
-    from service.rollout_runner import RunnerWorker
-    from service.worker import ServiceWorker
+    from service.runner.rollout_runner import RunnerWorker
+    from service.queues.worker import ServiceWorker
 
     assert ServiceWorker.__mro__[1] is StopsCleanly and RunnerWorker.__mro__[1] is StopsCleanly
 
@@ -75,7 +75,7 @@ class _Stoppable:
 
 
 def test_workers_restart_with_a_doubling_back_off_until_stopped(monkeypatch):
-    from service import worker_loop
+    from service.queues import worker_loop
 
     waits: list[float] = []
     monkeypatch.setattr(worker_loop.time, "sleep", waits.append)
@@ -127,7 +127,7 @@ def _scheduler_that_missed_its_stop(ready):
 def test_a_scheduler_that_missed_its_stop_signal_does_not_hang_the_worker(monkeypatch):
     """RQ's own stop joins the scheduler without a limit, so this hung (seen under load in the
     full suite: a worker stopped during start-up waited forever on its forked scheduler)."""
-    from service import worker_loop
+    from service.queues import worker_loop
 
     monkeypatch.setattr(worker_loop, "SCHEDULER_STOP_GRACE_S", 0.5, raising=False)
     context = multiprocessing.get_context("fork")

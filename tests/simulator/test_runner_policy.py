@@ -16,8 +16,8 @@ import json
 import pytest
 
 from expaudit.cli.runner_handlers import policy_options
-from service.rollout_runner import ChunkError, RunnerContext, run_chunk
-from service.rollout_jobs import Chunk
+from service.runner.rollout_runner import ChunkError, RunnerContext, run_chunk
+from service.queues.rollout_jobs import Chunk
 from tests.support.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 
 EXPERIENCE = "stack-e000"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class ManualClock:
-    """Stands in for the `time` module inside a service module (e.g. `service.auth`)."""
+    """Stands in for the `time` module inside a service module (e.g. `service.auth.tokens`)."""
 
     def __init__(self, now: float = 1_000_020.0) -> None:
         self.now = now

@@ -230,7 +230,7 @@ class SeaweedServer(ProcessServer):
         return f"http://127.0.0.1:{self.ports['s3']}"
 
     def client(self):
-        from service.storage import make_s3_client
+        from service.store.storage import make_s3_client
 
         return make_s3_client(self.endpoint, "us-east-1", S3_ACCESS_KEY, S3_SECRET_KEY)
 
@@ -432,7 +432,7 @@ class ServiceStack:
 
 def write_catalog(directory: Path, *settings) -> Path:
     """A DirectoryCatalog holding the given (summary, data) pairs."""
-    from service.catalog import export_setting
+    from service.catalog.catalog import export_setting
 
     for summary, data in settings:
         export_setting(directory, summary, data)
@@ -444,7 +444,7 @@ def write_catalog(directory: Path, *settings) -> Path:
 def toy_catalog():
     """Two complete synthetic settings, one sealed and one with missing cells."""
     from leaderboard.matrix import MISSING, TransferData
-    from service.catalog import StaticCatalog
+    from service.catalog.catalog import StaticCatalog
 
     toy, toy_data = synthetic_setting("toy-k4", k=4)
     other, other_data = synthetic_setting("toy-k3", k=3, seed=5)
@@ -460,7 +460,7 @@ def toy_catalog():
 def make_app(store, redis_conn, catalog=None, **config):
     """The real app on a given store and Redis, with small resampling counts."""
     from service.web.app import create_app
-    from service.config import ServiceConfig
+    from service.process.config import ServiceConfig
 
     base = {"admin_token": ADMIN_TOKEN, "n_shuffles": 100, "n_bootstrap": 100}
     base.update(config)
@@ -472,9 +472,9 @@ def run_jobs(store, redis_conn, catalog) -> None:
     """Run every queued job in this process (rq SimpleWorker, burst mode)."""
     from rq import SimpleWorker
 
-    from service import jobs
-    from service.publishing import AuditOptions
-    from service.worker import queues
+    from service.queues import jobs
+    from service.submissions.publishing import AuditOptions
+    from service.queues.worker import queues
 
     jobs.install_context(jobs.JobContext(store=store, redis=redis_conn, catalog=catalog,
                                          options=AuditOptions(100, 100)))

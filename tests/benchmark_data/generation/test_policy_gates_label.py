@@ -9,13 +9,13 @@ import json
 import numpy as np
 import pytest
 
-from benchmark_data.generation.recipe_policies import judge_gates
+from benchmark_data.generation.recipe_gates import judge_gates
 from benchmark_data.policy_files import failed_gates, policy_dir
 from benchmark_data.registry import Setting, get_setting
 from expaudit.errors import InvalidInput
 from leaderboard.matrix import SceneTable, TransferData
-from service.catalog import BenchmarkCatalog, StaticCatalog
-from service.publishing import setting_infos
+from service.catalog.catalog import BenchmarkCatalog, StaticCatalog
+from service.submissions.publishing import setting_infos
 
 DOOR_POLICY = get_setting("door-policy-k3-orig")
 DOOR_POLICY_DR = get_setting("door-policydr-k3-orig")

@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from benchmark_data.generation.recipe_policies import judge_gates
+from benchmark_data.generation.recipe_gates import judge_gates
 from expaudit.errors import InvalidInput
 from tests.support.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 from tests.support.paths import REPO_ROOT
@@ -142,8 +142,8 @@ def test_a_cell_of_the_policy_runs_with_both_cameras_and_verifies(trained):
 
     from benchmark_data.generation.verify import verify_policy_sample
     from simulator.provenance import SOURCES_KEY, policy_code_version, policy_sources_sha256
-    from service.rollout_jobs import Chunk
-    from service.rollout_runner import RunnerContext, run_chunk
+    from service.queues.rollout_jobs import Chunk
+    from service.runner.rollout_runner import RunnerContext, run_chunk
 
     root, _, out, _, _ = trained
     horizon = simulator.policy_rollout.HORIZON
@@ -280,7 +280,7 @@ def test_a_work_folder_refuses_a_run_with_other_settings_or_another_spec(trained
 
 
 def test_gate_episodes_of_another_noise_seed_are_refused(tmp_path):
-    from benchmark_data.generation.recipe_policies import read_episodes
+    from benchmark_data.generation.recipe_gates import read_episodes
 
     path = tmp_path / "recipe.episodes.jsonl"
     path.write_text('{"scene_id": "a", "success": true}\n{"scene_id": "b", "seed": 1, "success": false}\n')

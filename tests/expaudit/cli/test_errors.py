@@ -86,9 +86,9 @@ def _user_errors():
     from leaderboard.errors import InputError
     from sandbox.base import SandboxConfigError
     from service.client import ApiError, BadServerUrl, ServerUnreachable
-    from service.config import ConfigError
-    from service.storage import InvalidKey
-    from service.worker import RedisUnreachable
+    from service.process.config import ConfigError
+    from service.store.storage import InvalidKey
+    from service.process.redis_errors import RedisUnreachable
 
     return [
         errors.InvalidInput("a field breaks its format"),
@@ -120,8 +120,8 @@ def test_every_kind_of_user_error_is_one_line_and_status_2(capsys, monkeypatch, 
 
 
 def _bugs():
-    from service.container_jobs import SandboxUnavailable
-    from service.storage import StoreUnavailable
+    from service.selectors.run import SandboxUnavailable
+    from service.store.storage import StoreUnavailable
 
     return [errors.InternalError("a job's machinery failed"),
             StoreUnavailable("local store write failed: EIO"),

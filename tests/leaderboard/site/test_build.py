@@ -487,8 +487,8 @@ def test_a_narrow_quality_range_is_labelled_on_the_setting_page_and_its_card(dat
 
 
 def test_the_publisher_gives_a_complete_matrix_its_quality_range_and_no_other():
-    from service.catalog import StaticCatalog
-    from service.publishing import setting_infos
+    from service.catalog.catalog import StaticCatalog
+    from service.submissions.publishing import setting_infos
 
     scenes = SceneTable(scene_ids=("s0", "s1"), state_ids=np.array([0, 1]),
                         layout_level=np.array([0, 0]), appearance_draw=np.array([0, 0]))
@@ -544,7 +544,7 @@ def test_report_without_sections_renders_what_it_has(entries, settings):
 
 
 def test_a_sealed_setting_shows_released_numbers_only(settings):
-    """A sealed report (service.sealed_report) has released success, random and oracle, no
+    """A sealed report (service.sealed.report) has released success, random and oracle, no
     best-fixed and no sections: the board ranks it without inventing the rest."""
     sealed = {"schema_version": "sealed-1", "sealed": True,
               "inputs": {"setting_id": SETTING, "n_experiences": 10, "n_scenes": 200},

@@ -1,0 +1,21 @@
+"""The `expaudit runner` process: rollout chunks in the simulator, and selector jobs.
+
+The names below are what the rest of the project imports from this package; each
+loads its module on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_SURFACE = {
+    "run_runner": "service.runner.rollout_runner",
+}
+
+__all__ = sorted(_SURFACE)
+
+
+def __getattr__(name: str):
+    if name not in _SURFACE:
+        raise AttributeError(f"module 'service.runner' has no attribute {name!r}")
+    return getattr(importlib.import_module(_SURFACE[name]), name)
