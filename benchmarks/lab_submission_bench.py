@@ -33,9 +33,8 @@ import redis  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from service import uploads  # noqa: E402
-
-from service.queues import jobs
+from leaderboard.scores import limits as uploads  # noqa: E402
+from service.queues import jobs  # noqa: E402
 from service.web.app import create_app  # noqa: E402
 from service.catalog import StaticCatalog  # noqa: E402
 from service.submissions import AuditOptions  # noqa: E402

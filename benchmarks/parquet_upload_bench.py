@@ -1,8 +1,8 @@
 """Cost of reading Parquet uploads with bounded memory, against plain `pandas.read_parquet`.
 
-`service.uploads.read_frame` reads the page headers, then the file in batches
+`leaderboard.scores.read_frame` reads the page headers, then the file in batches
 with text columns as dictionaries, checking every bound before a batch is
-expanded (`service/parquet_upload.py`). This prints, for scores files of
+expanded (`leaderboard/scores/parquet.py`). This prints, for scores files of
 several shapes, the best-of-N wall time of both readers, their ratio
 (bounded / plain), and the peak memory each adds in a fresh child process
 (VmHWM after resetting it, so neither the imports nor the other reader's
@@ -30,7 +30,7 @@ import pandas as pd
 _CHILD = """
 import io, json, sys
 import pandas as pd
-from service.uploads import read_frame
+from leaderboard.scores import read_frame
 def kib(name):
     with open("/proc/self/status") as status:
         return next(int(l.split()[1]) for l in status if l.startswith(name))
@@ -73,7 +73,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    from service.uploads import read_frame
+    from leaderboard.scores import read_frame
 
     print(f"{'file':24} {'plain s':>8} {'bounded s':>9} {'ratio':>6} {'plain MiB':>9} {'bounded MiB':>11}")
     for name, data in shapes().items():
