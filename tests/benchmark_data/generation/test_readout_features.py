@@ -1,0 +1,128 @@
+"""Reference representations' features on a tiny readout bank: shapes, determinism, resuming,
+"not computed" with a reason, and the engine reading the stored shards.
+
+The tiny bank is two image shards of seeded random 64x64 images beside the published
+policies (linked from the frozen data); what is checked holds for any images.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmark_data.generation import readout_features as rf
+from benchmark_data.paths import FROZEN_ROOT
+from benchmark_data.policy_files import is_trained
+
+TASK = "door"
+POLICY = rf.policy_representations(TASK)[0]
+needs_policies = pytest.mark.skipif(not all(is_trained(*p.split("/")) for p in rf.policy_representations(TASK)),
+                                    reason="the published Door policies are not in the frozen data")
+
+
+def _images(seed: int, n: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 256, (n, 64, 64, 3), dtype=np.uint8)
+
+
+def _bank(root, shards: dict[str, tuple[list[str], np.ndarray, np.ndarray]], policies: bool = True):
+    if policies:
+        (root / "policies").mkdir(parents=True)
+        for mechanism in ("policy", "policy_dr"):
+            (root / "policies" / mechanism).symlink_to(FROZEN_ROOT / "policies" / mechanism)
+    bank = rf.bank_dir(TASK, root)
+    bank.mkdir(parents=True)
+    for name, (ids, agent, wrist) in shards.items():
+        np.savez_compressed(bank / name, observation_id=np.array(ids), agentview=agent, wrist=wrist)
+    return root
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    return _bank(tmp_path / "a", {
+        "images-00.npz": ([f"a{i}" for i in range(5)], _images(1, 5), _images(2, 5)),
+        "images-01.npz": ([f"b{i}" for i in range(3)], _images(3, 3), _images(4, 3)),
+    })
+
+
+@needs_policies
+@pytest.mark.parametrize("name", rf.representation_names(TASK))
+def test_every_reference_representation_has_its_declared_shape_and_dtype(tiny, name):
+    record = rf.write_features(TASK, name, root=tiny)
+    ids, features = rf.read_features(TASK, name, tiny)
+    width = {"raw32": 3072, "mobilenet_v2": 1280, "efficientnet_lite0": 1280}.get(name, 128)
+    assert record["status"] == rf.COMPUTED and record["complete"] and record["rows"] == 8
+    assert list(ids) == [f"a{i}" for i in range(5)] + [f"b{i}" for i in range(3)]
+    assert features.shape == (8, width) and record["dimension"] == width
+    assert np.isfinite(features).all()
+    with np.load(rf.features_dir(TASK, name, tiny) / "features-00.npz") as stored:
+        assert stored["features"].dtype == np.dtype(record["dtype"])
+    assert record["content_hash"].startswith("sha256:") and record["code_version"] == rf.CODE_VERSION
+
+
+@needs_policies
+@pytest.mark.parametrize("name", [POLICY, "raw32"])
+def test_a_vector_depends_on_its_image_only(tmp_path, tiny, name):
+    """Same images in other shards, other neighbours and another order: the same vectors, bit for bit."""
+    agent, wrist = _images(1, 5), _images(2, 5)
+    other = _bank(tmp_path / "b", {
+        "images-00.npz": (["x", "a3", "a0"], np.stack([_images(9, 1)[0], agent[3], agent[0]]),
+                          np.stack([_images(8, 1)[0], wrist[3], wrist[0]])),
+    })
+    rf.write_features(TASK, name, root=tiny)
+    rf.write_features(TASK, name, root=other)
+    ids_a, a = rf.read_features(TASK, name, tiny)
+    ids_b, b = rf.read_features(TASK, name, other)
+    assert np.array_equal(b[1], a[3]) and np.array_equal(b[2], a[0])
+    assert not np.array_equal(b[0], a[0])
+
+
+@needs_policies
+def test_a_rerun_skips_stored_shards_and_recomputes_a_changed_one(tiny):
+    rf.write_features(TASK, POLICY, root=tiny)
+    out = rf.features_dir(TASK, POLICY, tiny)
+    before = {p.name: p.stat().st_mtime_ns for p in out.glob("features-*.npz")}
+    bank = rf.bank_dir(TASK, tiny)
+    np.savez_compressed(bank / "images-01.npz", observation_id=np.array(["c0", "c1"]),
+                        agentview=_images(5, 2), wrist=_images(6, 2))
+    record = rf.write_features(TASK, POLICY, root=tiny)
+    after = {p.name: p.stat().st_mtime_ns for p in out.glob("features-*.npz")}
+    assert after["features-00.npz"] == before["features-00.npz"]
+    assert after["features-01.npz"] != before["features-01.npz"]
+    assert record["rows"] == 7
+    assert list(rf.read_features(TASK, POLICY, tiny)[0][-2:]) == ["c0", "c1"]
+
+
+def test_an_encoder_without_weights_is_not_computed_with_the_reason(tiny, tmp_path):
+    missing = tmp_path / "absent.pth"
+    record = rf.write_features(TASK, "mobilenet_v2", root=tiny,
+                               environ={"EXPAUDIT_MOBILENET_V2_WEIGHTS": str(missing)})
+    assert record["status"] == rf.NOT_COMPUTED
+    assert record["reason"].startswith("weights missing") and str(missing) in record["reason"]
+    assert not list(rf.features_dir(TASK, "mobilenet_v2", tiny).glob("features-*.npz"))
+    with pytest.raises(rf.FeaturesNotComputed, match="not computed: weights missing"):
+        rf.read_features(TASK, "mobilenet_v2", tiny)
+
+
+def test_a_policy_absent_from_the_data_is_not_computed_with_the_reason(tmp_path):
+    root = _bank(tmp_path, {"images-00.npz": (["a0"], _images(1, 1), _images(2, 1))}, policies=False)
+    record = rf.write_features(TASK, POLICY, root=root)
+    assert record["status"] == rf.NOT_COMPUTED
+    assert record["reason"] == (f"weights missing: policies/{POLICY} is not in the frozen data "
+                                f"(needs weights.pt, spec.json, training.json)")
+
+
+def test_a_bank_without_images_and_an_unknown_representation_are_refused(tmp_path):
+    with pytest.raises(rf.FeaturesNotComputed, match="no image shards"):
+        rf.write_features(TASK, "raw32", root=tmp_path)
+    with pytest.raises(rf.InvalidInput, match="representation must be one of .* got 'dino'"):
+        rf.load_representation(TASK, "dino")
+
+
+@needs_policies
+def test_the_engine_reads_the_stored_shards_as_written(tiny):
+    from leaderboard.readout import read_features as engine_read
+
+    rf.write_features(TASK, "raw32", root=tiny)
+    rep = engine_read(rf.features_dir(TASK, "raw32", tiny), "raw32")
+    ids, features = rf.read_features(TASK, "raw32", tiny)
+    assert list(rep.ids) == list(ids) and np.array_equal(rep.values, features)
