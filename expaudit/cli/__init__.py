@@ -31,6 +31,7 @@ SUBCOMMAND_MODULES = (
     "expaudit.cli.service",
     "expaudit.cli.sandbox",
     "expaudit.cli.runner",
+    "expaudit.cli.readout",
 )
 
 

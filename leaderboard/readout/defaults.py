@@ -30,6 +30,11 @@ CONSTANT_RTOL = 1e-9
 """Predictions whose spread over an initialization's admitted cells is at most this times
 max(|prediction|, 1) are a constant readout (flagged: its gain and sensitivity are 0)."""
 
+TIE_RTOL = 1e-9
+"""A sign-test difference `a - b` within this times max(|a|, |b|, 1) is a tie (dropped): a
+difference that small is floating-point rounding, not a direction (1e-9 degree or mm, or 1e-9
+of a unit gain, is far below anything physical)."""
+
 N_BOOTSTRAP = 2000
 """Initialization-bootstrap resamples of every interval (the spec's 2000)."""
 

@@ -1,7 +1,7 @@
 """L2-penalised logistic regression by Newton's method, for the failure predictors.
 
-Covariates are standardised with the fitting data's mean and standard deviation (a constant
-covariate keeps scale 1 and contributes nothing); the fit minimises
+Covariates are standardised with the fitting data's mean and standard deviation (a covariate
+constant up to rounding, as for the ridge readout, keeps scale 1 and contributes nothing); the fit minimises
 `sum_i logloss_i + ||w||^2 / (2 C)` with the intercept unpenalised, `C = LOGISTIC_C`. The
 penalty keeps the coefficients finite when the few dev outcomes are separable by the
 covariates; the objective is strictly convex in `w`, and each Newton step is halved until
@@ -59,7 +59,7 @@ def fit_logistic(covariates, outcomes, *, c: float = defaults.LOGISTIC_C) -> Log
     if not c > 0:
         raise BadArgument(f"c: must be positive, got {c}")
     mean, std = x.mean(axis=0), x.std(axis=0)
-    scale = np.where(std > 0, std, 1.0)
+    scale = np.where(std > defaults.ZERO_STD_RTOL * np.maximum(np.abs(mean), 1.0), std, 1.0)
     design = np.column_stack([np.ones(len(y)), (x - mean) / scale])
     ridge = np.eye(design.shape[1]) / c
     ridge[0, 0] = 0.0

@@ -6,9 +6,9 @@ Per (task, representation) two hypotheses, each a direction for every initializa
 `mae_controlled[s] > mae_natural[s]` (the difference `mae_controlled - mae_natural` is
 positive). The sign test counts positive differences `k` among the `n` non-zero ones and
 gives `P(X >= k)` for `X ~ Binomial(n, 1/2)`: exact, no normal approximation. A zero
-difference (a tie) carries no direction and is dropped, as the standard sign test does; an
-initialization where either metric is not estimable is left out. Holm's step-down
-adjustment runs over the tests of the family that have a p-value.
+difference (a tie: within `TIE_RTOL`, rounding) carries no direction and is dropped, as the
+standard sign test does; an initialization where either metric is not estimable is left
+out. Holm's step-down adjustment runs over the tests of the family that have a p-value.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from leaderboard.errors import BadArgument
+from leaderboard.readout import defaults
 from leaderboard.readout.metrics import InitializationMetrics
 
 HYPOTHESES = {
@@ -73,11 +74,18 @@ def sign_test(test_id: str, hypothesis: str, differences: Sequence[float | None]
     return SignTest(test_id, hypothesis, positive, negative, ties, absent, sign_test_p(positive, negative))
 
 
+def difference(a: float | None, b: float | None) -> float | None:
+    """`a - b`, 0 (a tie) within `TIE_RTOL` of the larger magnitude, None when either is unknown."""
+    if a is None or b is None:
+        return None
+    d = a - b
+    return 0.0 if abs(d) <= defaults.TIE_RTOL * max(abs(a), abs(b), 1.0) else d
+
+
 def primary_tests(prefix: str, metrics: Sequence[InitializationMetrics]) -> tuple[SignTest, SignTest]:
     """Both primary tests of one (task, representation); ids are `prefix/<hypothesis key>`."""
-    gains = [None if m.gain.value is None else 1.0 - m.gain.value for m in metrics]
-    maes = [None if m.mae_controlled.value is None or m.mae_natural.value is None
-            else m.mae_controlled.value - m.mae_natural.value for m in metrics]
+    gains = [difference(1.0, m.gain.value) for m in metrics]
+    maes = [difference(m.mae_controlled.value, m.mae_natural.value) for m in metrics]
     return (sign_test(f"{prefix}/gain_below_one", HYPOTHESES["gain_below_one"], gains),
             sign_test(f"{prefix}/controlled_above_natural", HYPOTHESES["controlled_above_natural"], maes))
 

@@ -63,3 +63,10 @@ def test_family_skips_undefined_tests_and_refuses_repeated_ids():
         holm_family([defined, defined])
     with pytest.raises(BadArgument, match="p_values"):
         holm([1.5])
+
+
+def test_rounding_differences_are_ties():
+    rows = [_row("a", 3e-16, 7e-16, 1.0 - 2e-16), _row("b", 1.0, 1.0 + 1e-12, 1.0 + 3e-16)]
+    gain, mae = primary_tests("door/perfect", rows)
+    assert (gain.n_ties, mae.n_ties) == (2, 2)
+    assert gain.p_value is None and mae.p_value is None

@@ -1,0 +1,55 @@
+"""The handler of `expaudit readout audit`: read the bank and representations, audit, write.
+
+It loads the readout engine (pandas, numpy) and the page renderer, so the command's parser
+(`readout`) loads this module only when an audit runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from expaudit.errors import InvalidInput
+from leaderboard.readout.audit import run_readout_audit
+from leaderboard.readout.bank import read_bank
+from leaderboard.readout.inputs import read_features, read_predictions
+from leaderboard.site.readout_report import render_readout_html, render_readout_summary
+
+
+def _named(spec: str, flag: str) -> tuple[str, str]:
+    """`NAME=PATH` or `PATH` (named by the file's stem)."""
+    name, sep, path = spec.partition("=")
+    if not sep:
+        path, name = spec, Path(spec.rstrip("/")).stem
+    if not name or not path:
+        raise InvalidInput(f"{flag} '{spec}': expected NAME=PATH or PATH")
+    return name, path
+
+
+def run_readout_audit_command(args: argparse.Namespace) -> int:
+    """Read, audit, write; bad input raises a `UserError`, which the command reports in one line."""
+    specs = [(_named(s, "--features"), read_features) for s in args.features]
+    specs += [(_named(s, "--predictions"), read_predictions) for s in args.predictions]
+    if not specs:
+        raise InvalidInput("give at least one --features or --predictions file")
+    bank = read_bank(args.bank, args.sealed_labels)
+    representations = [reader(path, name) for (name, path), reader in specs]
+    split = args.split or ("confirm" if args.sealed_labels else "dev")
+    report = run_readout_audit(bank, representations, split=split, n_resamples=args.bootstrap, seed=args.seed)
+    outputs = []
+    if args.json:
+        outputs.append((args.json, json.dumps(report, sort_keys=True, indent=2) + "\n"))
+    if args.html:
+        outputs.append((args.html, render_readout_html(report)))
+    for path, text in outputs:
+        try:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            sys.stderr.write(f"expaudit readout: error: {path}: cannot be written: {exc.strerror}\n")
+            return 2
+    if not args.json:
+        sys.stdout.write(render_readout_summary(report))
+    return 0
