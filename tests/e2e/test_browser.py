@@ -24,7 +24,7 @@ from PIL import Image
 from leaderboard.site.build import build_leaderboard
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import ProcessServer, RedisServer, free_port, wait_for_port
-from tests.leaderboard.site.test_build import HINDSIGHT, SETTING, make_data, make_entries, make_settings
+from tests.support.site_data import HINDSIGHT, SETTING, make_data, make_entries, make_settings
 
 AXE = REPO_ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
 SCREENSHOTS = Path(os.environ.get("EXPAUDIT_SCREENSHOT_DIR", REPO_ROOT / "build" / "browser-screenshots"))

@@ -15,6 +15,7 @@ import requests
 
 from tests.support.servers import (ADMIN_TOKEN, RedisServer, SeaweedServer, ServiceStack, bearer,
                                    scores_csv, synthetic_setting, write_catalog)
+from tests.support.submissions import post_submission
 
 pytestmark = pytest.mark.slow
 
@@ -53,13 +54,6 @@ def _token(stack) -> dict:
                              headers=bearer(ADMIN_TOKEN), timeout=10)
     assert response.status_code == 201, response.text
     return bearer(response.json()["token"])
-
-
-def _submit(stack, auth, data, seed: int) -> requests.Response:
-    return requests.post(f"{stack.url}/api/v1/submissions", headers=auth,
-                         files={"file": (f"s{seed}.csv", scores_csv(data, seed=seed), "text/csv")},
-                         data={"setting": "fault-k20", "public": "true", "name": f"rule {seed}"},
-                         timeout=30)
 
 
 def _wait_final(stack, auth, sids, timeout=120.0) -> dict[str, dict]:
@@ -101,7 +95,10 @@ def test_worker_killed_mid_audit(tmp_path, servers, setting):
     try:
         auth = _token(stack)
         worker = stack.start_worker()
-        sids = [_submit(stack, auth, data, seed).json()["id"] for seed in range(3)]
+        sids = [post_submission(stack.url, auth, "file", f"s{seed}.csv",
+                                scores_csv(data, seed=seed),
+                                setting="fault-k20", public="true", name=f"rule {seed}").json()["id"]
+                for seed in range(3)]
         victim = None
         deadline = time.monotonic() + 60
         while victim is None and time.monotonic() < deadline:
@@ -139,9 +136,13 @@ def test_redis_restarted_empty(tmp_path, servers, setting):
     try:
         auth = _token(stack)
         stack.start_worker()
-        sids = [_submit(stack, auth, data, seed).json()["id"] for seed in range(3)]
+        sids = [post_submission(stack.url, auth, "file", f"s{seed}.csv",
+                                scores_csv(data, seed=seed),
+                                setting="fault-k20", public="true", name=f"rule {seed}").json()["id"]
+                for seed in range(3)]
         stack.redis.crash()  # queues, caches, leases: all gone
-        during = _submit(stack, auth, data, 99)
+        during = post_submission(stack.url, auth, "file", "s99.csv", scores_csv(data, seed=99),
+                                 setting="fault-k20", public="true", name="rule 99")
         assert during.status_code == 202, during.text  # stored; enqueued once Redis is back
         sids.append(during.json()["id"])
         assert requests.get(f"{stack.url}/healthz", timeout=10).status_code == 503
@@ -161,9 +162,13 @@ def test_s3_unavailable_for_a_while(tmp_path, servers, setting):
     try:
         auth = _token(stack)
         stack.start_worker()
-        sids = [_submit(stack, auth, data, seed).json()["id"] for seed in range(3)]
+        sids = [post_submission(stack.url, auth, "file", f"s{seed}.csv",
+                                scores_csv(data, seed=seed),
+                                setting="fault-k20", public="true", name=f"rule {seed}").json()["id"]
+                for seed in range(3)]
         seaweed.crash()
-        refused = _submit(stack, auth, data, 50)
+        refused = post_submission(stack.url, auth, "file", "s50.csv", scores_csv(data, seed=50),
+                                 setting="fault-k20", public="true", name="rule 50")
         assert refused.status_code == 503, refused.text
         assert refused.json()["error"]["code"] == "unavailable"
         health = requests.get(f"{stack.url}/healthz", timeout=10)

@@ -27,6 +27,7 @@ from service.catalog.catalog import StaticCatalog
 from leaderboard.scores.limits import MULTIPART_BYTES, full_file_needs
 from tests.support.servers import (ADMIN_TOKEN, bearer, make_app, run_jobs, scores_rows,
                                    synthetic_setting)
+from tests.support.submissions import submit_scores
 
 LAB_ID = "lab-k60"
 
@@ -57,12 +58,6 @@ def client(store, redis_conn, lab, low_floors):
     return client
 
 
-def _submit(client, body: bytes, filename: str):
-    form = {"file": (io.BytesIO(body), filename), "setting": LAB_ID}
-    return client.post("/api/v1/submissions", data=form, headers=bearer(client.token),
-                       content_type="multipart/form-data")
-
-
 def test_full_file_needs_cover_csv_and_json_with_long_ids():
     experiences = [f"experiment-é-{i:04d}" for i in range(7)]
     scenes = [f"scene, with a comma {j}" for j in range(9)]
@@ -88,7 +83,7 @@ def test_a_full_file_of_a_setting_over_the_fixed_limits_is_accepted(client, lab,
         pd.DataFrame(rows).to_parquet(buffer, index=False)
         body = buffer.getvalue()
     assert len(body) > 2000 and len(rows) > 100
-    response = _submit(client, body, f"scores.{fmt}")
+    response = submit_scores(client, client.token, body, f"scores.{fmt}", setting=LAB_ID)
     assert response.status_code == 202, response.get_data(as_text=True)
 
 
@@ -103,14 +98,14 @@ def test_more_rows_than_the_largest_setting_are_refused_before_parsing(client, l
         (header + b"\r" + b"a,b,1\r" * n_rows, "s.csv"),
         (("[" + ",".join(["{}"] * n_rows) + "]").encode(), "s.json"),
     ):
-        response = _submit(client, body, name)
+        response = submit_scores(client, client.token, body, name, setting=LAB_ID)
         assert response.status_code == 422, response.get_data(as_text=True)
         assert response.json["error"]["message"].endswith(
             f"has more than {pairs} rows; at most {pairs} are read")
     buffer = io.BytesIO()
     pd.DataFrame({"scene_id": ["a"] * n_rows, "experience_id": ["b"] * n_rows,
                   "score": [1.0] * n_rows}).to_parquet(buffer, index=False)
-    response = _submit(client, buffer.getvalue(), "s.parquet")
+    response = submit_scores(client, client.token, buffer.getvalue(), "s.parquet", setting=LAB_ID)
     assert response.status_code == 422
     assert f"has {n_rows} rows; at most {pairs} are read" in response.json["error"]["message"]
 
@@ -138,7 +133,8 @@ def test_service_audit_in_tiny_blocks_equals_the_direct_audit(client, lab, store
                                                               monkeypatch):
     summary, data = lab
     rows = scores_rows(data)
-    response = _submit(client, pd.DataFrame(rows).to_csv(index=False).encode(), "scores.csv")
+    response = submit_scores(client, client.token,
+                             pd.DataFrame(rows).to_csv(index=False).encode(), "scores.csv", setting=LAB_ID)
     assert response.status_code == 202, response.get_data(as_text=True)
     monkeypatch.setattr(chunking, "CHUNK_ELEMENTS", 7)
     run_jobs(store, redis_conn, client.catalog)

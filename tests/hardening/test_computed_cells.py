@@ -274,7 +274,7 @@ def test_a_refused_sandbox_is_retried_and_ends_as_the_services_fault(tmp_path, r
     from service.records import Fault, State, SubmissionRepo
     from service.storage import LocalStore
     from tests.support.servers import bearer, make_app
-    from tests.service.test_container_submissions import SETTING, STATES, selector_archive
+    from tests.support.selectors import SETTING, STATES, selector_archive
 
     copy_library(tmp_path / "frozen", experience_ids(3))
     copy_query_set(tmp_path / "frozen", "stack-orig", STATES[:1])

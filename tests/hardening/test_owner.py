@@ -26,6 +26,7 @@ from service.sealed import take_sealed_quota
 from service.sealed_report import LADDER_KEY, audit_sealed
 from tests.support.servers import (ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv,
                                    synthetic_setting, web_stack)
+from tests.support.submissions import submit_scores
 
 SEALED = "toy-sealed"
 
@@ -42,12 +43,6 @@ def _revoke(client, token_id: str) -> None:
     assert response.status_code == 200 and response.json["revoked"] is True
 
 
-def _submit(client, token: str, body: bytes):
-    return client.post("/api/v1/submissions", headers=bearer(token),
-                       data={"file": (io.BytesIO(body), "scores.csv"), "setting": SEALED},
-                       content_type="multipart/form-data")
-
-
 def _report(client, token: str, sid: str) -> dict:
     response = client.get(f"/api/v1/submissions/{sid}/report", headers=bearer(token))
     assert response.status_code == 200, response.json
@@ -55,7 +50,7 @@ def _report(client, token: str, sid: str) -> dict:
 
 
 def _submit_and_report(client, token: str, body: bytes, store, redis_conn, catalog) -> dict:
-    created = _submit(client, token, body)
+    created = submit_scores(client, token, body, setting=SEALED)
     assert created.status_code == 202, created.json
     run_jobs(store, redis_conn, catalog)
     return _report(client, token, created.json["id"])
@@ -70,21 +65,24 @@ def test_a_new_token_for_the_same_owner_gets_no_fresh_sealed_quota(store, redis_
     client = make_app(store, redis_conn, catalog, sealed_submissions_per_day=2).test_client()
     body = scores_csv(catalog.load_transfer(SEALED))
     first = _create(client, "lab-a", "lab")
-    assert [_submit(client, first["token"], body).status_code for _ in range(2)] == [202, 202]
-    spent = _submit(client, first["token"], body)
+    assert [submit_scores(client, first["token"], body,
+                          setting=SEALED).status_code for _ in range(2)] == [202, 202]
+    spent = submit_scores(client, first["token"], body, setting=SEALED)
     assert spent.status_code == 429 and spent.json["error"]["code"] == "sealed_quota"
     _revoke(client, first["token_id"])
 
     second = _create(client, "lab-b", "lab")
-    refused = _submit(client, second["token"], body)
+    refused = submit_scores(client, second["token"], body, setting=SEALED)
     assert refused.status_code == 429, refused.json  # was 202: a fresh quota
     assert refused.json["error"]["code"] == "sealed_quota"
     assert "all the tokens of one owner" in refused.json["error"]["message"]
     assert int(refused.headers["Retry-After"]) > 0
     # Also while both tokens are live, and whatever case the operator typed the owner in.
-    assert _submit(client, _create(client, "lab-c", "LAB")["token"], body).status_code == 429
+    assert submit_scores(client, _create(client, "lab-c", "LAB")["token"], body,
+                         setting=SEALED).status_code == 429
     # Another owner has a quota of its own.
-    assert _submit(client, _create(client, "other", "other-lab")["token"], body).status_code == 202
+    assert submit_scores(client, _create(client, "other", "other-lab")["token"], body,
+                         setting=SEALED).status_code == 202
     assert len(store.list_keys("state/sealed-quota/lab/")) == 2
     assert len(store.list_keys("state/sealed-quota/other-lab/")) == 1
 
@@ -183,12 +181,13 @@ def test_a_token_from_before_owners_keeps_its_quota_and_ladder(store, redis_conn
     body = scores_csv(sealed)
     report = _submit_and_report(client, secret, body, store, redis_conn, catalog)
     assert report["release"]["previous_best"] == before["release"]["best"]  # its Ladder, kept
-    assert _submit(client, secret, body).status_code == 429  # its quota, kept: 2 of 2
+    assert submit_scores(client, secret, body,
+                         setting=SEALED).status_code == 429  # its quota, kept: 2 of 2
     assert len(store.list_keys(f"state/sealed-quota/{token_id}/")) == 2
 
     _revoke(client, token_id)
     replacement = _create(client, "old-2", token_id)
-    assert _submit(client, replacement["token"], body).status_code == 429
+    assert submit_scores(client, replacement["token"], body, setting=SEALED).status_code == 429
     ladder = json.loads(store.get_bytes(LADDER_KEY.format(owner=token_id, setting=SEALED)))
     assert set(ladder["releases"]) >= {"sub-before"} and len(ladder["releases"]) == 2
 

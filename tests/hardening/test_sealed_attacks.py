@@ -21,6 +21,7 @@ from service.ladder import (grid_size, information_bound_bits, ladder_margin, la
 from service.sealed import QUOTA_KEY
 from service.storage import LocalStore, ObjectNotFound, StoreUnavailable
 from tests.support.servers import ADMIN_TOKEN, RedisServer, bearer, make_app, run_jobs, scores_csv
+from tests.support.submissions import submit_scores
 
 SEALED = "toy-sealed"
 
@@ -29,14 +30,6 @@ def _token(client, name: str = "lab-x") -> str:
     response = client.post("/api/v1/tokens", json={"name": name, "owner": name}, headers=bearer(ADMIN_TOKEN))
     assert response.status_code == 201
     return response.json["token"]
-
-
-def _submit(client, token: str, body: bytes, setting: str = SEALED, public: bool = False):
-    data = {"file": (io.BytesIO(body), "scores.csv"), "setting": setting}
-    if public:
-        data["public"] = "true"
-    return client.post("/api/v1/submissions", headers=bearer(token), data=data,
-                       content_type="multipart/form-data")
 
 
 def _choice_csv(data, choice: np.ndarray) -> bytes:
@@ -68,9 +61,10 @@ def test_no_public_file_is_computed_from_a_sealed_settings_outcomes(store, redis
     client = make_app(store, redis_conn, catalog).test_client()
     token = _token(client)
     sealed = catalog.load_transfer(SEALED)
-    assert _submit(client, token, scores_csv(sealed), public=True).status_code == 202
-    assert _submit(client, token, scores_csv(catalog.load_transfer("toy-k4")), "toy-k4",
-                   public=True).status_code == 202
+    assert submit_scores(client, token, scores_csv(sealed), setting=SEALED,
+                         public="true").status_code == 202
+    assert submit_scores(client, token, scores_csv(catalog.load_transfer("toy-k4")),
+                         setting="toy-k4", public="true").status_code == 202
     run_jobs(store, redis_conn, catalog)
     files = _published(store)
     assert any("baseline-oracle-toy-k4" in key for key in files)  # public settings keep theirs
@@ -142,7 +136,7 @@ def test_two_files_differing_on_one_scene_reveal_nothing_about_that_scene(store,
 
 
 def _submit_and_run(client, token, body, store, redis_conn, catalog) -> str:
-    response = _submit(client, token, body)
+    response = submit_scores(client, token, body, setting=SEALED)
     assert response.status_code == 202, response.json
     run_jobs(store, redis_conn, catalog)
     return response.json["id"]
@@ -253,7 +247,7 @@ def test_with_redis_down_sealed_submissions_are_refused_not_let_through(tmp_path
     server.stop()
     sealed = catalog.load_transfer(SEALED)
     for seed in range(4):
-        response = _submit(client, token, scores_csv(sealed, seed=seed))
+        response = submit_scores(client, token, scores_csv(sealed, seed=seed), setting=SEALED)
         assert response.status_code == 503, response.json
         assert response.json["error"]["code"] == "unavailable"
     assert not store.list_keys("submissions/") and not store.list_keys("open/")
@@ -281,7 +275,7 @@ def test_a_submission_that_is_not_created_gives_its_quota_back(tmp_path, redis_c
     token = _token(client)
     sealed = catalog.load_transfer(SEALED)
     for seed in range(3):
-        response = _submit(client, token, scores_csv(sealed, seed=seed))
+        response = submit_scores(client, token, scores_csv(sealed, seed=seed), setting=SEALED)
         assert response.status_code == 503, response.json
     counters = [int(redis_conn.get(k)) for k in redis_conn.scan_iter(QUOTA_KEY.format(
         owner="*", day="*"))]
@@ -333,7 +327,8 @@ def test_a_submission_created_before_a_failure_keeps_its_charge(tmp_path, redis_
     store = _FailingPuts(tmp_path / "store", fails=lambda key: key.endswith("/public"))
     client = make_app(store, redis_conn, catalog, sealed_submissions_per_day=5).test_client()
     token = _token(client)
-    response = _submit(client, token, scores_csv(catalog.load_transfer(SEALED)), public=True)
+    response = submit_scores(client, token, scores_csv(catalog.load_transfer(SEALED)),
+                             setting=SEALED, public="true")
     assert response.status_code == 503
     assert len([k for k in store.list_keys("submissions/") if k.endswith("/manifest.json")]) == 1
     assert len(store.list_keys("state/sealed-quota/")) == 1
@@ -371,8 +366,8 @@ def test_a_sealed_setting_stays_out_of_the_cross_setting_summary(store, redis_co
     client = make_app(store, redis_conn, catalog).test_client()
     token = _token(client)
     for setting in (SEALED, "toy-k4"):
-        assert _submit(client, token, scores_csv(catalog.load_transfer(setting)), setting,
-                       public=True).status_code == 202
+        assert submit_scores(client, token, scores_csv(catalog.load_transfer(setting)),
+                             setting=setting, public="true").status_code == 202
     run_jobs(store, redis_conn, catalog)
     index = json.loads(store.get_bytes("leaderboard/index.json"))
     summary = json.dumps(index["cross_setting"])

@@ -31,10 +31,12 @@ from leaderboard.scores.parquet import (BATCH_ROWS, _check_footer, _check_pages,
 from service.catalog import StaticCatalog
 from service.request_body import BoundedBody
 from leaderboard.scores.json_rows import JSON_KEYS, read_json_rows
-from leaderboard.scores.limits import MULTIPART_BYTES, UploadLimits, count_rows_upper_bound, full_file_needs
+from leaderboard.scores.limits import (MULTIPART_BYTES, UploadLimits, count_rows_upper_bound,
+                                       full_file_needs)
 from leaderboard.scores.upload import (FieldError, _shift_line, read_frame, requested_settings,
                                        split_by_setting, validate_upload)
 from tests.support.servers import scores_rows, synthetic_setting
+from tests.support.uploads import LOOSE, SOURCE, parquet_bytes
 
 ROWS = [{"setting_id": "toy-k4", "scene_id": "s0", "experience_id": "e1", "score": 0.5},
         {"setting_id": "toy-k4", "scene_id": "s1", "experience_id": "e2"}]
@@ -65,17 +67,6 @@ def test_a_document_nested_too_deeply_is_refused_as_invalid_json():
 
 # --- The Parquet bounds, each at its limit -----------------------------------------------
 
-SOURCE = "up.parquet"
-LOOSE = dict(max_rows=10**6, max_bytes=10**9, max_cell_chars=1024, max_columns=100,
-             max_page_bytes=10**9)
-"""Limits far above what the small files here need: each test tightens one of them."""
-
-
-def _parquet(table, **options) -> bytes:
-    buffer = io.BytesIO()
-    pq.write_table(table, buffer, **options)
-    return buffer.getvalue()
-
 
 def _read(data: bytes, **limits) -> pd.DataFrame:
     return read_bounded_parquet(data, SOURCE, **{**LOOSE, **limits})
@@ -93,12 +84,12 @@ def _numbers(rows: int = 10, **options) -> bytes:
     schema = pa.schema([pa.field("score", pa.float64(), nullable=False),
                         pa.field("n", pa.int64(), nullable=False)])
     table = pa.table({"score": np.arange(float(rows)), "n": np.arange(rows)}, schema=schema)
-    return _parquet(table, use_dictionary=False, compression="none", max_rows_per_page=4,
+    return parquet_bytes(table, use_dictionary=False, compression="none", max_rows_per_page=4,
                     row_group_size=5, **options)
 
 
 def _dictionary_column(values: list, name: str = "scene_id") -> bytes:
-    return _parquet(pa.table({name: pa.array(values, pa.string())}), store_schema=False)
+    return parquet_bytes(pa.table({name: pa.array(values, pa.string())}), store_schema=False)
 
 
 def test_a_file_with_exactly_the_column_limit_is_read_and_one_more_is_refused():
@@ -194,14 +185,14 @@ def test_a_dictionary_cell_over_the_limit_is_named_by_its_first_line_length_and_
 
 def test_a_dictionary_value_no_row_uses_is_still_refused_without_a_line():
     values = pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int32()), pa.array(["a", "x" * 50]))
-    error = _refusal(_parquet(pa.table({"scene_id": values}), store_schema=False), max_cell_chars=10)
+    error = _refusal(parquet_bytes(pa.table({"scene_id": values}), store_schema=False), max_cell_chars=10)
     assert (error.line, error.field, error.message) == (
         None, "scene_id", "is a cell of 50 bytes; at most 10 are read")
 
 
 def test_cells_of_exactly_the_cell_limit_are_read_in_dictionary_and_plain_pages():
     for use_dictionary in (True, False):
-        data = _parquet(pa.table({"scene_id": ["a", "x" * 10]}), use_dictionary=use_dictionary)
+        data = parquet_bytes(pa.table({"scene_id": ["a", "x" * 10]}), use_dictionary=use_dictionary)
         assert _read(data, max_cell_chars=10)["scene_id"].tolist() == ["a", "x" * 10]
         error = _refusal(data, max_cell_chars=9)
         assert (error.line, error.field, error.message) == (
@@ -246,7 +237,7 @@ def test_text_columns_of_every_string_and_binary_type_are_read_as_text_but_not_s
                       "b": pa.array([b"a"], pa.binary()), "lb": pa.array([b"a"], pa.large_binary()),
                       "score": pa.array([0.5]),
                       "d": pa.DictionaryArray.from_arrays(pa.array([0], pa.int32()), pa.array(["a"]))})
-    schema = pq.ParquetFile(io.BytesIO(_parquet(table))).schema_arrow
+    schema = pq.ParquetFile(io.BytesIO(parquet_bytes(table))).schema_arrow
     assert _check_schema(schema, SOURCE, ("score",)) == ["s", "ls", "b", "lb"]
 
 
@@ -256,12 +247,12 @@ def test_text_columns_of_every_string_and_binary_type_are_read_as_text_but_not_s
     pa.array([decimal.Decimal("0.5")] * 3, pa.decimal128(4, 2)),
 ], ids=["categorical-floats", "all-null", "decimal"])
 def test_a_score_column_of_numbers_in_any_number_type_is_read(scores):
-    data = _parquet(pa.table({"scene_id": ["s0", "s1", "s2"], "score": scores}))
+    data = parquet_bytes(pa.table({"scene_id": ["s0", "s1", "s2"], "score": scores}))
     assert len(read_bounded_parquet(data, SOURCE, number_columns=("score",), **LOOSE)) == 3
 
 
 def test_text_where_numbers_are_expected_is_named_by_source_column_and_type():
-    data = _parquet(pa.table({"scene_id": ["s0"], "score": ["0.5"]}))
+    data = parquet_bytes(pa.table({"scene_id": ["s0"], "score": ["0.5"]}))
     with pytest.raises(InputError) as refused:
         read_bounded_parquet(data, SOURCE, number_columns=("score",), **LOOSE)
     assert (refused.value.source, refused.value.field, refused.value.message) == (
@@ -269,7 +260,7 @@ def test_text_where_numbers_are_expected_is_named_by_source_column_and_type():
 
 
 def test_a_nested_column_is_named_by_source_column_and_type():
-    data = _parquet(pa.table({"scene_id": ["s0"], "score": pa.array([[0.5]], pa.list_(pa.float64()))}))
+    data = parquet_bytes(pa.table({"scene_id": ["s0"], "score": pa.array([[0.5]], pa.list_(pa.float64()))}))
     error = _refusal(data)
     assert (error.source, error.field, error.message) == (
         SOURCE, "score", "is a nested column (list<element: double>); only flat columns of "
@@ -277,7 +268,7 @@ def test_a_nested_column_is_named_by_source_column_and_type():
 
 
 def test_a_prefix_sharing_column_is_refused_with_the_encodings_to_use():
-    data = _parquet(pa.table({"scene_id": ["s0", "s1"]}), use_dictionary=False,
+    data = parquet_bytes(pa.table({"scene_id": ["s0", "s1"]}), use_dictionary=False,
                     column_encoding={"scene_id": "DELTA_BYTE_ARRAY"})
     error = _refusal(data)
     assert (error.field, error.message) == (
@@ -324,7 +315,7 @@ def test_a_body_that_is_not_chunked_is_handed_on_as_it_came():
                          ids=["binary", "large_string", "large_binary"])
 def test_long_cells_of_every_text_type_stored_whole_are_refused_at_their_line(kind):
     values = ["a", "x" * 20] if pa.types.is_large_string(kind) else [b"a", b"x" * 20]
-    data = _parquet(pa.table({"scene_id": pa.array(values, kind)}), use_dictionary=False)
+    data = parquet_bytes(pa.table({"scene_id": pa.array(values, kind)}), use_dictionary=False)
     error = _refusal(data, max_cell_chars=10)
     assert (error.line, error.field, error.message) == (
         3, "scene_id", "is a cell of 20 bytes; at most 10 are read")

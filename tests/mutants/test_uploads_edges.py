@@ -33,7 +33,7 @@ from leaderboard.scores.limits import UploadLimits, full_file_needs
 from service.upload_limits import FLOOR_BODY_BYTES, catalog_limits
 from leaderboard.scores.upload import FieldError, detect_format, read_frame, validate_upload
 from tests.support.servers import synthetic_setting
-from tests.mutants.test_uploads import LOOSE, SOURCE, _parquet
+from tests.support.uploads import LOOSE, SOURCE, parquet_bytes
 
 
 def _refusal(data: bytes, **limits) -> InputError:
@@ -72,7 +72,7 @@ def test_a_dictionary_page_offset_of_0_means_no_dictionary_page_and_the_pages_ar
     then starts at the data page, as Arrow does, not at the file's magic."""
     schema = pa.schema([pa.field("score", pa.float64(), nullable=False)])  # no levels: 8 bytes a row
     table = pa.table({"score": [0.5, 1.0, 1.5, 2.0]}, schema=schema)
-    data = _parquet(table, use_dictionary=False, compression="none", store_schema=False)
+    data = parquet_bytes(table, use_dictionary=False, compression="none", store_schema=False)
     meta = pq.ParquetFile(io.BytesIO(data)).metadata
     chunk = meta.row_group(0).column(0)
     assert not chunk.has_dictionary_page
@@ -92,7 +92,7 @@ def test_a_dictionary_page_offset_inside_the_magic_is_where_the_page_check_start
     valid page header is found and the file is unreadable (the check does not skip to the data
     page while Arrow decompresses what it finds at the offset)."""
     schema = pa.schema([pa.field("score", pa.float64(), nullable=False)])
-    data = _parquet(pa.table({"score": [0.5, 1.0]}, schema=schema), use_dictionary=False,
+    data = parquet_bytes(pa.table({"score": [0.5, 1.0]}, schema=schema), use_dictionary=False,
                     compression="none", store_schema=False)
     footer = _Footer(pq.ParquetFile(io.BytesIO(data)).metadata, has_dictionary_page=True,
                      dictionary_page_offset=offset)
@@ -103,7 +103,7 @@ def test_a_dictionary_page_offset_inside_the_magic_is_where_the_page_check_start
 def test_a_column_with_a_dictionary_page_or_a_dictionary_encoding_is_read_as_a_dictionary():
     """Either is enough, whatever the footer says of the other: a dictionary page listed with
     only literal encodings, or a dictionary encoding listed without a dictionary page."""
-    data = _parquet(pa.table({"scene_id": ["s0", "s1"], "experience_id": ["e0", "e1"]}),
+    data = parquet_bytes(pa.table({"scene_id": ["s0", "s1"], "experience_id": ["e0", "e1"]}),
                     use_dictionary=False)
     meta = pq.ParquetFile(io.BytesIO(data)).metadata
     assert set(meta.row_group(0).column(0).encodings) <= {"PLAIN", "RLE", "BIT_PACKED"}
@@ -120,7 +120,7 @@ def test_a_too_long_dictionary_value_first_used_after_the_first_batch_is_named_b
     short value. The row using the long one is data row BATCH_ROWS + 3, line BATCH_ROWS + 5
     (this test failed before: the first batch refused it without a line)."""
     values = ["a"] * (BATCH_ROWS + 3) + ["x" * 20] + ["a"] * 5
-    data = _parquet(pa.table({"scene_id": values}), store_schema=False)
+    data = parquet_bytes(pa.table({"scene_id": values}), store_schema=False)
     assert pq.ParquetFile(io.BytesIO(data)).metadata.num_row_groups == 1
     error = _refusal(data, max_cell_chars=10)
     assert (error.source, error.line, error.field, error.message) == (
@@ -131,7 +131,7 @@ def test_a_too_long_dictionary_value_is_named_by_the_length_of_the_value_at_its_
     """The dictionary lists a 30-byte value before the 20-byte one the first long row uses."""
     values = pa.DictionaryArray.from_arrays(pa.array([0, 2, 1, 0], pa.int32()),
                                             pa.array(["a", "b" * 30, "c" * 20]))
-    error = _refusal(_parquet(pa.table({"scene_id": values}), store_schema=False), max_cell_chars=10)
+    error = _refusal(parquet_bytes(pa.table({"scene_id": values}), store_schema=False), max_cell_chars=10)
     assert (error.line, error.field, error.message) == (
         3, "scene_id", "is a cell of 20 bytes; at most 10 are read")
 
@@ -139,7 +139,7 @@ def test_a_too_long_dictionary_value_is_named_by_the_length_of_the_value_at_its_
 def test_a_too_long_dictionary_value_no_row_of_any_batch_uses_is_refused_without_a_line():
     values = pa.DictionaryArray.from_arrays(pa.array([0] * (BATCH_ROWS + 2), pa.int32()),
                                             pa.array(["a", "x" * 50]))
-    error = _refusal(_parquet(pa.table({"scene_id": values}), store_schema=False), max_cell_chars=10)
+    error = _refusal(parquet_bytes(pa.table({"scene_id": values}), store_schema=False), max_cell_chars=10)
     assert (error.source, error.line, error.field, error.message) == (
         SOURCE, None, "scene_id", "is a cell of 50 bytes; at most 10 are read")
 
@@ -154,7 +154,7 @@ def test_a_reader_error_is_named_by_its_first_line_or_else_its_type(monkeypatch,
         raise error
 
     monkeypatch.setattr(leaderboard.scores.parquet, "page_sizes", unreadable)
-    refused = _refusal(_parquet(pa.table({"score": [0.5]})))
+    refused = _refusal(parquet_bytes(pa.table({"score": [0.5]})))
     assert (refused.source, refused.message) == (SOURCE, f"cannot be read as parquet: {shown}")
 
 
@@ -407,7 +407,7 @@ def test_the_pages_after_an_empty_row_group_are_still_checked():
 
 
 def test_text_after_an_empty_row_group_and_in_a_row_group_of_one_row_is_read_as_a_dictionary():
-    meta = pq.ParquetFile(io.BytesIO(_parquet(pa.table({"scene_id": ["s0"]})))).metadata
+    meta = pq.ParquetFile(io.BytesIO(parquet_bytes(pa.table({"scene_id": ["s0"]})))).metadata
     assert (meta.num_row_groups, meta.row_group(0).num_rows) == (1, 1)
     assert _expanding(meta, SOURCE) == {"scene_id"}
     buffer = io.BytesIO()
@@ -463,7 +463,7 @@ def test_a_parquet_upload_is_counted_by_its_footer_not_by_the_braces_of_its_byte
 
 
 def test_text_scores_in_a_parquet_upload_are_refused_from_its_schema_naming_the_column():
-    data = _parquet(pa.table({"scene_id": ["s0"], "experience_id": ["e0"], "score": ["0.5"]}))
+    data = parquet_bytes(pa.table({"scene_id": ["s0"], "experience_id": ["e0"], "score": ["0.5"]}))
     with pytest.raises(InputError) as refused:
         read_frame(data, "parquet", "s.parquet")
     assert (refused.value.source, refused.value.field, refused.value.message) == (

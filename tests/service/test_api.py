@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv, scores_rows
+from tests.support.submissions import submit_scores
 
 
 @pytest.fixture()
@@ -30,12 +31,6 @@ def token(client):
 
 def _data(catalog, setting_id="toy-k4"):
     return catalog.load_transfer(setting_id)
-
-
-def _submit(client, token, body: bytes, filename="scores.csv", **fields):
-    form = {"file": (io.BytesIO(body), filename), **fields}
-    return client.post("/api/v1/submissions", data=form, headers=bearer(token),
-                       content_type="multipart/form-data")
 
 
 def _error(response, status: int, code: str, field):
@@ -111,7 +106,7 @@ def test_missing_archive_is_404(client):
 # --------------------------------------------------------------- submissions
 
 def test_create_returns_202_with_status_url(client, token, catalog, store):
-    response = _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4")
+    response = submit_scores(client, token, scores_csv(_data(catalog)), setting="toy-k4")
     assert response.status_code == 202
     body = response.json
     assert body["state"] == "queued" and body["progress"] == 0.0
@@ -130,18 +125,18 @@ def test_raw_body_upload_with_query_fields(client, token, catalog):
 
 def test_json_and_parquet_uploads(client, token, catalog):
     rows = scores_rows(_data(catalog))
-    as_json = _submit(client, token, json.dumps(rows).encode(), "s.json", setting="toy-k4")
+    as_json = submit_scores(client, token, json.dumps(rows).encode(), "s.json", setting="toy-k4")
     assert as_json.status_code == 202
     buffer = io.BytesIO()
     pd.DataFrame(rows).to_parquet(buffer, index=False)
-    as_parquet = _submit(client, token, buffer.getvalue(), "s.parquet", setting="toy-k4")
+    as_parquet = submit_scores(client, token, buffer.getvalue(), "s.parquet", setting="toy-k4")
     assert as_parquet.status_code == 202
 
 
 def test_many_settings_in_one_upload(client, token, catalog, store, redis_conn):
     body = (scores_csv(_data(catalog), setting_id="toy-k4")
             + b"".join(scores_csv(_data(catalog, "toy-k3"), setting_id="toy-k3").splitlines(True)[1:]))
-    response = _submit(client, token, body)
+    response = submit_scores(client, token, body)
     assert response.status_code == 202, response.json
     assert response.json["settings"] == ["toy-k3", "toy-k4"]
     run_jobs(store, redis_conn, catalog)
@@ -155,7 +150,7 @@ def test_many_settings_in_one_upload(client, token, catalog, store, redis_conn):
 
 def test_bad_experience_names_file_line_field_value(client, token, catalog):
     body = scores_csv(_data(catalog)).replace(b"toy-k4-e002", b"toy-k4-e999", 1)
-    error = _error(_submit(client, token, body, "mine.csv", setting="toy-k4"), 422,
+    error = _error(submit_scores(client, token, body, "mine.csv", setting="toy-k4"), 422,
                    "invalid_scores", "experience_id")
     assert error["source"] == "mine.csv" and error["value"] == "toy-k4-e999"
     assert error["line"] == 4  # header is line 1; the third data row names e002
@@ -167,7 +162,7 @@ def test_line_numbers_count_in_the_whole_file_with_many_settings(client, token, 
     k3_rows = scores_csv(_data(catalog, "toy-k3"), setting_id="toy-k3").splitlines(True)[1:]
     k3_rows[5] = k3_rows[5].replace(b"toy-k3-s", b"bogus-s", 1)
     body = k4 + b"".join(k3_rows)
-    error = _error(_submit(client, token, body), 422, "invalid_scores", "scene_id")
+    error = _error(submit_scores(client, token, body), 422, "invalid_scores", "scene_id")
     assert error["line"] == len(k4.splitlines()) + 6
 
 
@@ -175,24 +170,26 @@ def test_nan_score_is_rejected_not_coerced(client, token, catalog):
     rows = scores_csv(_data(catalog)).decode().splitlines()
     head, first = rows[0], rows[1].rsplit(",", 1)[0] + ",nan"
     body = "\n".join([head, first, *rows[2:]]).encode()
-    error = _error(_submit(client, token, body, setting="toy-k4"), 422, "invalid_scores", "score")
+    error = _error(submit_scores(client, token, body,
+                                 setting="toy-k4"), 422, "invalid_scores", "score")
     assert error["line"] == 2 and error["value"] == "nan"
 
 
 def test_unknown_setting_in_column_names_the_line(client, token, catalog):
     body = scores_csv(_data(catalog), setting_id="toy-k9")
-    error = _error(_submit(client, token, body), 422, "invalid_scores", "setting_id")
+    error = _error(submit_scores(client, token, body), 422, "invalid_scores", "setting_id")
     assert error["line"] == 2 and error["value"] == "toy-k9"
 
 
 def test_no_setting_named(client, token, catalog):
-    error = _error(_submit(client, token, scores_csv(_data(catalog))), 422, "invalid", "setting")
+    error = _error(submit_scores(client, token,
+                                 scores_csv(_data(catalog))), 422, "invalid", "setting")
     assert "name exactly one setting" in error["message"]
 
 
 def test_setting_field_disagreeing_with_column(client, token, catalog):
     body = scores_csv(_data(catalog), setting_id="toy-k4")
-    error = _error(_submit(client, token, body, setting="toy-k3"), 422, "invalid", "setting")
+    error = _error(submit_scores(client, token, body, setting="toy-k3"), 422, "invalid", "setting")
     assert "setting_id column holds ['toy-k4']" in error["message"]
 
 
@@ -203,7 +200,7 @@ def test_setting_field_disagreeing_with_column(client, token, catalog):
     (b'{"rows": 3}', "s.json", "non-empty list of row objects"),
 ])
 def test_unreadable_files(client, token, body, filename, message):
-    error = _submit(client, token, body, filename, setting="toy-k4")
+    error = submit_scores(client, token, body, filename, setting="toy-k4")
     assert error.status_code == 422 and message in error.json["error"]["message"]
 
 
@@ -214,15 +211,15 @@ def _csv_lines(catalog) -> list[str]:
 def test_csv_rows_are_read_strictly_with_true_line_numbers(client, token, catalog):
     lines = _csv_lines(catalog)
     shifted = [lines[0]] + [f"junk,{line}" for line in lines[1:]]  # pandas would make 'junk' an index
-    error = _error(_submit(client, token, "\n".join(shifted).encode(), setting="toy-k4"), 422,
+    error = _error(submit_scores(client, token, "\n".join(shifted).encode(), setting="toy-k4"), 422,
                    "invalid_scores", None)
     assert error["line"] == 2 and "has 4 fields, the header has 3" in error["message"]
     blank = lines[:5] + [""] + lines[5:]
-    error = _error(_submit(client, token, "\n".join(blank).encode(), setting="toy-k4"), 422,
+    error = _error(submit_scores(client, token, "\n".join(blank).encode(), setting="toy-k4"), 422,
                    "invalid_scores", None)
     assert error["line"] == 6 and "is a blank line" in error["message"]
     odd = lines[:2] + [lines[2].rsplit(",", 1)[0] + ",1_000"] + lines[3:]
-    error = _error(_submit(client, token, "\n".join(odd).encode(), setting="toy-k4"), 422,
+    error = _error(submit_scores(client, token, "\n".join(odd).encode(), setting="toy-k4"), 422,
                    "invalid_scores", "score")
     assert error["line"] == 3 and error["value"] == "1_000" and "is not a number" in error["message"]
 
@@ -230,15 +227,17 @@ def test_csv_rows_are_read_strictly_with_true_line_numbers(client, token, catalo
 def test_json_values_are_reported_as_written(client, token, catalog):
     rows = scores_rows(_data(catalog))
     missing = [{k: v for k, v in rows[0].items() if k != "score"}, *rows[1:]]
-    error = _error(_submit(client, token, json.dumps(missing).encode(), "s.json", setting="toy-k4"),
+    error = _error(submit_scores(client, token, json.dumps(missing).encode(), "s.json",
+                                 setting="toy-k4"),
                    422, "invalid_scores", "score")
     assert error["line"] == 2 and "is empty" in error["message"]
     huge = json.dumps([{**rows[0], "score": 0}, *rows[1:]]).replace('"score": 0', '"score": 1' + "0" * 400, 1)
-    error = _error(_submit(client, token, huge.encode(), "s.json", setting="toy-k4"), 422,
+    error = _error(submit_scores(client, token, huge.encode(), "s.json", setting="toy-k4"), 422,
                    "invalid_scores", "score")
     assert error["line"] == 2 and "is not a finite number" in error["message"]
     nested = b"[" * 100_000 + b"]" * 100_000
-    error = _error(_submit(client, token, nested, "s.json", setting="toy-k4"), 422, "invalid_scores", None)
+    error = _error(submit_scores(client, token, nested, "s.json",
+                                 setting="toy-k4"), 422, "invalid_scores", None)
     assert "nested too deeply" in error["message"]
 
 
@@ -251,7 +250,8 @@ def test_parquet_with_malformed_pandas_metadata_is_unreadable_not_a_crash(client
     table = table.replace_schema_metadata({b"pandas": json.dumps({**pandas_meta, "index_columns": ["nope"]})})
     buffer = io.BytesIO()
     pq.write_table(table, buffer)
-    error = _error(_submit(client, token, buffer.getvalue(), "s.parquet", setting="toy-k4"), 422,
+    error = _error(submit_scores(client, token, buffer.getvalue(), "s.parquet",
+                                 setting="toy-k4"), 422,
                    "invalid_scores", None)
     assert "cannot be read as parquet" in error["message"]
 
@@ -262,31 +262,37 @@ def test_parquet_is_refused_from_its_footer_when_it_would_unpack_too_far(client,
     buffer = io.BytesIO()
     pd.DataFrame(scores_rows(_data(catalog))).to_parquet(buffer, index=False)
     monkeypatch.setattr(leaderboard.scores.limits, "MAX_PARQUET_ROWS", 10)
-    error = _error(_submit(client, token, buffer.getvalue(), "s.parquet", setting="toy-k4"), 422,
+    error = _error(submit_scores(client, token, buffer.getvalue(), "s.parquet",
+                                 setting="toy-k4"), 422,
                    "invalid_scores", None)
     assert "rows; at most 10 are read" in error["message"]
     monkeypatch.setattr(leaderboard.scores.limits, "MAX_PARQUET_ROWS", 1_000_000)
     monkeypatch.setattr(leaderboard.scores.limits, "MAX_PARQUET_UNPACKED_BYTES", 100)
-    error = _error(_submit(client, token, buffer.getvalue(), "s.parquet", setting="toy-k4"), 422,
+    error = _error(submit_scores(client, token, buffer.getvalue(), "s.parquet",
+                                 setting="toy-k4"), 422,
                    "invalid_scores", None)
     assert "bytes; at most 100 are read" in error["message"]
 
 
 def test_unknown_format(client, token, catalog):
-    error = _error(_submit(client, token, scores_csv(_data(catalog)), "s.txt", setting="toy-k4"),
+    error = _error(submit_scores(client, token, scores_csv(_data(catalog)), "s.txt",
+                                 setting="toy-k4"),
                    422, "invalid", "format")
     assert "cannot tell the format of 's.txt'" in error["message"]
 
 
 def test_bad_public_flag_and_name(client, token, catalog):
     body = scores_csv(_data(catalog))
-    _error(_submit(client, token, body, setting="toy-k4", public="maybe"), 422, "invalid", "public")
-    _error(_submit(client, token, body, setting="toy-k4", name="<script>"), 422, "invalid", "name")
+    _error(submit_scores(client, token, body, setting="toy-k4",
+                         public="maybe"), 422, "invalid", "public")
+    _error(submit_scores(client, token, body, setting="toy-k4",
+                         name="<script>"), 422, "invalid", "name")
 
 
 def test_incomplete_setting_is_refused(client, token, catalog):
     body = scores_csv(_data(catalog, "toy-partial"))
-    error = _error(_submit(client, token, body, setting="toy-partial"), 409, "setting_incomplete",
+    error = _error(submit_scores(client, token, body,
+                                 setting="toy-partial"), 409, "setting_incomplete",
                    "setting")
     assert "9 outcome cells not executed" in error["message"]
 
@@ -300,7 +306,8 @@ def test_missing_file_part(client, token):
 def test_upload_over_the_size_limit_is_413(store, redis_conn, catalog):
     client = make_app(store, redis_conn, catalog, max_upload_bytes=1000).test_client()
     token = client.post("/api/v1/tokens", json={"name": "x", "owner": "x"}, headers=bearer(ADMIN_TOKEN)).json["token"]
-    response = _submit(client, token, scores_csv(catalog.load_transfer("toy-k4")), setting="toy-k4")
+    response = submit_scores(client, token, scores_csv(catalog.load_transfer("toy-k4")),
+                             setting="toy-k4")
     _error(response, 413, "too_large", "body")
 
 
@@ -323,16 +330,17 @@ def test_a_field_given_twice_or_in_the_wrong_place_is_an_error(client, token, ca
 
 
 def test_an_unknown_setting_field_is_blamed_on_the_field(client, token, catalog):
-    error = _error(_submit(client, token, scores_csv(_data(catalog)), setting="nope"), 404,
+    error = _error(submit_scores(client, token, scores_csv(_data(catalog)), setting="nope"), 404,
                    "not_found", "setting")
     assert "unknown setting 'nope'" in error["message"]
 
 
 def test_names_are_checked_whole_and_defaults_made_valid(client, token, catalog):
     body = scores_csv(_data(catalog))
-    _error(_submit(client, token, body, setting="toy-k4", name="abc\n"), 422, "invalid", "name")
-    _error(_submit(client, token, body, setting="toy-k4", name="   "), 422, "invalid", "name")
-    derived = _submit(client, token, body, "scores#1.csv", setting="toy-k4")
+    _error(submit_scores(client, token, body, setting="toy-k4",
+                         name="abc\n"), 422, "invalid", "name")
+    _error(submit_scores(client, token, body, setting="toy-k4", name="   "), 422, "invalid", "name")
+    derived = submit_scores(client, token, body, "scores#1.csv", setting="toy-k4")
     assert derived.status_code == 202 and derived.json["name"] == "scores-1"
     _error(client.get(f"/api/v1/submissions/{derived.json['id']}%0A", headers=bearer(token)),
            404, "not_found", "submission_id")
@@ -369,14 +377,14 @@ def test_idempotency_key_replays_and_conflicts(client, token, catalog):
 
 
 def test_report_before_the_audit_is_409(client, token, catalog):
-    sid = _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4").json["id"]
+    sid = submit_scores(client, token, scores_csv(_data(catalog)), setting="toy-k4").json["id"]
     error = _error(client.get(f"/api/v1/submissions/{sid}/report", headers=bearer(token)), 409,
                    "not_ready", "setting")
     assert "state queued" in error["message"]
 
 
 def test_bad_report_format_and_list_limit(client, token, catalog):
-    sid = _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4").json["id"]
+    sid = submit_scores(client, token, scores_csv(_data(catalog)), setting="toy-k4").json["id"]
     _error(client.get(f"/api/v1/submissions/{sid}/report?format=pdf", headers=bearer(token)), 422,
            "invalid", "format")
     _error(client.get(f"/api/v1/submissions/{sid}/report?setting=toy-k3", headers=bearer(token)), 404,
@@ -386,7 +394,8 @@ def test_bad_report_format_and_list_limit(client, token, catalog):
 
 
 def test_full_cycle_in_process(client, token, catalog, store, redis_conn):
-    sid = _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4", name="knn").json["id"]
+    sid = submit_scores(client, token, scores_csv(_data(catalog)), setting="toy-k4",
+                        name="knn").json["id"]
     run_jobs(store, redis_conn, catalog)
     status = client.get(f"/api/v1/submissions/{sid}", headers=bearer(token)).json
     assert status["state"] == "published" and status["progress"] == 1.0 and status["attempts"] == 1
@@ -408,7 +417,7 @@ def test_status_of_a_final_submission_is_answered_without_the_store(client, toke
                                                                     redis_conn):
     from service.submissions.records import State, Status, SubmissionRepo
 
-    sid = _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4").json["id"]
+    sid = submit_scores(client, token, scores_csv(_data(catalog)), setting="toy-k4").json["id"]
     url = f"/api/v1/submissions/{sid}"
     repo = SubmissionRepo(store)
     repo.write_status(sid, Status(State.RUNNING, 0.05, rollouts={"done": 1, "total": 4,
@@ -462,7 +471,7 @@ def test_healthz_and_metrics(client, token, catalog, redis_conn):
     from rq import Queue
 
     assert client.get("/healthz").json == {"status": "ok", "store": "ok", "redis": "ok"}
-    _submit(client, token, scores_csv(_data(catalog)), setting="toy-k4")
+    submit_scores(client, token, scores_csv(_data(catalog)), setting="toy-k4")
     rollouts = Queue("rollouts", connection=redis_conn)
     for n in range(2):
         rollouts.enqueue("service.runner.rollout_runner.rollout_chunk_job", {"n": n})

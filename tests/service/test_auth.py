@@ -12,6 +12,7 @@ from service.auth.tokens import RateLimiter, TokenRegistry, hash_token
 from service.errors import TooManyRequests, Unauthorized
 from tests.support.manual_clock import ManualClock
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv
+from tests.support.submissions import submit_scores
 
 
 def _client(store, redis_conn, catalog, **config):
@@ -22,13 +23,6 @@ def _token(client, name="lab") -> str:
     response = client.post("/api/v1/tokens", json={"name": name, "owner": name}, headers=bearer(ADMIN_TOKEN))
     assert response.status_code == 201, response.json
     return response.json["token"]
-
-
-def _submit(client, token, catalog, setting="toy-k4"):
-    body = scores_csv(catalog.load_transfer(setting))
-    return client.post("/api/v1/submissions", data={"file": (io.BytesIO(body), "s.csv"),
-                                                    "setting": setting},
-                       headers=bearer(token), content_type="multipart/form-data")
 
 
 def test_tokens_are_stored_hashed_only(store, redis_conn, catalog):
@@ -127,17 +121,21 @@ def test_rate_limiter_unit(redis_conn):
 def test_concurrency_cap_frees_when_jobs_finish(store, redis_conn, catalog):
     client = _client(store, redis_conn, catalog, max_active_submissions=1)
     token = _token(client)
-    assert _submit(client, token, catalog).status_code == 202
-    capped = _submit(client, token, catalog, "toy-k3")
+    assert submit_scores(client, token, scores_csv(catalog.load_transfer("toy-k4")), "s.csv",
+                         setting="toy-k4").status_code == 202
+    capped = submit_scores(client, token, scores_csv(catalog.load_transfer("toy-k3")), "s.csv",
+                           setting="toy-k3")
     assert capped.status_code == 429 and capped.json["error"]["code"] == "too_many_active"
     run_jobs(store, redis_conn, catalog)
-    assert _submit(client, token, catalog, "toy-k3").status_code == 202
+    assert submit_scores(client, token, scores_csv(catalog.load_transfer("toy-k3")), "s.csv",
+                         setting="toy-k3").status_code == 202
 
 
 def test_submissions_are_private_to_their_owner(store, redis_conn, catalog):
     client = _client(store, redis_conn, catalog)
     owner, stranger = _token(client, "owner"), _token(client, "stranger")
-    sid = _submit(client, owner, catalog).json["id"]
+    sid = submit_scores(client, owner, scores_csv(catalog.load_transfer("toy-k4")), "s.csv",
+                        setting="toy-k4").json["id"]
     run_jobs(store, redis_conn, catalog)
     for path in (f"/api/v1/submissions/{sid}", f"/api/v1/submissions/{sid}/report"):
         assert client.get(path, headers=bearer(owner)).status_code == 200
@@ -154,7 +152,8 @@ def test_no_token_in_any_log_line(store, redis_conn, catalog, caplog):
     caplog.set_level(logging.DEBUG)
     client = _client(store, redis_conn, catalog)
     token = _token(client)
-    _submit(client, token, catalog)
+    submit_scores(client, token, scores_csv(catalog.load_transfer("toy-k4")), "s.csv",
+                  setting="toy-k4")
     client.get("/api/v1/submissions", headers=bearer(token + "wrong"))
     run_jobs(store, redis_conn, catalog)
     text = "\n".join(r.getMessage() for r in caplog.records)

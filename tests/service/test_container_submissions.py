@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import shutil
 import sys
 import tarfile
 import time
@@ -23,22 +21,8 @@ from tests.support.paths import REPO_ROOT
 from tests.support.servers import ADMIN_TOKEN, ServiceStack, bearer, new_token
 from tests.support.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
                                real_data_available)
-
-SETTING = "stack-replay-k3-orig"
-STATES = ["stack-orig-s00", "stack-orig-s10", "stack-orig-s20", "stack-orig-s30"]
-SANDBOX_OK = os.geteuid() == 0 and shutil.which("unshare") and shutil.which("setpriv")
-
-
-def selector_archive(directory: Path, top: str | None = None) -> bytes:
-    """A .tar.gz of a selector directory (files at the top, or under folder `top`)."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for path in sorted(Path(directory).rglob("*")):
-            if "__pycache__" in path.parts:
-                continue
-            name = path.relative_to(directory).as_posix()
-            tar.add(path, arcname=f"{top}/{name}" if top else name, recursive=False)
-    return buffer.getvalue()
+from tests.support.selectors import SANDBOX_OK, SETTING, STATES, selector_archive
+from tests.support.submissions import post_submission
 
 
 def _archive_of(members: dict[str, bytes], links: dict[str, str] | None = None) -> bytes:
@@ -119,12 +103,6 @@ def auth(stack):
     return bearer(new_token(stack.url, "container-lab", timeout=10))
 
 
-def _submit(stack, auth, archive: bytes, name: str):
-    return requests.post(f"{stack.url}/api/v1/submissions", headers=auth,
-                         files={"selector": (f"{name}.tar.gz", archive, "application/gzip")},
-                         data={"setting": SETTING, "name": name, "public": "true"}, timeout=30)
-
-
 def _final(stack, auth, sid: str, timeout: float = 150.0) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -146,7 +124,9 @@ def _marks(fn):
 @_marks
 def test_raw32_container_submission_is_run_audited_and_published(stack, auth):
     source = REPO_ROOT / "examples" / "selectors" / "raw32"
-    response = _submit(stack, auth, selector_archive(source), "raw32 container")
+    response = post_submission(stack.url, auth, "selector", "raw32 container.tar.gz",
+                               selector_archive(source),
+                               setting=SETTING, name="raw32 container", public="true")
     assert response.status_code == 202, response.text
     assert response.json()["kind"] == "container"
     sid = response.json()["id"]
@@ -178,11 +158,12 @@ def test_raw32_container_submission_is_run_audited_and_published(stack, auth):
 
 @_marks
 def test_endless_loop_fails_with_its_reason_while_a_normal_submission_publishes(stack, auth):
-    loop = _submit(stack, auth, selector_archive(REPO_ROOT / "tests" / "hostile_selectors" / "loop"),
-                   "endless loop")
-    normal = _submit(stack, auth,
-                     selector_archive(REPO_ROOT / "examples" / "selectors" / "object-proximity"),
-                     "object proximity")
+    loop = post_submission(stack.url, auth, "selector", "endless loop.tar.gz",
+                           selector_archive(REPO_ROOT / "tests" / "hostile_selectors" / "loop"),
+                           setting=SETTING, name="endless loop", public="true")
+    normal = post_submission(stack.url, auth, "selector", "object proximity.tar.gz",
+                             selector_archive(REPO_ROOT / "examples" / "selectors" / "object-proximity"),
+                             setting=SETTING, name="object proximity", public="true")
     assert loop.status_code == 202 and normal.status_code == 202, (loop.text, normal.text)
     bad, good = _final(stack, auth, loop.json()["id"]), _final(stack, auth, normal.json()["id"])
     assert good["state"] == "published", (good, stack.logs())
@@ -196,7 +177,9 @@ def test_endless_loop_fails_with_its_reason_while_a_normal_submission_publishes(
 
 @_marks
 def test_bad_archive_is_refused_at_upload(stack, auth):
-    response = _submit(stack, auth, _archive_of({"main.py": b"print(1)\n"}), "no entry")
+    response = post_submission(stack.url, auth, "selector", "no entry.tar.gz",
+                               _archive_of({"main.py": b"print(1)\n"}),
+                               setting=SETTING, name="no entry", public="true")
     assert response.status_code == 422
     error = response.json()["error"]
     assert error["field"] == "selector"

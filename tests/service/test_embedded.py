@@ -248,8 +248,9 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
     """`expaudit serve` with nothing else running: a submission to the sealed setting,
     whose cells are not stored, is computed by the runner `serve` started, on the frozen
     root `serve` serves, and published; the client shows the rollouts moving."""
-    from tests.service.test_rollout_jobs import HIDDEN, HIDDEN_STATES, _scores
-    from tests.support.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
+    from tests.support.rollouts import HIDDEN, HIDDEN_STATES, hidden_scores
+    from tests.support.tiny_frozen import (copy_library, copy_query_set, experience_ids,
+                                           real_data_available)
 
     if not real_data_available():
         pytest.skip("frozen data not built")
@@ -257,7 +258,7 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
     copy_library(root, experience_ids(10))
     copy_query_set(root, "stack-hidden", HIDDEN_STATES)
     scores = tmp_path / "scores.csv"
-    scores.write_bytes(_scores(root, seed=1))
+    scores.write_bytes(hidden_scores(root, seed=1))
     port = free_port()
     env = _serve_env(EXPAUDIT_FROZEN_ROOT=str(root))
     proc = _serve(tmp_path, env, port)

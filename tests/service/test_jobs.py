@@ -17,28 +17,15 @@ from service.process import defaults
 
 from service.queues import jobs
 from service.submissions.publishing import AuditOptions
-from service.submissions.records import Fault, Manifest, State, SubmissionRepo, new_submission_id, utc_now
+from service.submissions.records import (Fault, Manifest, State, SubmissionRepo, new_submission_id,
+                                         utc_now)
 from service.queues.worker import queues
 from tests.support.servers import run_jobs, scores_csv
-
-
-def _stored_submission(store, body: bytes, settings=("toy-k4",), public=False) -> str:
-    """A submission as the web process records it (input, manifest, queued status)."""
-    sha = hashlib.sha256(body).hexdigest()
-    store.put_if_absent(f"inputs/sha256/{sha}", body)
-    sid = new_submission_id()
-    repo = SubmissionRepo(store)
-    repo.create(Manifest(submission_id=sid, owner="tok-test", owner_name="test", name="rule",
-                         settings=tuple(settings), input_key=f"inputs/sha256/{sha}", input_sha256=sha,
-                         input_format="csv", filename="scores.csv", selection_only=False,
-                         created_at=utc_now()))
-    if public:
-        repo.make_public(sid)
-    return sid
+from tests.support.submissions import stored_submission
 
 
 def test_audit_then_publish(store, redis_conn, catalog):
-    sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")), public=True)
+    sid = stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")), public=True)
     jobs.enqueue_audit(redis_conn, sid, container=False)
     run_jobs(store, redis_conn, catalog)
     repo = SubmissionRepo(store)
@@ -57,7 +44,7 @@ def test_audit_then_publish(store, redis_conn, catalog):
 
 def test_submitter_error_fails_without_retry(store, redis_conn, catalog):
     body = scores_csv(catalog.load_transfer("toy-k4")).replace(b"toy-k4-e001", b"toy-k4-e777", 1)
-    sid = _stored_submission(store, body)
+    sid = stored_submission(store, body)
     job = jobs.enqueue_audit(redis_conn, sid, container=False)
     run_jobs(store, redis_conn, catalog)
     status = SubmissionRepo(store).status(sid)
@@ -69,7 +56,7 @@ def test_submitter_error_fails_without_retry(store, redis_conn, catalog):
 
 
 def test_infrastructure_error_is_retried_with_backoff(store, redis_conn, catalog):
-    sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
+    sid = stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     store.delete(SubmissionRepo(store).manifest(sid).input_key)  # the input went missing
     job = jobs.enqueue_audit(redis_conn, sid, container=False)
     run_jobs(store, redis_conn, catalog)
@@ -83,7 +70,7 @@ def test_infrastructure_error_is_retried_with_backoff(store, redis_conn, catalog
 
 
 def test_last_retry_fails_as_infrastructure(store, redis_conn, catalog):
-    sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
+    sid = stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     store.delete(SubmissionRepo(store).manifest(sid).input_key)
     job = jobs.enqueue_audit(redis_conn, sid, container=False)
     job.retries_left = 0
@@ -97,7 +84,7 @@ def test_last_retry_fails_as_infrastructure(store, redis_conn, catalog):
 
 def test_incomplete_matrix_is_not_retried(store, redis_conn, catalog):
     body = scores_csv(catalog.load_transfer("toy-partial"))
-    sid = _stored_submission(store, body, settings=("toy-partial",))
+    sid = stored_submission(store, body, settings=("toy-partial",))
     jobs.enqueue_audit(redis_conn, sid, container=False)
     run_jobs(store, redis_conn, catalog)
     status = SubmissionRepo(store).status(sid)
@@ -106,7 +93,7 @@ def test_incomplete_matrix_is_not_retried(store, redis_conn, catalog):
 
 
 def test_a_held_lease_skips_a_second_execution(store, redis_conn, catalog):
-    sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
+    sid = stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     lease = jobs.Lease(redis_conn, sid)
     assert lease.acquire()
     try:
@@ -121,7 +108,7 @@ def test_a_held_lease_skips_a_second_execution(store, redis_conn, catalog):
 
 
 def test_reconciler_restores_lost_queues_without_duplicates(store, redis_conn, catalog):
-    sids = [_stored_submission(store, scores_csv(catalog.load_transfer("toy-k4"), seed=s))
+    sids = [stored_submission(store, scores_csv(catalog.load_transfer("toy-k4"), seed=s))
             for s in range(3)]
     first = jobs.reconcile(store, redis_conn)
     assert sorted(first.enqueued) == sorted(sids) and first.open == 3
@@ -138,7 +125,7 @@ def test_reconciler_restores_lost_queues_without_duplicates(store, redis_conn, c
 
 
 def test_reconciler_resumes_at_publish_when_reports_exist(store, redis_conn, catalog):
-    sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
+    sid = stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     jobs.enqueue_audit(redis_conn, sid, container=False)
     jobs.install_context(jobs.JobContext(store, redis_conn, catalog, AuditOptions(100, 100)))
     try:
@@ -200,7 +187,7 @@ def _queued(redis_conn, name: str) -> list[str]:
 
 def test_container_audits_go_to_the_selectors_queue_and_scores_audits_to_audit(
         store, redis_conn, catalog):
-    scores = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
+    scores = stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     container = _container_submission(store)
     assert jobs.queue_for(container=True) == defaults.SELECTOR_QUEUE == "selectors"
     assert jobs.queue_for(container=False) == defaults.AUDIT_QUEUE
@@ -212,7 +199,7 @@ def test_container_audits_go_to_the_selectors_queue_and_scores_audits_to_audit(
 
 def test_the_reconciler_routes_audits_like_the_submission_route(store, redis_conn,
                                                                  catalog):
-    scores = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
+    scores = stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     container = _container_submission(store)
     result = jobs.reconcile(store, redis_conn)  # Redis lost its queues: both are re-enqueued
     assert sorted(result.enqueued) == sorted([scores, container])
@@ -232,7 +219,7 @@ def test_site_writes_only_changed_files_and_drops_vanished_ones(store):
 
 
 def test_reconciler_finishes_or_discards_half_made_records(store, redis_conn, catalog):
-    sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
+    sid = stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     store.delete(SubmissionRepo.status_key(sid))  # crashed between manifest and status
     store.put_bytes("open/sub-20260101000000-000000000000", b"")  # crashed before the manifest
     result = jobs.reconcile(store, redis_conn)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from service.queues import jobs
 from service.submissions.records import SubmissionRepo
 from tests.support.servers import run_jobs, scores_csv
-from tests.service.test_jobs import _stored_submission
+from tests.support.submissions import stored_submission
 
 
 def test_the_private_report_page_has_setting_rule_submitter_date_and_links(store, redis_conn,
                                                                            catalog):
-    sid = _stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
+    sid = stored_submission(store, scores_csv(catalog.load_transfer("toy-k4")))
     jobs.enqueue_audit(redis_conn, sid, container=False)
     run_jobs(store, redis_conn, catalog)
     repo = SubmissionRepo(store)

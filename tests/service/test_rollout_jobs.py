@@ -8,7 +8,6 @@ import sys
 import time
 
 import numpy as np
-import pandas as pd
 import pytest
 import requests
 from rq import Queue
@@ -21,7 +20,9 @@ from service.queues import rollout_jobs
 from service.queues.rollout_jobs import Chunk, RolloutsStuck, ensure_chunks, plan_rollouts
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import ADMIN_TOKEN, ProcessServer, ServiceStack
-from tests.support.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
+from tests.support.tiny_frozen import (copy_library, copy_query_set, experience_ids,
+                                       real_data_available)
+from tests.support.rollouts import HIDDEN, HIDDEN_STATES, hidden_scores
 
 
 def _data(k: int = 2, n_states: int = 3, draws: int = 2, seeds: int = 2) -> TransferData:
@@ -213,17 +214,7 @@ def test_a_chunk_run_again_resumes_and_reexecution_reproduces_the_cell(tmp_path)
 
 # --------------------------------------------- sealed setting filled on demand
 
-HIDDEN = "stack-replay-k10-hidden"
-HIDDEN_STATES = ["stack-hidden-s00"]
 QUOTA = 3
-
-
-def _scores(root, seed: int) -> bytes:
-    scenes = pd.read_parquet(root / "query_sets" / "stack-hidden" / "scenes.parquet")
-    rng = np.random.default_rng(seed)
-    rows = [{"scene_id": s, "experience_id": e, "score": float(rng.normal())}
-            for s in scenes["scene_id"] for e in experience_ids(10)]
-    return pd.DataFrame(rows).to_csv(index=False).encode()
 
 
 def _final(stack, auth, sid: str, seen: list, timeout: float = 150.0) -> dict:
@@ -263,7 +254,7 @@ def test_sealed_setting_is_filled_by_the_runner_once_for_concurrent_submissions(
 
         def submit(seed: int) -> requests.Response:
             return requests.post(f"{stack.url}/api/v1/submissions", headers=auth,
-                                 files={"file": ("s.csv", _scores(root, seed), "text/csv")},
+                                 files={"file": ("s.csv", hidden_scores(root, seed), "text/csv")},
                                  data={"setting": HIDDEN, "public": "true"}, timeout=30)
 
         first, second = submit(1), submit(2)

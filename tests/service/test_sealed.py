@@ -11,6 +11,7 @@ from service.errors import TooManyRequests
 from service.sealed.quota import (QUOTA_KEY, claims_today, give_back_sealed_quota, sealed_settings,
                             take_sealed_quota)
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv
+from tests.support.submissions import submit_scores
 
 NOON = datetime(2026, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
 
@@ -25,12 +26,6 @@ def token(client):
     response = client.post("/api/v1/tokens", json={"name": "lab-s", "owner": "lab-s"}, headers=bearer(ADMIN_TOKEN))
     assert response.status_code == 201
     return response.json["token"]
-
-
-def _submit(client, token, body: bytes, setting: str):
-    return client.post("/api/v1/submissions", headers=bearer(token),
-                       data={"file": (io.BytesIO(body), "scores.csv"), "setting": setting},
-                       content_type="multipart/form-data")
 
 
 # ------------------------------------------------------------------ quota
@@ -71,18 +66,21 @@ def test_sealed_settings_are_picked_from_the_catalog(catalog):
 def test_sealed_submissions_are_limited_per_day_but_public_ones_are_not(client, token, catalog):
     sealed = catalog.load_transfer("toy-sealed")
     for seed in (1, 2):
-        assert _submit(client, token, scores_csv(sealed, seed=seed), "toy-sealed").status_code == 202
-    refused = _submit(client, token, scores_csv(sealed, seed=3), "toy-sealed")
+        assert submit_scores(client, token, scores_csv(sealed, seed=seed),
+                             setting="toy-sealed").status_code == 202
+    refused = submit_scores(client, token, scores_csv(sealed, seed=3), setting="toy-sealed")
     assert refused.status_code == 429 and refused.headers["Retry-After"].isdigit()
     error = refused.json["error"]
     assert error["code"] == "sealed_quota" and error["field"] == "setting"
     assert "at most 2 submissions to sealed settings" in error["message"]
-    public = _submit(client, token, scores_csv(catalog.load_transfer("toy-k4")), "toy-k4")
+    public = submit_scores(client, token, scores_csv(catalog.load_transfer("toy-k4")),
+                           setting="toy-k4")
     assert public.status_code == 202
 
 
 def test_a_refused_upload_does_not_use_up_the_quota(client, token, catalog, redis_conn):
-    bad = _submit(client, token, b"scene_id,experience_id,score\nnope,nope,1\n", "toy-sealed")
+    bad = submit_scores(client, token, b"scene_id,experience_id,score\nnope,nope,1\n",
+                        setting="toy-sealed")
     assert bad.status_code == 422
     assert not list(redis_conn.scan_iter("expaudit:sealed:*"))
 
@@ -113,7 +111,7 @@ def _keys(document) -> set[str]:
 def test_a_sealed_report_has_the_audit_numbers_and_no_cells(client, token, catalog, store,
                                                             redis_conn):
     sealed = catalog.load_transfer("toy-sealed")
-    sid = _submit(client, token, scores_csv(sealed), "toy-sealed").json["id"]
+    sid = submit_scores(client, token, scores_csv(sealed), setting="toy-sealed").json["id"]
     run_jobs(store, redis_conn, catalog)
     report = client.get(f"/api/v1/submissions/{sid}/report", headers=bearer(token))
     assert report.status_code == 200

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 import tarfile
@@ -24,7 +23,7 @@ import requests
 from service.catalog.catalog import BenchmarkCatalog
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import ServiceStack, new_token, service_env
-from tests.service.test_container_submissions import SANDBOX_OK, SETTING, STATES
+from tests.support.selectors import SANDBOX_OK, SETTING, STATES
 from tests.support.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
                                real_data_available)
 

@@ -5,7 +5,6 @@ on one core; what is checked (bit-identical weights and actions) does not
 depend on the network's size.
 """
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -33,28 +32,9 @@ from simulator.policy_model import (  # noqa: E402
     train,
 )
 from tests.support.paths import REPO_ROOT
+from tests.support.policy_training import TINY, synthetic_demos, weights_digest
 
-TINY = PolicySpec(train_steps=3, batch_size=2, hidden_dim=16, feature_dim=16, keypoints=8, image_size=32)
 REPO = REPO_ROOT
-
-
-def synthetic_demos(size: int = 32, lengths=(14, 9)) -> list[Demo]:
-    """Seeded random demonstrations (images, end-effector, fingers, actions in [-1, 1])."""
-    rng = np.random.default_rng(11)
-    return [Demo(images=rng.integers(0, 256, (n, size, size, 3), dtype=np.uint8),
-                 eef_pos=rng.normal(0.0, 0.1, (n, 3)),
-                 gripper_qpos=rng.uniform(-0.04, 0.04, (n, 2)),
-                 actions=rng.uniform(-1.0, 1.0, (n, ACTION_DIM)))
-            for n in lengths]
-
-
-def weights_digest(algo) -> str:
-    """SHA-256 over the state dict's names, dtypes, shapes and bytes, in order."""
-    digest = hashlib.sha256()
-    for name, tensor in state_dict(algo).items():
-        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}".encode())
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
-    return digest.hexdigest()
 
 
 def assert_state_dicts_equal(a: dict, b: dict) -> None:
@@ -202,7 +182,7 @@ def test_training_twice_gives_identical_weights(demos, trained):
 TRAIN_DIGEST = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from tests.simulator.test_policy_model import TINY, synthetic_demos, weights_digest
+from tests.support.policy_training import TINY, synthetic_demos, weights_digest
 from simulator.policy_model import train
 algo, _ = train(synthetic_demos(), TINY)
 print("digest", weights_digest(algo))
@@ -224,7 +204,8 @@ def test_training_does_not_depend_on_the_hash_seed(trained):
 
 
 def test_torchvision_placeholder_raises_a_clear_error():
-    from simulator.robomimic_compat import TorchvisionUnavailableError, import_robomimic, torchvision_is_real
+    from simulator.robomimic_compat import (TorchvisionUnavailableError, import_robomimic,
+                                            torchvision_is_real)
 
     if torchvision_is_real():
         pytest.skip("a working torchvision is installed; the placeholder is not used")

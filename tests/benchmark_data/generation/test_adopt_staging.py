@@ -1,6 +1,5 @@
 """Adopting the staging root: all or nothing, and only once every policy and cell is there."""
 
-import functools
 import hashlib
 import json
 import shutil
@@ -10,79 +9,13 @@ import pytest
 
 from benchmark_data.cells import load_cells
 from benchmark_data.generation.adopt_staging import adopt, drop_stale, staging_state
-from benchmark_data.paths import FROZEN_ROOT, cells_journal, cells_table
+from benchmark_data.paths import cells_journal, cells_table
 from benchmark_data.policy_files import policy_dir, policy_experiences
-from benchmark_data.query_sets import read_scenes
-from benchmark_data.registry import N_SEEDS, SETTINGS, Mechanism
+from benchmark_data.registry import N_SEEDS, Mechanism
 from expaudit.errors import InvalidInput
-from expaudit.journal import CELL_COLUMNS
 from simulator.provenance import policy_code_version
-
-POLICY_SETTINGS = [s for s in SETTINGS.values() if s.mechanism in (Mechanism.POLICY, Mechanism.POLICY_DR)]
-
-
-def _published(tmp_path):
-    """A published root with the real query-set scene tables and version-1 policies and cells."""
-    root = tmp_path / "published"
-    for q in {s.query_set for s in POLICY_SETTINGS}:
-        (root / "query_sets" / q).mkdir(parents=True)
-        shutil.copyfile(FROZEN_ROOT / "query_sets" / q / "scenes.parquet",
-                        root / "query_sets" / q / "scenes.parquet")
-    for _, mechanism, eid in policy_experiences():
-        d = policy_dir(mechanism, eid, root)
-        d.mkdir(parents=True)
-        (d / "weights.pt").write_bytes(b"version 1")
-        (d / "spec.json").write_text(json.dumps({"image_size": 64}))
-        (d / "training.json").write_text(json.dumps({"task": eid.split("-")[0], "mechanism": mechanism}))
-    _cells(root, success=0, code_version=lambda m, e: "sha256:old")
-    return root
-
-
-def _cells(root, *, success, code_version, skip=0):
-    """Every cell of every policy setting (minus the last `skip` of each), as journals;
-    `code_version(mechanism, experience)` names the code version of each."""
-    for setting in POLICY_SETTINGS:
-        scenes = list(read_scenes(setting.query_set, root).scene_id)
-        rows = [dict(mechanism=setting.mechanism.value, query_set=setting.query_set, experience_id=e,
-                     state_id=sid, seed=seed, success=success, state_hash="s", final_hash="f", wall_s=1.0,
-                     code_version=code_version(setting.mechanism.value, e), packages="{}")
-                for seed in range(N_SEEDS) for e in setting.experience_ids for sid in scenes]
-        rows = rows[:len(rows) - skip]
-        journal = cells_journal(setting.mechanism.value, setting.query_set, root)
-        journal.parent.mkdir(parents=True, exist_ok=True)
-        with journal.open("a") as fh:
-            fh.writelines(json.dumps({k: r[k] for k in CELL_COLUMNS}) + "\n" for r in rows)
-
-
-def _staged_version(staging):
-    """The code version of each staged policy (a policy left out: a version no policy has)."""
-    @functools.cache
-    def version(mechanism, experience_id):
-        directory = policy_dir(mechanism, experience_id, staging)
-        return policy_code_version(str(directory)) if directory.exists() else "sha256:no-policy"
-    return version
-
-
-def _staging(tmp_path, root, *, skip_policy=None, skip_cells=0, validation=(30, 40, 60, 160),
-             code_version=None):
-    staging = tmp_path / "staging"
-    for task, mechanism, eid in policy_experiences():
-        if (mechanism, eid) == skip_policy:
-            continue
-        d = policy_dir(mechanism, eid, staging)
-        d.mkdir(parents=True)
-        (d / "weights.pt").write_bytes(f"version 2 {mechanism} {eid}".encode())
-        (d / "spec.json").write_text(json.dumps({"image_size": 64, "policy_mechanism": 2}))
-        d0, n0, d14, n14 = validation
-        (d / "training.json").write_text(json.dumps({
-            "task": task, "mechanism": mechanism, "experience_id": eid, "gates": {},
-            "validation": {"groups": {"draw 0": [d0, n0], "draws 1-4": [d14, n14], "own": [20, 20]}}}))
-    # the scenes come from the published root; staging holds policies and cells only
-    for q in {s.query_set for s in POLICY_SETTINGS}:
-        (staging / "query_sets" / q).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(root / "query_sets" / q / "scenes.parquet", staging / "query_sets" / q / "scenes.parquet")
-    _cells(staging, success=1, code_version=code_version or _staged_version(staging), skip=skip_cells)
-    return staging
+from tests.support.staging import (POLICY_SETTINGS, published_tree, staged_version,
+                                    staging_tree, write_cells)
 
 
 def _tree_hash(path):
@@ -107,13 +40,13 @@ def _export(calls):
 
 @pytest.mark.parametrize("case", ["policy missing", "one cell missing", "no go", "cells of another version"])
 def test_a_staging_root_that_is_not_ready_changes_nothing_and_says_what_is_missing(tmp_path, case):
-    root = _published(tmp_path)
+    root = published_tree(tmp_path)
     kwargs = {"policy missing": dict(skip_policy=("policy_dr", "door-e001")),
               "one cell missing": dict(skip_cells=1),
               "no go": dict(validation=(5, 40, 10, 160)),
               # cells made before a policy was trained again do not count
               "cells of another version": dict(code_version=lambda m, e: "sha256:retrained")}[case]
-    staging = _staging(tmp_path, root, **kwargs)
+    staging = staging_tree(tmp_path, root, **kwargs)
     before = _tree_hash(root), _tree_hash(staging)
     calls = []
     with pytest.raises(InvalidInput) as err:
@@ -129,8 +62,8 @@ def test_a_staging_root_that_is_not_ready_changes_nothing_and_says_what_is_missi
 
 
 def test_a_complete_staging_root_replaces_policies_and_cells_and_empties_itself(tmp_path):
-    root = _published(tmp_path)
-    staging = _staging(tmp_path, root)
+    root = published_tree(tmp_path)
+    staging = staging_tree(tmp_path, root)
     assert staging_state(staging, root).ready
     calls = []
     adopt(staging, root, export=_export(calls))
@@ -158,7 +91,7 @@ def test_a_complete_staging_root_replaces_policies_and_cells_and_empties_itself(
 
 
 def test_the_published_root_is_never_its_own_staging_root(tmp_path):
-    root = _published(tmp_path)
+    root = published_tree(tmp_path)
     before = _tree_hash(root)
     with pytest.raises(InvalidInput, match="is the published root itself"):
         adopt(root, root, export=_export([]))
@@ -170,8 +103,8 @@ def test_the_published_root_is_never_its_own_staging_root(tmp_path):
 def test_a_rerun_after_a_crash_while_replacing_finishes_the_job(tmp_path, monkeypatch):
     import benchmark_data.generation.adopt_staging as adopt_module
 
-    root = _published(tmp_path)
-    staging = _staging(tmp_path, root)
+    root = published_tree(tmp_path)
+    staging = staging_tree(tmp_path, root)
     real = adopt_module._replace_file
     calls = {"n": 0}
 
@@ -200,8 +133,8 @@ def test_a_rerun_after_a_crash_between_the_two_renames_of_a_policy_finishes_the_
 
     import benchmark_data.generation.adopt_staging as adopt_module
 
-    root = _published(tmp_path)
-    staging = _staging(tmp_path, root)
+    root = published_tree(tmp_path)
+    staging = staging_tree(tmp_path, root)
     target = policy_dir("policy", "stack-e001", root)
     real_replace = os.replace
 
@@ -223,8 +156,8 @@ def test_a_rerun_after_a_crash_between_the_two_renames_of_a_policy_finishes_the_
 def test_a_rerun_after_a_crash_while_removing_the_staged_copies_finishes_the_cleanup(tmp_path, monkeypatch):
     import benchmark_data.generation.adopt_staging as adopt_module
 
-    root = _published(tmp_path)
-    staging = _staging(tmp_path, root)
+    root = published_tree(tmp_path)
+    staging = staging_tree(tmp_path, root)
     real_rmtree = adopt_module.shutil.rmtree
     removed = []
 
@@ -251,8 +184,8 @@ def test_a_rerun_after_a_crash_while_removing_the_staged_copies_finishes_the_cle
 
 def test_stale_cells_are_named_and_dropped_so_that_generation_runs_them_anew(tmp_path):
     """Cells of a staged policy trained again never count; `drop_stale` removes exactly those."""
-    root = _published(tmp_path)
-    staging = _staging(tmp_path, root)
+    root = published_tree(tmp_path)
+    staging = staging_tree(tmp_path, root)
     retrained = policy_dir("policy", "stack-e000", staging) / "weights.pt"
     retrained.write_bytes(b"version 2, trained again")
     state = staging_state(staging, root)
@@ -268,8 +201,8 @@ def test_stale_cells_are_named_and_dropped_so_that_generation_runs_them_anew(tmp
         left = cells[cells.experience_id == "stack-e000"]
         assert setting.mechanism != Mechanism.POLICY or left.empty
     # generation runs the dropped cells anew under the current version: the root is ready again
-    current = _staged_version(staging)
-    _cells(staging, success=1, code_version=current)
+    current = staged_version(staging)
+    write_cells(staging, success=1, code_version=current)
     assert staging_state(staging, root).ready
     assert drop_stale(staging, root) == 0
 
@@ -279,8 +212,8 @@ def test_nothing_is_adopted_or_dropped_while_a_generate_run_writes_there(tmp_pat
     would lose the cells they write next, so both steps refuse while one holds the root."""
     from benchmark_data.cells import writing_cells
 
-    root = _published(tmp_path)
-    staging = _staging(tmp_path, root)
+    root = published_tree(tmp_path)
+    staging = staging_tree(tmp_path, root)
     before = _tree_hash(root), _tree_hash(staging)
     for busy in (staging, root):
         with writing_cells(busy):

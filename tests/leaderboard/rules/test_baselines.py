@@ -28,7 +28,7 @@ from leaderboard.rules.baselines import (
 from leaderboard.site.html_report import render_report_html
 from leaderboard.matrix import MISSING, TransferData
 from leaderboard.rules.registry import get_rule
-from tests.leaderboard.site.test_build import make_data, synthetic_scene_scores
+from tests.support.site_data import make_data, synthetic_scene_scores
 
 COUNTS = {"n_shuffles": 200, "n_bootstrap": 200}
 

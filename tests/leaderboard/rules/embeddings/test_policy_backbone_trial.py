@@ -16,7 +16,7 @@ pytest.importorskip("robomimic")
 
 import simulator.policy_model as policy_model  # noqa: E402
 from leaderboard.rules.embeddings.registry import wheel_weights  # noqa: E402
-from tests.simulator.test_policy_model import TINY, synthetic_demos  # noqa: E402
+from tests.support.policy_training import TINY, synthetic_demos  # noqa: E402
 from tests.support.paths import REPO_ROOT
 
 SCRIPT = REPO_ROOT / "scripts" / "policy_backbone_trial.py"
