@@ -98,6 +98,8 @@ COPY benchmark_data ./benchmark_data
 COPY service ./service
 COPY simulator ./simulator
 COPY sandbox ./sandbox
+# the docs are published on the site (pyproject.toml data-files)
+COPY docs ./docs
 # robomimic without its requirements (they pull egl_probe, which builds with
 # cmake, and tensorboard, unused); what it imports is in the policies extra.
 # With the real torchvision importable, simulator/robomimic_compat.py uses it.
@@ -132,6 +134,8 @@ COPY benchmark_data ./benchmark_data
 COPY service ./service
 COPY simulator ./simulator
 COPY sandbox ./sandbox
+# the docs are published on the site (pyproject.toml data-files)
+COPY docs ./docs
 # The project itself; its dependency ranges live in pyproject.toml. With the
 # policies extra: the CPU torch first, robomimic without its requirements
 # last (torchvision, egl_probe, tensorboard; see simulator/robomimic_compat.py).

@@ -21,6 +21,13 @@ Layout of the returned mapping (keys are paths relative to the site root)::
     settings/<setting_id>.html, .json        ranked rows, reference lines, plots
     reports/<row_id>.html, .json             the full audit report of one row
     thumbs/<setting_id>.png                  a query scene of the setting, when given
+    docs/index.html, docs/<name>.html        the project's documents (`documents`)
+    dataset/index.html, croissant.json       the dataset card and its Croissant record
+
+Links to the API (`../api/v1/...`) are relative: the service serves the site
+under `/leaderboard/` and nginx at the root, both beside `/api/`. The submit
+block names the server: the `public_url` the site was built with, else (a
+line of script) the address the page was loaded from.
 
 The function is pure: the same entries and settings give the same bytes, in
 whatever order the entries are passed (rows are sorted, JSON keys are sorted
@@ -39,6 +46,8 @@ import jinja2
 
 from leaderboard.errors import BrokenContract
 from leaderboard.site import figures as site_figures, standings
+from leaderboard.site.documents import (CROISSANT, DATASET_CARD, DOCS_INDEX, Documents,
+                                        render_markdown, site_path)
 from leaderboard.site.html_report import ReportContext, render_report_html
 from leaderboard.site.entries import LeaderboardEntry, SettingInfo
 from leaderboard.site.row_cells import COLUMNS
@@ -47,6 +56,17 @@ from leaderboard.site.views import (CrossSetting, SettingView, cross_setting, ra
 
 LEADERBOARD_SCHEMA_VERSION = "1.0"
 """Version of the published JSON layout (index and setting files)."""
+
+PAPERS = {
+    "retrieval": {"title": "Beyond End-Task Success: How to Audit Visual Experience "
+                           "Retrieval in Robotics", "arxiv": "2609.26567"},
+    "readout": {"title": "Natural State-Prediction Accuracy can Hide Weak Controlled "
+                         "Responsiveness in VLA Readouts", "arxiv": "2609.34684"},
+}
+"""The papers the benchmark follows, linked from the index (arXiv abstract pages)."""
+
+API_LINKS = {"api": "../api/v1/docs", "openapi": "../api/v1/openapi.json"}
+"""The API's live reference, relative to the site root (the API is served beside the site)."""
 
 MAX_EXPERIENCES_SHOWN = 20
 """Experiences drawn in a setting page's selection figure (the most chosen ones)."""
@@ -211,14 +231,50 @@ def _summary_figure(summary: CrossSetting) -> str | None:
         "A of every rule on every setting that discriminates, with 95% intervals")
 
 
-def _index_files(views: Sequence[SettingView], notice: str | None) -> dict[str, bytes]:
+def _papers() -> dict:
+    return {key: {**paper, "url": f"https://arxiv.org/abs/{paper['arxiv']}"}
+            for key, paper in PAPERS.items()}
+
+
+def _links(published: Mapping[str, str]) -> dict[str, str | None]:
+    """Site-root-relative links the index shows; None where that document is not published."""
+    def doc(source: str) -> str | None:
+        return published.get(source)
+
+    return {**API_LINKS, "docs": DOCS_INDEX if published else None,
+            "metrics": doc("docs/metrics.md"), "leaderboard": doc("docs/leaderboard.md"),
+            "selector_protocol": doc("docs/selector_protocol.md"), "api_doc": doc("docs/api.md"),
+            "self_hosting": doc("docs/self_hosting.md"), "dataset": doc(DATASET_CARD),
+            "croissant": doc(CROISSANT)}
+
+
+def _document_files(documents: Documents, notice: str | None) -> dict[str, bytes]:
+    """The documents' pages, the list of them, and the files published as they are."""
+    files: dict[str, bytes] = {}
+    listed = []
+    for doc in render_markdown(documents):
+        root = "../" * doc.path.count("/")
+        files[doc.path] = _render("doc.html", doc=doc, root=root, notice=notice)
+        listed.append({"title": doc.title, "source": doc.source,
+                       "link": "../" + doc.path if not doc.path.startswith("docs/")
+                       else doc.path[len("docs/"):]})
+    for source, body in documents.files.items():
+        files[site_path(source)] = bytes(body)
+    if listed:
+        files[DOCS_INDEX] = _render("docs_index.html", docs=listed, notice=notice)
+    return files
+
+
+def _index_files(views: Sequence[SettingView], notice: str | None,
+                 links: Mapping[str, str | None], public_url: str | None) -> dict[str, bytes]:
     summaries = [setting_summary(view) for view in views]  # the caller's order
     summary = cross_setting(views)
     document = {"schema_version": LEADERBOARD_SCHEMA_VERSION, "settings": summaries,
                 "cross_setting": summary.to_json(), "notice": notice}
     html = _render("index.html", settings=summaries, summary=summary,
                    summary_figure=_summary_figure(summary),
-                   explainer=site_figures.explainer_figure(), notice=notice)
+                   explainer=site_figures.explainer_figure(), notice=notice, links=links,
+                   papers=_papers(), public_url=public_url)
     return {"index.html": html, "index.json": _json_bytes(document)}
 
 
@@ -240,7 +296,8 @@ def _report_files(entry: LeaderboardEntry, info: SettingInfo,
 
 def build_leaderboard(entries: Sequence[LeaderboardEntry], settings: Sequence[SettingInfo],
                       *, thumbnails: Mapping[str, bytes] | None = None,
-                      notice: str | None = None) -> dict[str, bytes]:
+                      notice: str | None = None, documents: Documents | None = None,
+                      public_url: str | None = None) -> dict[str, bytes]:
     """Render the whole public leaderboard as static files.
 
     Args:
@@ -252,6 +309,12 @@ def build_leaderboard(entries: Sequence[LeaderboardEntry], settings: Sequence[Se
             on the index (written as ``thumbs/<setting_id>.png``).
         notice: one sentence shown at the top of every page (for example that
             the reference reports are still being computed).
+        documents: the documents published with the site (the publisher passes
+            `leaderboard.site.documents.read_documents()`: docs/*.md, the README,
+            the dataset card and its Croissant record); None publishes none, and
+            the index names them as paths in the source instead of linking them.
+        public_url: the server's public address, shown in the submit block
+            (None: the page shows the address it was loaded from).
 
     Returns:
         A mapping from a relative path (``index.html``,
@@ -271,7 +334,10 @@ def build_leaderboard(entries: Sequence[LeaderboardEntry], settings: Sequence[Se
     views = [setting_view(info, groups[info.setting_id],
                           f"thumbs/{info.setting_id}.png" if info.setting_id in thumbnails
                           else None) for info in settings]
-    files = _index_files(views, notice)
+    documents = documents or Documents()
+    published = {source: site_path(source) for source in [*documents.markdown, *documents.files]}
+    files = _document_files(documents, notice)
+    files.update(_index_files(views, notice, _links(published), public_url))
     for view in views:
         files.update(_setting_files(view, notice))
         by_row = {e.submission_id: s for e, s in view.ranked}

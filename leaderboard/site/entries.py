@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from benchmark_data.downloads import DOWNLOADS, Download, offered
 from benchmark_data.registry import HoldsSetting, Setting
 from leaderboard.errors import BrokenContract
 from leaderboard.metrics.discrimination import quality_shortfall
@@ -88,6 +89,9 @@ class SettingInfo(HoldsSetting):
     quality_range : the best experience's mean success minus the worst's over the complete
         matrix (`leaderboard.metrics.discrimination.quality_range`); None where the matrix
         is not complete or not published.
+    downloads : keys of `benchmark_data.downloads.DOWNLOADS` the service offers for the
+        setting (the publisher asks its catalog); None lists those every benchmark
+        setting has (no outcomes of a sealed one, none of the /input tree's files).
     """
 
     setting: Setting
@@ -95,6 +99,7 @@ class SettingInfo(HoldsSetting):
     cells_total: int
     policy_gates_failed: tuple[str, ...] = ()
     quality_range: float | None = None
+    downloads: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         _check_id("setting_id", self.setting.id)
@@ -107,6 +112,10 @@ class SettingInfo(HoldsSetting):
         if not isinstance(gates, tuple) or not all(isinstance(g, str) for g in gates):
             raise BrokenContract(f"setting {self.setting_id!r}: field 'policy_gates_failed' must be "
                               f"a tuple of str, got {gates!r}")
+        unknown = sorted(set(self.downloads or ()) - set(DOWNLOADS))
+        if unknown:
+            raise BrokenContract(f"setting {self.setting_id!r}: field 'downloads' names "
+                                 f"{unknown[0]!r}, not one of {sorted(DOWNLOADS)}")
         quality = self.quality_range
         if quality is not None and not (isinstance(quality, float) and 0.0 <= quality <= 1.0):
             raise BrokenContract(f"setting {self.setting_id!r}: field 'quality_range' must be None "
@@ -124,6 +133,13 @@ class SettingInfo(HoldsSetting):
     @property
     def description(self) -> str:
         return self.setting.description
+
+    @property
+    def offered_downloads(self) -> list[Download]:
+        """The setting's downloads, in `DOWNLOADS` order."""
+        if self.downloads is None:
+            return offered(self.setting, input_tree=False)
+        return [d for d in DOWNLOADS.values() if d.key in self.downloads]
 
     def to_json(self) -> dict:
         """The "setting" object of the published JSON."""
