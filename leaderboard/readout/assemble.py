@@ -104,11 +104,13 @@ def covariates(bank: Bank, predictions: pd.Series, split: str,
     """Failure-predictor covariates per initialization of `split`.
 
     The initial natural error, initial coordinate and gripper distance are means over the
-    initialization's natural observations at frame 0 (each trajectory's first frame: the
-    same initial state seen by every source); None where it has none.
+    first frame of each of the initialization's natural episodes (the same initial state,
+    seen by every source); None where it has no natural frame.
     """
     rows = _split_rows(bank, split)
-    first = rows[(rows["kind"] == "natural") & (rows["frame"] == 0)] if "frame" in rows else rows.iloc[:0]
+    natural = rows[rows["kind"] == "natural"]
+    keys = [k for k in ("initialization", "source", "episode") if k in natural.columns]
+    first = natural[natural["frame"] == natural.groupby(keys)["frame"].transform("min")] if len(natural) else natural
     out = []
     for m in metrics:
         start = first[first["initialization"] == m.initialization]

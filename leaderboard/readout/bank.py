@@ -73,8 +73,8 @@ def _error(source, message, position=None, field=None, value=None) -> InputError
 
 
 def read_bank_info(path: Path) -> BankInfo:
-    """Parse `bank.json`: task, version, unit, min_separation (> 0); coordinate, grid_size,
-    n_contexts optional."""
+    """Parse `bank.json`: task, version, unit, min_endpoint_separation (> 0); coordinate,
+    grid_size and contexts (the number of robot contexts) optional."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -83,20 +83,24 @@ def read_bank_info(path: Path) -> BankInfo:
         raise _error(path, f"cannot be read as JSON: {exc}") from None
     if not isinstance(raw, dict):
         raise _error(path, "must hold a JSON object")
+    for key in ("task", "version", "unit", "min_endpoint_separation"):
+        if key not in raw:
+            raise _error(path, "is missing (required: task, version, unit, min_endpoint_separation)", field=key)
     for key in ("task", "version", "unit"):
         if not isinstance(raw.get(key), str) or not raw[key]:
             raise _error(path, "must be a non-empty string", field=key, value=raw.get(key))
-    separation = raw.get("min_separation")
+    separation = raw.get("min_endpoint_separation")
     if isinstance(separation, bool) or not isinstance(separation, (int, float)) \
             or not math.isfinite(separation) or separation <= 0:
         raise _error(path, "must be a positive number (the minimum endpoint separation)",
-                     field="min_separation", value=separation)
+                     field="min_endpoint_separation", value=separation)
     sizes = {}
-    for key, default in (("grid_size", defaults.GRID_SIZE), ("n_contexts", defaults.N_CONTEXTS)):
+    for key, name, default in (("grid_size", "grid_size", defaults.GRID_SIZE),
+                               ("contexts", "n_contexts", defaults.N_CONTEXTS)):
         value = raw.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < 2:
             raise _error(path, "must be an integer of at least 2", field=key, value=value)
-        sizes[key] = value
+        sizes[name] = value
     coordinate = raw.get("coordinate", "coordinate")
     return BankInfo(raw["task"], raw["version"], str(coordinate), raw["unit"], float(separation), **sizes)
 

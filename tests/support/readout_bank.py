@@ -50,8 +50,8 @@ def write_bank(root: Path, seed: int = 0) -> dict:
     bank = root / "bank"
     bank.mkdir(parents=True)
     (bank / "bank.json").write_text(json.dumps({"task": "door", "version": "v1", "coordinate": "hinge angle",
-                                                 "unit": "deg", "min_separation": 5.0, "grid_size": 6,
-                                                 "n_contexts": 4}))
+                                                 "unit": "deg", "min_endpoint_separation": 5.0, "grid_size": 6,
+                                                 "contexts": 4}))
     frame[["observation_id", "split", "initialization", "kind"]].assign(shard="images-00.npz", row=0) \
         .to_parquet(bank / "observations.parquet", index=False)
     sealed = frame["split"].isin(["confirm", "eval"])
