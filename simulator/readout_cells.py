@@ -66,6 +66,15 @@ class CellMeasure:
     state_hash: str  # the simulator state after settling
 
 
+def expert_commands(sim, task: str, init: Initialization) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """The expert's commands from the (already restored) start: (goal pos, goal rot, grip)."""
+    if task == "door":
+        path = plan_door_path(sim.geometry(), init.style, sim.hinge(), sim.latch())
+        return [(r[:3].copy(), r[3:12].reshape(3, 3).copy(), float(r[12])) for r in path]
+    path = plan_path(init.layout, init.style)
+    return [(r[:3].copy(), yaw_down_rotation(float(r[3])), float(r[4])) for r in path]
+
+
 class Observer:
     """Runs natural trajectories and controlled cells of one task's simulator and renders them.
 
@@ -94,13 +103,7 @@ class Observer:
 
     # ---- natural trajectories -----------------------------------------------------------
     def expert_rows(self, init: Initialization) -> list[tuple[np.ndarray, np.ndarray, float]]:
-        """The expert's commands from the (already restored) start: (goal pos, goal rot, grip)."""
-        sim = self.sim
-        if self.task == "door":
-            path = plan_door_path(sim.geometry(), init.style, sim.hinge(), sim.latch())
-            return [(r[:3].copy(), r[3:12].reshape(3, 3).copy(), float(r[12])) for r in path]
-        path = plan_path(init.layout, init.style)
-        return [(r[:3].copy(), yaw_down_rotation(float(r[3])), float(r[4])) for r in path]
+        return expert_commands(self.sim, self.task, init)
 
     def natural(self, init: Initialization, render_every: int):
         """Run the expert from `init`; yield (Frame, images or None) for every control step and

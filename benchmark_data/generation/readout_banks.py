@@ -1,0 +1,386 @@
+"""Generation of the readout banks: resumable, per task, split and chunk of initializations.
+
+Three stages, each skipped when its output exists (so a rerun resumes):
+
+1. `grid`: the expert's trajectories from every `train` initialization, without images;
+   the grid's set values are `simulator.readout_protocol.grid_values` of their coordinates.
+   Written to the work directory as `grid.json`.
+2. chunks: `CHUNK` initializations at a time (`simulator.readout_bank`), written to the
+   work directory as `<split>-<chunk>.parquet` (rows with labels) and `.npz` (images), each
+   through a temporary file and an atomic rename, so a killed run never leaves a torn file
+   that a later stage would read.
+3. `assemble`: the bank files of the contract (docs/readout_banks.md): `observations.parquet`
+   (public), `labels.parquet` (train and dev), the sealed labels of confirm and eval in the
+   sealed directory, image shards per split, `bank.json` with the sealed labels' sha256 and
+   the validation record.
+
+`confirm` and `eval` observation ids are opaque: HMAC-SHA256 of the cell's description under
+a key kept in the sealed directory (made once, never committed). Their labels are
+regenerated deterministically from the same key; without the key the images still identify
+the cells (renders are bit-identical), so the mapping can be rebuilt by matching pixels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import io
+import json
+import logging
+import os
+import secrets
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmark_data.readout_banks import (BANK_VERSION, LABEL_COLUMNS, OBSERVATION_COLUMNS, PUBLIC_SPLITS,
+                                          SEALED_SPLITS, bank_dir, sealed_dir, sealed_labels_path)
+from simulator.readout_inits import SPLITS, initialization, initializations, make_sim
+from simulator.readout_protocol import (GRID_PERCENTILES, GRID_SIZE, MIN_ENDPOINT_SEPARATION, N_CONTEXTS,
+                                        NATURAL_EVERY, READOUT_BANK_MECHANISM, THRESHOLDS, grid_values)
+
+log = logging.getLogger(__name__)
+
+CHUNK = 8
+"""Initializations per work chunk: the unit a killed run loses at most."""
+SHARD_ROWS = 1200
+"""Observations per image shard (about 8 MB compressed at ~6.7 KB per agent+wrist pair)."""
+UNITS = {"door": "deg", "stack": "mm"}
+COORDINATES = {"door": "door hinge angle", "stack": "cube A world x"}
+KEY_NAME = "readout-id-key"
+
+
+def code_version() -> str:
+    """Declared mechanism version of a bank's observations: `readout-bank/<N>`."""
+    return f"readout-bank/{READOUT_BANK_MECHANISM}"
+
+
+def work_dir(task: str, root: str | Path | None = None) -> Path:
+    """Where chunks and the grid of a bank are made (gitignored `var/`, holds sealed labels)."""
+    base = Path(root) if root is not None else Path(os.environ.get(
+        "EXPAUDIT_READOUT_WORK", Path(__file__).resolve().parents[2] / "var" / "readout_work"))
+    return base / f"{task}-{BANK_VERSION}"
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+INT_COLUMNS = ("episode", "frame", "context", "grid_index", "context_step", "visible_px")
+BOOL_COLUMNS = ("admitted", "contact", "visible", "context_screened")
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Nullable integer and boolean columns (natural rows have no cell checks), '' reasons."""
+    frame = frame.copy()
+    for col in INT_COLUMNS:
+        frame[col] = frame[col].astype("Int64")
+    for col in BOOL_COLUMNS:
+        frame[col] = frame[col].astype("boolean")
+    frame["reject_reason"] = frame["reject_reason"].fillna("").astype(str)
+    frame["source"] = frame["source"].astype("string")
+    return frame
+
+
+def _parquet_bytes(frame: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def _npz_bytes(**arrays) -> bytes:
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue()
+
+
+def id_key(sealed: Path) -> bytes:
+    """The key of the opaque ids (made on first use, kept in the sealed directory)."""
+    path = sealed / KEY_NAME
+    if not path.exists():
+        _atomic_write(path, secrets.token_hex(32).encode())
+    return bytes.fromhex(path.read_text().strip())
+
+
+def observation_id(task: str, split: str, init_id: str, row: dict, key: bytes | None) -> str:
+    """Readable for public splits (`door-train-i007-n012`, `-c2g5`), opaque for sealed ones."""
+    if row["kind"] == "natural":
+        local = f"n{int(row['frame']):03d}"
+    else:
+        local = f"c{int(row['context'])}g{int(row['grid_index'])}"
+    if split in PUBLIC_SPLITS:
+        return f"{init_id}-{local}"
+    digest = hmac.new(key, f"{init_id}|{local}".encode(), hashlib.sha256).hexdigest()[:20]
+    return f"{task}-{split}-{digest}"
+
+
+# ---- stage 1: the grid -------------------------------------------------------------------
+def train_grid(task: str, sim=None, work: Path | None = None) -> dict:
+    """The grid of `task` from its train natural coordinates (cached in `grid.json`)."""
+    path = (work or work_dir(task)) / "grid.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    from simulator.readout_cells import expert_commands
+    from simulator.readout_checks import Target
+
+    sim = sim or make_sim(task)
+    target = Target(sim, task)
+    coords = []
+    for init in initializations(task, "train"):
+        sim.restore(init.layout)
+        for row in expert_commands(sim, task, init):
+            coords.append(target.coordinate())
+            sim.step(*row)
+        coords.append(target.coordinate())
+    coords = np.asarray(coords)
+    grid = {"values": [float(v) for v in grid_values(task, coords)],
+            "percentiles": list(GRID_PERCENTILES), "train_natural_steps": int(coords.size),
+            "natural_percentiles": {str(p): round(float(np.percentile(coords, p)), 4)
+                                    for p in (5, 10, 25, 50, 75, 90, 95)}}
+    _atomic_write(path, json.dumps(grid, indent=1).encode())
+    return grid
+
+
+# ---- stage 2: chunks -------------------------------------------------------------------
+def chunk_paths(work: Path, split: str, chunk: int) -> tuple[Path, Path]:
+    return work / f"{split}-{chunk:02d}.parquet", work / f"{split}-{chunk:02d}.npz"
+
+
+def n_chunks(split: str, limit: int | None = None) -> int:
+    n = SPLITS[split] if limit is None else min(limit, SPLITS[split])
+    return (n + CHUNK - 1) // CHUNK
+
+
+def run_chunk(observer, task: str, split: str, chunk: int, grid: np.ndarray, key: bytes | None,
+              limit: int | None = None) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[dict]]:
+    """Observe the initializations of one chunk: its rows (ids, labels, `_image`: index into the
+    images or -1), agent views, wrist views and repeated-state checks."""
+    from simulator.readout_bank import observe_initialization
+
+    n = SPLITS[split] if limit is None else min(limit, SPLITS[split])
+    rows, agent, wrist, repeats = [], [], [], []
+    for index in range(chunk * CHUNK, min((chunk + 1) * CHUNK, n)):
+        init = initialization(task, split, index)
+        t0 = time.perf_counter()
+        obs = observe_initialization(observer, init, grid)
+        wall = time.perf_counter() - t0
+        for r, k in zip(obs.rows, obs.image_of_row):
+            r = dict(r, task=task, split=split, initialization=init.init_id,
+                     layout_level=init.layout_level, init_wall_s=round(wall, 3),
+                     observation_id=observation_id(task, split, init.init_id, r, key))
+            r["_image"] = -1 if k < 0 else len(agent) + k
+            rows.append(r)
+        agent.extend(obs.agentview)
+        wrist.extend(obs.wrist)
+        repeats.append({"initialization": init.init_id, **obs.repeat,
+                        "contexts_screened": obs.contexts_screened})
+    return pd.DataFrame(rows), np.stack(agent), np.stack(wrist), repeats
+
+
+def generate_chunks(task: str, splits, *, work: Path | None = None, sealed: Path | None = None,
+                    limit: int | None = None) -> int:
+    """Run every missing chunk of `splits`; returns how many were made."""
+    from simulator.readout_cells import Observer
+
+    work = work or work_dir(task)
+    sealed = sealed or sealed_dir()
+    sim = make_sim(task)
+    grid = np.asarray(train_grid(task, sim, work)["values"])
+    observer = Observer(sim, task)
+    made = 0
+    try:
+        for split in splits:
+            key = id_key(sealed) if split in SEALED_SPLITS else None
+            for chunk in range(n_chunks(split, limit)):
+                table_path, image_path = chunk_paths(work, split, chunk)
+                if table_path.exists() and image_path.exists():
+                    continue
+                t0 = time.perf_counter()
+                frame, agent, wrist, repeats = run_chunk(observer, task, split, chunk, grid, key, limit)
+                with_image = frame["_image"].to_numpy()
+                ids = np.where(with_image >= 0, frame["observation_id"].to_numpy(), "")
+                image_ids = np.empty(len(agent), dtype=object)
+                image_ids[with_image[with_image >= 0]] = ids[with_image >= 0]
+                _atomic_write(image_path, _npz_bytes(observation_id=image_ids.astype(str),
+                                                     agentview=agent, wrist=wrist))
+                frame = _typed(frame.drop(columns="_image"))
+                _atomic_write(work / f"{split}-{chunk:02d}.repeats.json", json.dumps(repeats).encode())
+                _atomic_write(table_path, _parquet_bytes(frame))
+                made += 1
+                log.info("%s %s chunk %d: %d rows in %.1f s", task, split, chunk, len(frame),
+                         time.perf_counter() - t0)
+    finally:
+        observer.close()
+    return made
+
+
+# ---- stage 3: assemble -------------------------------------------------------------------
+def _complete_splits(work: Path, limit: int | None) -> list[str]:
+    done = []
+    for split in SPLITS:
+        if all(all(p.exists() for p in chunk_paths(work, split, c)) for c in range(n_chunks(split, limit))):
+            done.append(split)
+    return done
+
+
+def _order(frame: pd.DataFrame, split: str, where: dict, agent: np.ndarray, wrist: np.ndarray) -> pd.DataFrame:
+    """Public splits in generation order. Sealed splits in an order computed from the images
+    only (per initialization, by the wrist view's then the agent view's mean pixel, then the
+    opaque id), so a row's position reveals nothing the images do not, while similar images
+    stay next to each other and compress well."""
+    if split in PUBLIC_SPLITS:
+        return frame.reset_index(drop=True)
+    k = frame["observation_id"].map(where)
+    has = k.notna().to_numpy()
+    idx = k.fillna(0).astype(int).to_numpy()
+    frame = frame.assign(_has=~has,
+                         _w=np.where(has, wrist[idx].reshape(len(idx), -1).mean(axis=1), 0.0),
+                         _a=np.where(has, agent[idx].reshape(len(idx), -1).mean(axis=1), 0.0))
+    frame = frame.sort_values(["initialization", "_has", "_w", "_a", "observation_id"], kind="stable")
+    return frame.drop(columns=["_has", "_w", "_a"]).reset_index(drop=True)
+
+
+def assemble(task: str, *, work: Path | None = None, out: Path | None = None,
+             sealed: Path | None = None, limit: int | None = None) -> dict:
+    """Write the bank files of every split whose chunks are all made; returns bank.json."""
+    work = work or work_dir(task)
+    out = out or bank_dir(task)
+    sealed = sealed or sealed_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    splits = _complete_splits(work, limit)
+    grid = json.loads((work / "grid.json").read_text())
+    observations, labels, repeats, shards = [], {}, [], {}
+    for split in splits:
+        parts = [pd.read_parquet(chunk_paths(work, split, c)[0]) for c in range(n_chunks(split, limit))]
+        images = [np.load(chunk_paths(work, split, c)[1]) for c in range(n_chunks(split, limit))]
+        for c in range(n_chunks(split, limit)):
+            repeats += json.loads((work / f"{split}-{c:02d}.repeats.json").read_text())
+        ids = np.concatenate([z["observation_id"] for z in images])
+        agent = np.concatenate([z["agentview"] for z in images])
+        wrist = np.concatenate([z["wrist"] for z in images])
+        where = {oid: i for i, oid in enumerate(ids)}
+        frame = _order(pd.concat(parts, ignore_index=True), split, where, agent, wrist)
+        has = frame["observation_id"].isin(where)
+        order = [where[o] for o in frame.loc[has, "observation_id"]]
+        frame["shard"], frame["row"] = "", -1
+        positions = np.flatnonzero(has.to_numpy())
+        for s, start in enumerate(range(0, len(order), SHARD_ROWS)):
+            name = f"images-{split}-{s:02d}.npz"
+            take = order[start:start + SHARD_ROWS]
+            _atomic_write(out / name, _npz_bytes(observation_id=ids[take], agentview=agent[take],
+                                                 wrist=wrist[take]))
+            frame.loc[positions[start:start + SHARD_ROWS], "shard"] = name
+            frame.loc[positions[start:start + SHARD_ROWS], "row"] = np.arange(len(take))
+            shards[name] = (out / name).stat().st_size
+        observations.append(frame[OBSERVATION_COLUMNS])
+        labels[split] = frame[LABEL_COLUMNS]
+    _atomic_write(out / "observations.parquet", _parquet_bytes(pd.concat(observations, ignore_index=True)))
+    public = [labels[s] for s in splits if s in PUBLIC_SPLITS]
+    if public:
+        _atomic_write(out / "labels.parquet", _parquet_bytes(pd.concat(public, ignore_index=True)))
+    sealed_sha = None
+    closed = [labels[s] for s in splits if s in SEALED_SPLITS]
+    if closed:
+        data = _parquet_bytes(pd.concat(closed, ignore_index=True))
+        _atomic_write(sealed_labels_path(task, sealed), data)
+        sealed_sha = hashlib.sha256(data).hexdigest()
+    for stale in out.glob("images-*.npz"):  # shards of a previous, larger assembly
+        if stale.name not in shards:
+            stale.unlink()
+    bank = _bank_json(task, splits, grid, labels, repeats, shards, sealed_sha)
+    _atomic_write(out / "bank.json", (json.dumps(bank, indent=1, sort_keys=True) + "\n").encode())
+    return bank
+
+
+def _validation(frames: dict[str, pd.DataFrame], repeats: list[dict]) -> dict:
+    record = {}
+    for split, frame in frames.items():
+        cells = frame[frame["kind"] == "controlled"]
+        reasons: dict[str, int] = {}
+        for text in cells.loc[~cells["admitted"].astype(bool), "reject_reason"]:
+            if not text:
+                continue
+            for part in text.split("; "):
+                key = part.split(" ")[0] if part[0].isalpha() else part
+                key = {"robot-target": "robot-target contact", "target": "target not visible"}.get(key, key)
+                reasons[key] = reasons.get(key, 0) + 1
+        admitted = cells["admitted"].astype(bool)
+        per_init = cells.assign(a=admitted).groupby("initialization")["a"].sum()
+        record[split] = {"initializations": int(frame["initialization"].nunique()),
+                         "natural": int((frame["kind"] == "natural").sum()),
+                         "cells": int(len(cells)), "admitted": int(admitted.sum()),
+                         "rejected_by_check": dict(sorted(reasons.items())),
+                         "admitted_per_initialization_min": int(per_init.min()),
+                         "initializations_all_24_admitted": int((per_init == 24).sum())}
+    rep = [r for r in repeats if r["cells"]]
+    record["repeated_state"] = {
+        "cells": len(rep), "label_equal": sum(r["label_equal"] for r in rep),
+        "hash_equal": sum(r["hash_equal"] for r in rep), "pixels_equal": sum(r["pixels_equal"] for r in rep)}
+    record["contexts_screened_per_initialization"] = {
+        str(k): sum(r["contexts_screened"] == k for r in repeats) for k in range(N_CONTEXTS + 1)}
+    return record
+
+
+def _bank_json(task, splits, grid, labels, repeats, shards, sealed_sha) -> dict:
+    from simulator.provenance import PACKAGES, _versions
+
+    hashes = hashlib.sha256()
+    for split in splits:
+        for h in labels[split]["state_hash"]:
+            hashes.update(str(h).encode())
+    return {
+        "task": task, "version": BANK_VERSION, "coordinate": COORDINATES[task], "unit": UNITS[task],
+        "grid": grid, "grid_size": GRID_SIZE, "contexts": N_CONTEXTS,
+        "thresholds": THRESHOLDS[task].to_dict(),
+        "min_endpoint_separation": MIN_ENDPOINT_SEPARATION[task],
+        "natural_every_steps": NATURAL_EVERY[task], "splits": splits,
+        "initializations": {s: SPLITS[s] for s in splits},
+        "seeds": {"namespace": "simulator.readout_inits.READOUT_SEED",
+                  "rule": "SeedSequence([READOUT_SEED, task, split, index, 0])"},
+        "counts": {s: int(len(labels[s])) for s in splits},
+        "code_version": code_version(), "packages": json.loads(_versions(PACKAGES)),
+        "state_hashes_sha256": hashes.hexdigest(),
+        "sealed_labels_sha256": sealed_sha,
+        "shards": shards,
+        "validation": _validation(labels, repeats),
+    }
+
+
+def generate(task: str, splits=None, *, limit: int | None = None, work: Path | None = None,
+             out: Path | None = None, sealed: Path | None = None) -> dict:
+    """Make every missing chunk of `splits` (default: all) and assemble the bank."""
+    splits = list(splits or SPLITS)
+    unknown = [s for s in splits if s not in SPLITS]
+    if unknown:
+        raise ValueError(f"splits must be among {tuple(SPLITS)}, got {unknown}")
+    if limit is not None:  # a small run never mixes with the bank's own chunks and files
+        work = work or work_dir(task) / f"limit-{limit}"
+        out = out or work / "bank"
+        grid_file = work_dir(task) / "grid.json"
+        if not (work / "grid.json").exists() and grid_file.exists():
+            _atomic_write(work / "grid.json", grid_file.read_bytes())
+    generate_chunks(task, splits, work=work, sealed=sealed, limit=limit)
+    return assemble(task, work=work, out=out, sealed=sealed, limit=limit)
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("task", choices=("door", "stack"))
+    parser.add_argument("--splits", default=",".join(SPLITS))
+    parser.add_argument("--limit", type=int, default=None, help="initializations per split (small runs)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    bank = generate(args.task, args.splits.split(","), limit=args.limit)
+    log.info("%s", json.dumps(bank["validation"], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
