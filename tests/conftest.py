@@ -53,3 +53,26 @@ def store(tmp_path):
     from service.store.storage import LocalStore
 
     return LocalStore(tmp_path / "store")
+
+
+# ---------------------------------------------------------------- the sandbox's demo setting
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory, request):
+    """The sandbox's demo /input tree, one per test module: (directory, setting).
+
+    A module sets `DEMO_SIZES` (keyword arguments of `sandbox.demo.demo_input`) for another
+    number of experiences or scenes, or another seed."""
+    from sandbox.demo import demo_input
+
+    directory = tmp_path_factory.mktemp("demo") / "input"
+    return directory, demo_input(directory, **getattr(request.module, "DEMO_SIZES", {}))
+
+
+@pytest.fixture
+def small_demo():
+    """The demo setting in memory, two experiences and three scenes: (setting, library, scenes)."""
+    from sandbox.demo import demo_data
+
+    return demo_data(n_experiences=2, n_scenes=3)

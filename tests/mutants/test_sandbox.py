@@ -28,11 +28,6 @@ from sandbox.demo import demo_data
 from sandbox.protocol import ProtocolError, prepare_input, read_output
 
 
-@pytest.fixture
-def demo():
-    return demo_data(n_experiences=2, n_scenes=3)
-
-
 # ------------------------------------------------------------------ limits
 
 SMALLEST = {"wall_seconds": 0.1, "memory_bytes": 16 * defaults.MIB, "pids": 1, "cpus": 0.01,
@@ -112,9 +107,9 @@ def _replace(item, **change):
      "Transfer"),
     ({"SUCCESS": True}, "library item 'demo-e000'", "SUCCESS"),
 ])
-def test_outcome_keys_in_a_library_items_metadata_are_refused(tmp_path, demo, meta, where, key):
+def test_outcome_keys_in_a_library_items_metadata_are_refused(tmp_path, small_demo, meta, where, key):
     """Wherever they sit: at the top, in a list of records, in a tuple of them."""
-    setting, library, scenes = demo
+    setting, library, scenes = small_demo
     bad = _replace(library[0], meta=meta)
     with pytest.raises(ProtocolError) as refused:
         prepare_input(tmp_path / "in", setting, [bad, library[1]], scenes)
@@ -123,8 +118,8 @@ def test_outcome_keys_in_a_library_items_metadata_are_refused(tmp_path, demo, me
     assert not (tmp_path / "in" / "library" / "demo-e000").exists()
 
 
-def test_a_library_items_refusals_name_the_item(tmp_path, demo):
-    setting, library, scenes = demo
+def test_a_library_items_refusals_name_the_item(tmp_path, small_demo):
+    setting, library, scenes = small_demo
     cases = [(_replace(library[1], base_png=b"GIF89a"),
               "library item 'demo-e001': the image is not PNG data"),
              (_replace(library[1], object_positions={"cubeA": [0.0, 1.0]}),
@@ -136,8 +131,8 @@ def test_a_library_items_refusals_name_the_item(tmp_path, demo):
         assert str(refused.value) == message
 
 
-def test_a_library_items_meta_json_holds_its_id_positions_and_metadata(tmp_path, demo):
-    setting, library, scenes = demo
+def test_a_library_items_meta_json_holds_its_id_positions_and_metadata(tmp_path, small_demo):
+    setting, library, scenes = small_demo
     item = _replace(library[0], meta={"task": "demo", "camera": "front"})
     root = prepare_input(tmp_path / "in", setting, [item, library[1]], scenes)
     meta = json.loads((root / "library" / "demo-e000" / "meta.json").read_text())
@@ -146,8 +141,8 @@ def test_a_library_items_meta_json_holds_its_id_positions_and_metadata(tmp_path,
                                          for name, xyz in item.object_positions.items()}}
 
 
-def test_trajectories_of_every_numeric_kind_are_written_and_others_refused(tmp_path, demo):
-    setting, library, scenes = demo
+def test_trajectories_of_every_numeric_kind_are_written_and_others_refused(tmp_path, small_demo):
+    setting, library, scenes = small_demo
     arrays = {"flags": np.array([True, False]), "steps": np.arange(3, dtype=np.int16),
               "ticks": np.arange(2, dtype=np.uint32), "eef_pos": np.zeros((2, 3))}
     root = prepare_input(tmp_path / "in", setting,
@@ -163,10 +158,10 @@ def test_trajectories_of_every_numeric_kind_are_written_and_others_refused(tmp_p
 
 
 @pytest.mark.parametrize("bad_id", [".", "..", "e/1", "", "e\0"])
-def test_an_id_that_is_no_plain_directory_name_is_refused(tmp_path, demo, bad_id):
+def test_an_id_that_is_no_plain_directory_name_is_refused(tmp_path, small_demo, bad_id):
     """Before anything is written: "." and ".." would write into library/ itself or the
     tree above it, and a NUL byte cannot be in a path at all."""
-    setting, library, scenes = demo
+    setting, library, scenes = small_demo
     unsafe = type(setting)(setting.setting_id, setting.task, setting.experience_ids,
                            (bad_id, *setting.scene_ids[1:]))
     with pytest.raises(ProtocolError) as refused:
@@ -176,8 +171,8 @@ def test_an_id_that_is_no_plain_directory_name_is_refused(tmp_path, demo, bad_id
     assert not (tmp_path / "in").exists()
 
 
-def test_a_scenes_meta_json_holds_its_ids_draw_positions_and_metadata(tmp_path, demo):
-    setting, library, scenes = demo
+def test_a_scenes_meta_json_holds_its_ids_draw_positions_and_metadata(tmp_path, small_demo):
+    setting, library, scenes = small_demo
     scene = _replace(scenes[1], meta={"camera": "front"}, layout_level=np.int64(3),
                      appearance_draw=np.int8(1))
     root = prepare_input(tmp_path / "in", setting, library, [scenes[0], scene, scenes[2]])
@@ -188,8 +183,8 @@ def test_a_scenes_meta_json_holds_its_ids_draw_positions_and_metadata(tmp_path, 
                                          for name, xyz in scene.object_positions.items()}}
 
 
-def test_a_scenes_bad_positions_are_refused_naming_the_scene(tmp_path, demo):
-    setting, library, scenes = demo
+def test_a_scenes_bad_positions_are_refused_naming_the_scene(tmp_path, small_demo):
+    setting, library, scenes = small_demo
     bad = _replace(scenes[2], object_positions={"cubeB": [0.0, float("inf"), 1.0]})
     with pytest.raises(ProtocolError) as refused:
         prepare_input(tmp_path / "in", setting, library, [*scenes[:2], bad])
@@ -207,8 +202,8 @@ def test_ids_out_of_order_are_refused_naming_the_first_five(tmp_path):
                                   f"setting's {expected}... in order")
 
 
-def test_the_input_directory_and_its_parents_are_created(tmp_path, demo):
-    root = prepare_input(tmp_path / "runs" / "r1" / "in", *demo)
+def test_the_input_directory_and_its_parents_are_created(tmp_path, small_demo):
+    root = prepare_input(tmp_path / "runs" / "r1" / "in", *small_demo)
     assert json.loads((root / "setting.json").read_text())["q"] == 3
 
 

@@ -20,7 +20,6 @@ import pytest
 
 from sandbox import cgroups, defaults, local, workdir
 from sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError
-from sandbox.demo import demo_input
 from sandbox.local import LocalSandbox
 from sandbox.workdir import reap
 from tests.support.paths import REPO_ROOT
@@ -46,13 +45,6 @@ def _spec_defaults() -> dict[str, str]:
     text = (REPO / "docs" / "selector_protocol.md").read_text()
     rows = re.findall(r"^\| (wall clock|memory|pids|CPUs) \| ([^|]+) \|", text, re.M)
     return {name: value.strip() for name, value in rows}
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("input") / "input"
-    demo_input(directory)
-    return directory
 
 
 def _selector(tmp_path: Path, code: str) -> Path:
@@ -111,7 +103,7 @@ def test_a_runs_cgroup_holds_exactly_the_runs_limits(demo, tmp_path, seen, limit
     CPU per core it may use) and the CPU set its first ceil(cpus) cores (docs/selector_protocol.md,
     "Limits"); RLIMIT_NPROC, RLIMIT_AS and RLIMIT_CPU (cpus x wall) go with them."""
     selector = _selector(tmp_path, "print('ran')\n")
-    result = _run(LocalSandbox(cgroup=True), selector, demo, tmp_path, limits)
+    result = _run(LocalSandbox(cgroup=True), selector, demo[0], tmp_path, limits)
     assert result.status is RunStatus.OK, (result.reason, result.stderr_tail)
     cores = sorted(os.sched_getaffinity(0))[:math.ceil(limits.cpus)]
     assert seen["cgroup"] == [{"memory": limits.memory_bytes, "pids": limits.pids,
@@ -129,7 +121,7 @@ def test_a_selector_limited_to_half_a_cpu_gets_no_more_than_half(demo, tmp_path)
     host can only lower the share, so the bound cannot fail for that reason."""
     selector = _selector(tmp_path, SPIN.format(seconds=1.5))
     limits = Limits(wall_seconds=20, memory_bytes=256 * defaults.MIB, pids=4, cpus=0.5)
-    result = _run(LocalSandbox(cgroup=True), selector, demo, tmp_path, limits)
+    result = _run(LocalSandbox(cgroup=True), selector, demo[0], tmp_path, limits)
     assert result.status is RunStatus.OK, (result.reason, result.stderr_tail)
     cpu, wall = map(float, result.stdout_tail.split())
     assert wall >= 1.5

@@ -27,7 +27,6 @@ from docker.models.containers import _create_container_args  # noqa: E402
 
 from sandbox import defaults  # noqa: E402
 from sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError  # noqa: E402
-from sandbox.demo import demo_input  # noqa: E402
 from sandbox.docker_backend import DockerSandbox, container_spec, run_user  # noqa: E402
 from sandbox.execute import run_selector  # noqa: E402
 from tests.support.engine.fixtures import build_image, engine_or_skip, reporter_log  # noqa: E402
@@ -145,12 +144,6 @@ def images(engine, request, tmp_path_factory):
     tags["hostile"] = "localhost/expaudit-test/hostile:1"
     build_image(engine, context, tags["hostile"], log, dockerfile=context / "Containerfile")
     return tags
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("input") / "input"
-    return directory, demo_input(directory)
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from sandbox.demo import demo_input
 from sandbox.protocol import read_output
 from tests.support.paths import REPO_ROOT
 
@@ -26,10 +25,8 @@ EXAMPLES = REPO_ROOT / "examples" / "selectors"
 SELECTORS = ("raw32", "object-proximity")
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("selectors") / "input"
-    return directory, demo_input(directory, n_experiences=4, n_scenes=8, seed=5)
+DEMO_SIZES = dict(n_experiences=4, n_scenes=8, seed=5)
+"""The demo /input of this module (the `demo` fixture): four experiences, eight scenes."""
 
 
 def _run(name: str, input_dir: Path, out: Path):

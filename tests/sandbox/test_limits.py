@@ -17,7 +17,6 @@ import pytest
 
 from sandbox import cgroups, defaults
 from sandbox.base import Limits, RunSpec, RunStatus
-from sandbox.demo import demo_input
 from sandbox.execute import run_selector
 from sandbox.local import LocalSandbox
 from tests.support.paths import HOSTILE_SELECTORS
@@ -42,12 +41,6 @@ with open("/output/scores.csv", "w", newline="") as handle:
         for i, experience in enumerate(setting["experience_ids"]):
             out.writerow([scene, experience, repr(float(j % len(setting["experience_ids"]) == i))])
 """
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("input") / "input"
-    return directory, demo_input(directory)
 
 
 def _spec(image: Path, input_dir: Path, tmp_path: Path, limits: Limits = LIMITS) -> RunSpec:

@@ -21,7 +21,6 @@ import pytest
 
 from sandbox import cgroups, defaults, nsinit
 from sandbox.base import Limits, RunSpec, RunStatus, SandboxConfigError
-from sandbox.demo import demo_input
 from sandbox.execute import run_selector
 from sandbox.local import LocalSandbox, directory_digest
 from tests.support.sandbox_probes import outcome_secret, watched_listener
@@ -63,12 +62,6 @@ host (uids of the same range) are none of its business."""
 @pytest.fixture(scope="module")
 def sandbox() -> LocalSandbox:
     return _Tracked()
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("input") / "input"
-    return directory, demo_input(directory)
 
 
 def _spec(image: Path, input_dir: Path, tmp_path: Path, limits: Limits = LIMITS,

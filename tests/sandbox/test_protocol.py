@@ -12,14 +12,9 @@ import pytest
 from PIL import Image
 
 from leaderboard.errors import InputError
-from sandbox.demo import demo_data, demo_input, png_bytes
+from sandbox.demo import demo_input, png_bytes
 from sandbox.protocol import (LibraryItem, ProtocolError, QueryScene, SettingInfo,
                                      prepare_input, read_output)
-
-
-@pytest.fixture
-def demo():
-    return demo_data(n_experiences=2, n_scenes=3)
 
 
 def _write_scores(directory, rows, header="scene_id,experience_id,score"):
@@ -28,8 +23,8 @@ def _write_scores(directory, rows, header="scene_id,experience_id,score"):
     return directory
 
 
-def test_input_tree_layout_and_permissions(tmp_path, demo):
-    setting, library, scenes = demo
+def test_input_tree_layout_and_permissions(tmp_path, small_demo):
+    setting, library, scenes = small_demo
     root = prepare_input(tmp_path / "in", setting, library, scenes)
     info = json.loads((root / "setting.json").read_text())
     assert info == {"protocol_version": 1, "setting_id": "demo", "task": "demo", "k": 2, "q": 3,
@@ -58,8 +53,8 @@ def test_png_bytes_round_trips_through_pillow():
         png_bytes(rgb[:, :, 0])
 
 
-def test_outcome_metadata_is_refused(tmp_path, demo):
-    setting, library, scenes = demo
+def test_outcome_metadata_is_refused(tmp_path, small_demo):
+    setting, library, scenes = small_demo
     bad = QueryScene(**{**scenes[0].__dict__, "meta": {"extra": {"Success_rate": 0.4}}})
     with pytest.raises(ProtocolError, match=r"scene 'demo-q000'.extra: field 'Success_rate' "
                                             r"looks like an outcome"):
@@ -76,15 +71,15 @@ def test_outcome_metadata_is_refused(tmp_path, demo):
      r"field 'object_positions.cubeA' value \[0.0, 1.0\] must be three finite numbers"),
     ({"object_positions": {"cubeA": [0.0, float("nan"), 1.0]}}, "must be three finite numbers"),
 ])
-def test_bad_scene_data_is_refused(tmp_path, demo, change, message):
-    setting, library, scenes = demo
+def test_bad_scene_data_is_refused(tmp_path, small_demo, change, message):
+    setting, library, scenes = small_demo
     bad = QueryScene(**{**scenes[0].__dict__, **change})
     with pytest.raises(ProtocolError, match=message):
         prepare_input(tmp_path / "in", setting, library, [bad, *scenes[1:]])
 
 
-def test_order_ids_and_arrays_are_checked(tmp_path, demo):
-    setting, library, scenes = demo
+def test_order_ids_and_arrays_are_checked(tmp_path, small_demo):
+    setting, library, scenes = small_demo
     with pytest.raises(ProtocolError, match="field 'scene_ids': the items given"):
         prepare_input(tmp_path / "a", setting, library, scenes[::-1])
     with pytest.raises(ProtocolError, match="field 'experience_ids'"):

@@ -20,7 +20,6 @@ import pytest
 from PIL import Image
 
 from leaderboard.rules.embeddings import NotComputed, embedding_scores, load_encoder
-from sandbox.demo import demo_input
 from sandbox.protocol import read_output
 from tests.support.paths import REPO_ROOT
 
@@ -47,22 +46,26 @@ def assemble_selector(rule: str, target: Path) -> Path:
     return target
 
 
+DEMO_SIZES = dict(n_experiences=N_EXPERIENCES, n_scenes=N_SCENES)
+"""The demo /input of this module (the `demo` fixture)."""
+
+
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("containers") / "input"
-    setting = demo_input(directory, n_experiences=N_EXPERIENCES, n_scenes=N_SCENES)
+def images(demo):
+    """The demo's scene and library images as RGB arrays: (query, base)."""
+    directory, setting = demo
     query = [_rgb(directory / "scenes" / s / "image.png") for s in setting.scene_ids]
     base = [_rgb(directory / "library" / e / "base.png") for e in setting.experience_ids]
-    return directory, setting, query, base
+    return query, base
 
 
 @pytest.fixture(scope="module", params=RULES)
-def in_process(request, demo):
+def in_process(request, images):
     """(rule, in-process (K, Q) scores); skipped only where the rule cannot run here."""
     encoder = load_encoder(request.param)
     if isinstance(encoder, NotComputed):
         pytest.skip(f"{request.param}: {encoder.message}")
-    _, _, query, base = demo
+    query, base = images
     return request.param, embedding_scores(encoder, query, base)
 
 
@@ -74,7 +77,7 @@ def test_in_process_scores_pick_the_demo_answer(in_process):
 
 
 def test_selector_script_gives_identical_scores(demo, in_process, tmp_path):
-    directory, setting, _, _ = demo
+    directory, setting = demo
     rule, scores = in_process
     env = dict(os.environ, EXPAUDIT_INPUT=str(directory), EXPAUDIT_OUTPUT=str(tmp_path))
     subprocess.run([sys.executable, str(SELECTORS / rule / "selector.py")], env=env, check=True)
@@ -90,7 +93,7 @@ def test_selector_in_local_sandbox_gives_identical_scores(demo, in_process, tmp_
     from sandbox.execute import run_selector
     from sandbox.local import LocalSandbox
 
-    directory, setting, _, _ = demo
+    directory, setting = demo
     rule, scores = in_process
     selector = tmp_path / "selector"
     selector.mkdir()
@@ -108,7 +111,7 @@ def test_selector_in_local_sandbox_gives_identical_scores(demo, in_process, tmp_
 
 def test_selector_with_missing_weights_exits_with_the_reason(demo, tmp_path):
     """No weights file: exit status 2, the reason on stderr, no scores.csv (nothing invented)."""
-    directory, _, _, _ = demo
+    directory, _ = demo
     env = dict(os.environ, EXPAUDIT_INPUT=str(directory), EXPAUDIT_OUTPUT=str(tmp_path),
                EXPAUDIT_MOBILENET_V2_WEIGHTS=str(tmp_path / "absent.pth"))
     done = subprocess.run([sys.executable, str(SELECTORS / "mobilenet_v2" / "selector.py")],

@@ -14,7 +14,6 @@ from PIL import Image
 
 from leaderboard.rules.embeddings import embedding_scores
 from leaderboard.rules.embeddings.raw32 import Raw32Encoder
-from sandbox.demo import demo_input
 from sandbox.protocol import read_output
 from tests.support.paths import REPO_ROOT
 
@@ -26,23 +25,27 @@ def _rgb(path: Path) -> np.ndarray:
         return np.asarray(image.convert("RGB"))
 
 
+DEMO_SIZES = dict(n_experiences=4, n_scenes=8)
+"""The demo /input of this module (the `demo` fixture)."""
+
+
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("raw32") / "input"
-    setting = demo_input(directory, n_experiences=4, n_scenes=8)
+def raw32_scores(demo):
+    """raw32's scores of the demo, computed in process."""
+    directory, setting = demo
     query = [_rgb(directory / "scenes" / s / "image.png") for s in setting.scene_ids]
     base = [_rgb(directory / "library" / e / "base.png") for e in setting.experience_ids]
-    return directory, setting, embedding_scores(Raw32Encoder(), query, base)
+    return embedding_scores(Raw32Encoder(), query, base)
 
 
-def test_in_process_scores_pick_the_demo_answer(demo):
-    _, setting, scores = demo
+def test_in_process_scores_pick_the_demo_answer(demo, raw32_scores):
+    (_, setting), scores = demo, raw32_scores
     assert scores.shape == (4, 8)
     assert list(np.argmax(scores, axis=0)) == [j % 4 for j in range(8)]
 
 
-def test_selector_script_gives_identical_scores(demo, tmp_path):
-    directory, setting, scores = demo
+def test_selector_script_gives_identical_scores(demo, raw32_scores, tmp_path):
+    (directory, setting), scores = demo, raw32_scores
     env = dict(os.environ, EXPAUDIT_INPUT=str(directory), EXPAUDIT_OUTPUT=str(tmp_path))
     subprocess.run([sys.executable, str(SELECTOR / "selector.py")], env=env, check=True)
     container = read_output(tmp_path, setting.experience_ids, setting.scene_ids)
@@ -52,26 +55,26 @@ def test_selector_script_gives_identical_scores(demo, tmp_path):
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None
                     or shutil.which("setpriv") is None,
                     reason="the local sandbox needs root, unshare and setpriv")
-def test_selector_in_local_sandbox_gives_identical_scores(demo, tmp_path):
+def test_selector_in_local_sandbox_gives_identical_scores(demo, raw32_scores, tmp_path):
     from sandbox.base import RunSpec, RunStatus
     from sandbox.execute import run_selector
     from sandbox.local import LocalSandbox
 
-    directory, setting, scores = demo
+    (directory, setting), scores = demo, raw32_scores
     spec = RunSpec(image=str(SELECTOR), input_dir=directory, output_dir=tmp_path)
     run = run_selector(LocalSandbox(), spec, setting.experience_ids, setting.scene_ids)
     assert run.result.status is RunStatus.OK, run.result.reason
     assert np.array_equal(run.scores.scores, scores)
 
 
-def test_setting_scores_read_the_stored_image_tars(demo, tmp_path):
+def test_setting_scores_read_the_stored_image_tars(demo, raw32_scores, tmp_path):
     import tarfile
     from types import SimpleNamespace
 
     from leaderboard.rules.embeddings.setting_scores import image_rule_scores
     from leaderboard.matrix import SceneTable, TransferData
 
-    directory, setting, scores = demo
+    (directory, setting), scores = demo, raw32_scores
     info = SimpleNamespace(id="demo", query_set="qs", library_id="lib")
     data = TransferData(setting.experience_ids,
                         SceneTable(setting.scene_ids, np.zeros(8, dtype=object), np.zeros(8), np.zeros(8)),
