@@ -8,10 +8,13 @@
   CSV or JSON.
 - experiences: `experience_id` in library order, as Parquet, CSV or JSON.
 
-Bytes are built once per data fingerprint and kept in the object store
-(``downloads/<setting>/<fingerprint>/<name>``); on S3 the client is
-redirected to a presigned URL, so the bytes never pass through the web
-process again.
+Parquet files carry `metadata` (the setting, data version and licence:
+`benchmark_data.downloads.describe`) in their key-value metadata; NPZ files
+hold the same as a JSON string, `metadata`. Bytes are built once per data
+fingerprint and kept in the object store
+(``downloads/<setting>/<fingerprint>/v<format version>/<name>``); on S3 the
+client is redirected to a presigned URL, so the bytes never pass through the
+web process again.
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ import json
 import numpy as np
 import pandas as pd
 
+from benchmark_data.downloads import Download, offered, parquet_bytes
 from expaudit.errors import UnknownName
 from leaderboard.matrix import MISSING, TransferData
 
 OUTCOME_FORMATS = ("parquet", "csv", "npz")
 TABLE_FORMATS = ("parquet", "csv", "json")
+ARCHIVE_ROUTE = "archives/"
+"""Route prefix of the downloads served from a frozen file (`Catalog.archive_path` kinds)."""
 MEDIA_TYPES = {"parquet": "application/vnd.apache.parquet", "csv": "text/csv; charset=utf-8",
                "npz": "application/octet-stream", "json": "application/json"}
 
@@ -60,11 +66,9 @@ def experiences_frame(data: TransferData) -> pd.DataFrame:
     return pd.DataFrame({"experience_id": list(data.experience_ids)})
 
 
-def table_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
+def table_bytes(frame: pd.DataFrame, fmt: str, metadata: dict[str, str] | None = None) -> bytes:
     if fmt == "parquet":
-        buffer = io.BytesIO()
-        frame.to_parquet(buffer, index=False)
-        return buffer.getvalue()
+        return parquet_bytes(frame, metadata or {})
     if fmt == "csv":
         return frame.to_csv(index=False).encode("utf-8")
     if fmt == "json":
@@ -72,10 +76,11 @@ def table_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
     raise UnknownDownload(f"format must be one of {TABLE_FORMATS}, got {fmt!r}")
 
 
-def npz_bytes(data: TransferData) -> bytes:
+def npz_bytes(data: TransferData, metadata: dict[str, str] | None = None) -> bytes:
     buffer = io.BytesIO()
     sc = data.scenes
-    np.savez_compressed(buffer, outcomes=np.asarray(data.outcomes, dtype=np.int8),
+    np.savez_compressed(buffer, metadata=np.asarray(json.dumps(metadata or {}, sort_keys=True)),
+                        outcomes=np.asarray(data.outcomes, dtype=np.int8),
                         experience_ids=np.asarray(data.experience_ids, dtype=str),
                         scene_ids=np.asarray(sc.scene_ids, dtype=str),
                         state_ids=np.asarray(sc.state_ids).astype(str),
@@ -84,12 +89,23 @@ def npz_bytes(data: TransferData) -> bytes:
     return buffer.getvalue()
 
 
-def build(data: TransferData, what: str, fmt: str) -> bytes:
-    """The bytes of download `what` (outcomes, scenes, experiences) in format `fmt`."""
+def build(data: TransferData, what: str, fmt: str, metadata: dict[str, str] | None = None) -> bytes:
+    """The bytes of download `what` (outcomes, scenes, experiences) in format `fmt`, describing
+    itself with `metadata` where the format can hold it (Parquet, NPZ)."""
     if what == "outcomes":
-        return npz_bytes(data) if fmt == "npz" else table_bytes(outcomes_frame(data), fmt)
+        return (npz_bytes(data, metadata) if fmt == "npz"
+                else table_bytes(outcomes_frame(data), fmt, metadata))
     if what == "scenes":
-        return table_bytes(scenes_frame(data), fmt)
+        return table_bytes(scenes_frame(data), fmt, metadata)
     if what == "experiences":
-        return table_bytes(experiences_frame(data), fmt)
+        return table_bytes(experiences_frame(data), fmt, metadata)
     raise UnknownDownload(f"unknown download {what!r}")
+
+
+def offered_downloads(catalog, setting_id: str) -> list[Download]:
+    """The downloads `catalog` serves for a setting: `benchmark_data.downloads.offered`, less
+    an archive the catalog's data lacks (a catalog of plain score tables has none)."""
+    setting = catalog.get_setting(setting_id)
+    return [d for d in offered(setting, catalog.supports_selectors(setting_id))
+            if not d.route.startswith(ARCHIVE_ROUTE)
+            or catalog.archive_path(setting_id, d.route[len(ARCHIVE_ROUTE):]) is not None]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import redis as redis_lib
 
 from leaderboard.site.build import build_leaderboard
+from leaderboard.site.documents import read_documents
 from service.catalog import Catalog
 from service.queues import enqueue_publish
 from service.submissions import (PUBLISHED_MANIFEST_KEY, sealed_setting_ids, setting_infos, submission_entries, write_site)
@@ -49,7 +50,8 @@ def publish_first(store: ObjectStore, catalog: Catalog, redis: redis_lib.Redis) 
         files = build_leaderboard(submission_entries(SubmissionRepo(store),
                                                      sealed=sealed_setting_ids(catalog)),
                                   setting_infos(catalog),
-                                  thumbnails=setting_thumbnails(catalog), notice=BUILDING_NOTICE)
+                                  thumbnails=setting_thumbnails(catalog), notice=BUILDING_NOTICE,
+                                  documents=read_documents())
         written = write_site(store, files)
     job = enqueue_publish(redis, None)
     log.info("first publication: %s; leaderboard rebuild %s enqueued",

@@ -35,9 +35,11 @@ from leaderboard.rules.baselines import (BASELINE_RULES, DISPLAY_NAMES, OUTCOME_
                                          NotComputedRule, audit_outcome_rules, audit_scene_rules,
                                          baseline_submission_id, scene_rule_scores)
 from leaderboard.site.build import build_leaderboard
+from leaderboard.site.documents import read_documents
 from leaderboard.site.entries import LeaderboardEntry, SettingInfo
 from leaderboard.site.sealed_html import is_sealed_report
 from service.catalog import BenchmarkCatalog, Catalog, fingerprint
+from service.catalog.downloads import offered_downloads
 from service.submissions.site_assets import setting_thumbnails
 from service.submissions.records import State, SubmissionRepo
 from service.store import LocalStore, ObjectNotFound, ObjectStore
@@ -220,7 +222,8 @@ def setting_infos(catalog: Catalog) -> list:
             quality = quality_range(catalog.load_transfer(s.id).outcomes.astype(float).mean(axis=2))
         infos.append(SettingInfo(s, cells_done=done.cells_done, cells_total=done.cells_total,
                                  policy_gates_failed=catalog.policy_gates_failed(s.id),
-                                 quality_range=quality))
+                                 quality_range=quality,
+                                 downloads=tuple(d.key for d in offered_downloads(catalog, s.id))))
     return infos
 
 
@@ -260,7 +263,7 @@ def rebuild_leaderboard(store: ObjectStore, catalog: Catalog, options: AuditOpti
     entries = (submission_entries(repo, include, sealed_setting_ids(catalog))
                + baseline_entries(store, catalog, options))
     files = build_leaderboard(entries, setting_infos(catalog),
-                              thumbnails=setting_thumbnails(catalog))
+                              thumbnails=setting_thumbnails(catalog), documents=read_documents())
     written = write_site(store, files)
     log.info("leaderboard rebuilt: %d files (%d changed), %d rows", len(files), written, len(entries))
     return len(files)

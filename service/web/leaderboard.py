@@ -45,6 +45,22 @@ def site_index():
     return redirect("/leaderboard/index.html", code=302)
 
 
+@site.get("/docs/", defaults={"path": "index.html"})
+@site.get("/docs/<path:path>")
+def published_docs(path: str):
+    """The site's documents at `/docs/...`, where nginx serves them too (`metrics.md` names
+    the page `metrics.html`)."""
+    page = path[:-3] + ".html" if path.endswith(".md") else path
+    return redirect(f"/leaderboard/docs/{page}", code=302)
+
+
+@site.get("/dataset/", defaults={"path": "index.html"})
+@site.get("/dataset/<path:path>")
+def published_dataset(path: str):
+    """The dataset card and its `croissant.json` at `/dataset/...`, as under nginx."""
+    return redirect(f"/leaderboard/dataset/{path}", code=302)
+
+
 @site.get("/leaderboard/<path:path>")
 def site_file(path: str):
     try:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify, redirect, request
 
-from service.catalog import downloads, fingerprint
+from expaudit.errors import DataNotFound
+from benchmark_data.downloads import (DOWNLOAD_FORMAT_VERSION, DOWNLOADS, describe,
+                                     library_archive)
+from service.catalog import DataUnavailable, downloads, fingerprint
 from service.web.context import services
 from service.errors import Forbidden, NotFound, ValidationFailed
 
@@ -15,15 +18,15 @@ def _detail(setting_id: str) -> dict:
     svc = services()
     setting = svc.catalog.get_setting(setting_id)
     return {**setting.public_dict(), "completeness": svc.catalog.completeness(setting_id).to_dict(),
-            "downloads": _download_links(setting_id, setting.sealed)}
+            "downloads": _download_links(setting_id)}
 
 
-def _download_links(setting_id: str, sealed: bool) -> dict:
-    base = f"{request.script_root}/api/v1/settings/{setting_id}"
-    links = {"scenes": f"{base}/scenes?format=csv", "experiences": f"{base}/experiences?format=csv"}
-    if not sealed:
-        links["outcomes"] = f"{base}/outcomes?format=parquet"
-    return links
+def _download_links(setting_id: str) -> dict:
+    """Every download the setting has here (`benchmark_data.downloads.DOWNLOADS`), by key:
+    its URL (with its default format; `?format=` picks another)."""
+    base = f"{request.script_root}/api/v1"
+    return {d.key: f"{base}/{d.path(setting_id)}"
+            for d in downloads.offered_downloads(services().catalog, setting_id)}
 
 
 @api.get("/settings")
@@ -47,15 +50,19 @@ def _format(allowed: tuple[str, ...], default: str) -> str:
 def _serve(setting_id: str, what: str, fmt: str) -> Response:
     svc = services()
     data = svc.catalog.load_transfer(setting_id)
-    key = f"downloads/{setting_id}/{fingerprint(data)[:24]}/{what}.{fmt}"
+    version = fingerprint(data)
+    key = f"downloads/{setting_id}/{version[:24]}/v{DOWNLOAD_FORMAT_VERSION}/{what}.{fmt}"
     if not svc.store.exists(key):
-        svc.store.put_if_absent(key, downloads.build(data, what, fmt), downloads.MEDIA_TYPES[fmt])
+        metadata = describe(svc.catalog.get_setting(setting_id), what, version)
+        svc.store.put_if_absent(key, downloads.build(data, what, fmt, metadata),
+                                downloads.MEDIA_TYPES[fmt])
     url = svc.store.url_for(key)
     if url is not None:
         return redirect(url, code=302)
     body = svc.store.get_bytes(key)
     response = Response(body, mimetype=downloads.MEDIA_TYPES[fmt].split(";")[0])
-    response.headers["Content-Disposition"] = f'attachment; filename="{setting_id}-{what}.{fmt}"'
+    name = DOWNLOADS[what].file_name(setting_id, fmt)
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
 
@@ -89,13 +96,28 @@ def download_archive(setting_id: str, kind: str):
     path = svc.catalog.archive_path(setting_id, kind)
     if path is None:
         raise NotFound(f"the frozen data of '{setting_id}' has no {kind} archive", field="kind")
+    download = DOWNLOADS["query_images" if kind == "images" else "library"]
+    name = download.file_name(setting_id)
     stat = path.stat()
-    key = f"archives/{setting_id}/{kind}/{stat.st_size}-{int(stat.st_mtime)}/{path.name}"
+    key = (f"archives/{setting_id}/{kind}/{stat.st_size}-{int(stat.st_mtime)}"
+           f"/v{DOWNLOAD_FORMAT_VERSION}/{name}")
     if not svc.store.exists(key):
-        svc.store.put_if_absent(key, path.read_bytes(), "application/octet-stream")
+        svc.store.put_if_absent(key, _archive_bytes(setting_id, download.key, path),
+                                "application/octet-stream")
     url = svc.store.url_for(key)
     if url is not None:
         return redirect(url, code=302)
     response = Response(svc.store.get_bytes(key), mimetype="application/octet-stream")
-    response.headers["Content-Disposition"] = f'attachment; filename="{path.name}"'
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
+
+
+def _archive_bytes(setting_id: str, key: str, path) -> bytes:
+    """A query set's image archive as it is; a library cut to the setting's K experiences."""
+    if key != "library":
+        return path.read_bytes()
+    setting = services().catalog.get_setting(setting_id)
+    try:
+        return library_archive(setting, path, describe(setting, key))
+    except DataNotFound as exc:
+        raise DataUnavailable(setting_id, str(exc)) from None
