@@ -29,9 +29,9 @@ OBSERVATION_COLUMNS = ["observation_id", "task", "split", "initialization", "kin
 LABEL_COLUMNS = ["observation_id", "coordinate", "kind", "initialization", "split", "source", "episode",
                  "frame", "context", "grid_index", "target", "admitted", "reject_reason", "drift",
                  "max_object_speed", "max_joint_speed", "contact", "visible", "visible_px",
-                 "penetration_mm", "context_step", "context_screened", "layout_level", "state_hash"]
+                 "penetration_mm", "gripper_distance", "context_step", "context_screened", "layout_level", "state_hash"]
 """Columns of the label tables (public and sealed): the contract's, then the measured pixels and
-penetration, the context's trajectory step and whether it passed screening, the layout level
+penetration, the end effector's distance to the target point (m), the context's trajectory step and whether it passed screening, the layout level
 and the simulator state hash."""
 SEALED_ENV = "EXPAUDIT_READOUT_SEALED"
 

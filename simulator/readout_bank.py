@@ -55,6 +55,7 @@ def _cell_row(task: str, measure: CellMeasure, context: int, context_step: int, 
             "contact": measure.contact,
             "visible": measure.visible_px >= THRESHOLDS[task].min_visible_px,
             "visible_px": measure.visible_px, "penetration_mm": measure.penetration_mm,
+            "gripper_distance": measure.gripper_distance,
             "context_step": context_step, "context_screened": screened,
             "state_hash": measure.state_hash}
 
@@ -68,7 +69,8 @@ def observe_initialization(observer: Observer, init: Initialization, grid: np.nd
         frames.append(frame)
         if images is not None:
             out.add({"kind": "natural", "coordinate": frame.coordinate, "source": "expert",
-                     "episode": 0, "frame": frame.step, "state_hash": observer.sim.state_hash()},
+                     "episode": 0, "frame": frame.step, "gripper_distance": frame.gripper_distance,
+                     "state_hash": observer.sim.state_hash()},
                     images)
     candidates = candidate_steps(len(frames) - 1)
     endpoints: dict[tuple[int, int], tuple[CellMeasure, tuple]] = {}

@@ -47,6 +47,7 @@ class Frame:
 
     step: int
     coordinate: float
+    gripper_distance: float  # m, end effector to the target point
     arm: np.ndarray  # (7,) arm joint positions
     fingers: np.ndarray  # (2,) finger joint positions
 
@@ -63,6 +64,7 @@ class CellMeasure:
     contact: bool  # a robot-target contact at any control step of settling
     penetration_mm: float  # deepest interpenetration seen while settling
     visible_px: int  # agent-view pixels of the target after settling
+    gripper_distance: float  # m, end effector to the target point after settling
     state_hash: str  # the simulator state after settling
 
 
@@ -114,7 +116,7 @@ class Observer:
         rows = self.expert_rows(init)
         for t in range(len(rows) + 1):
             d = sim.data
-            frame = Frame(t, self.target.coordinate(), d.qpos[:ARM_DOFS].copy(),
+            frame = Frame(t, self.target.coordinate(), self.target.gripper_distance(), d.qpos[:ARM_DOFS].copy(),
                           d.qpos[ARM_DOFS:ARM_DOFS + 2].copy())
             last = t == len(rows)
             yield frame, (self.render() if (t % render_every == 0 or last) else None)
@@ -167,5 +169,6 @@ class Observer:
             max_object_speed=max(obj_speed[-SPEED_WINDOW:]),
             max_joint_speed=max(joint_speed[-SPEED_WINDOW:]), contact=bool(contact),
             penetration_mm=float(deepest), visible_px=self.visibility.pixels(),
+            gripper_distance=target.gripper_distance(),
             state_hash=sim.state_hash())
         return measure, (self.render() if render else None)

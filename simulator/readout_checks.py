@@ -77,6 +77,14 @@ class Target:
             d.qpos[self.qadr] = value / 1000.0
             d.qvel[self.vadr:self.vadr + 6] = 0.0
 
+    def gripper_distance(self) -> float:
+        """Distance (m) from the end-effector site to the target point: the door handle (Door),
+        cube A's centre (Stack); a physical covariate of the failure predictors."""
+        d = self.sim.data
+        point = (d.site_xpos[self.sim.handle_site] if self.task == "door"
+                 else d.qpos[self.qadr:self.qadr + 3])
+        return float(np.linalg.norm(d.site_xpos[self.sim.site] - point))
+
     def object_speed(self) -> float:
         """Speed of the target coordinate's object: hinge deg/s (Door), cube A mm/s (Stack)."""
         v = self.sim.data.qvel

@@ -361,6 +361,7 @@ def generate(task: str, splits=None, *, limit: int | None = None, work: Path | N
     if limit is not None:  # a small run never mixes with the bank's own chunks and files
         work = work or work_dir(task) / f"limit-{limit}"
         out = out or work / "bank"
+        sealed = sealed or work / "sealed"
         grid_file = work_dir(task) / "grid.json"
         if not (work / "grid.json").exists() and grid_file.exists():
             _atomic_write(work / "grid.json", grid_file.read_bytes())
