@@ -11,7 +11,9 @@ committed card against a fresh one.
 
     python -m benchmark_data.generation.dataset_card [--root DIR] [--out benchmark_data/dataset/croissant.json]
 
-The human-readable half is `benchmark_data/dataset/README.md`.
+The human-readable half is `benchmark_data/dataset/README.md`. Both are published with
+the leaderboard site (`dataset/index.html`, `dataset/croissant.json`). Reading the records
+with `mlcroissant` needs its Parquet extra (`pip install "mlcroissant[parquet]"`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
+from benchmark_data.downloads import CITATION, LICENSE
 from benchmark_data.paths import root_or_default
 from benchmark_data.registry import SETTINGS
 
@@ -84,10 +87,8 @@ DESCRIPTION = (
     "scored against random, best-fixed and the per-scene oracle. The sealed query set's "
     "outcomes are not distributed."
 )
-CITATION = ("Beyond End-Task Success: How to Audit Visual Experience Retrieval in Robotics. "
-            "Benchmark data: expaudit frozen release.")
-LICENSE = "MIT"
-"""The project's licence (pyproject.toml), under which the generated data is released."""
+URL = "https://arxiv.org/abs/2609.26567"
+"""The paper the data accompanies (the card's `url`)."""
 
 ENCODING = {".parquet": "application/x-parquet", ".tar": "application/x-tar",
             ".hdf5": "application/x-hdf5", ".json": "application/json",
@@ -196,6 +197,7 @@ def croissant_document(root: str | Path | None = None) -> dict:
         "name": NAME,
         "description": DESCRIPTION,
         "license": LICENSE,
+        "url": URL,
         "citeAs": CITATION,
         "version": version("expaudit"),
         "keywords": ["robotics", "experience retrieval", "benchmark", "robosuite", "MuJoCo",
