@@ -7,7 +7,7 @@
 - `docker_backend`: runs a container image through a Docker engine (production);
 - `execute.run_selector`: run, then validate the scores (the job boundary);
 - `defaults`: every limit, with its reason; `demo`: a synthetic /input tree;
-- the command `expaudit selector run|demo-input` lives with the others, in `expaudit.cli`.
+- the command `expaudit selector run|demo-input|input` lives with the others, in `expaudit.cli`.
 
 A frozen setting's /input tree is built by the service (`service.catalog.selector_input`),
 which reads the frozen data; the sandbox itself needs only the audit engine.

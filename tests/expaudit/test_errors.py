@@ -68,6 +68,16 @@ COUNTED_RAISES_ALLOWED = {
     "leaderboard/rules/embeddings/torch_encoders.py": (3, SELECTOR_IMAGE_REASON),
     "leaderboard/__init__.py": (1, GETATTR_REASON),
     "benchmark_data/__init__.py": (1, GETATTR_REASON),
+    "service/auth/__init__.py": (1, GETATTR_REASON),
+    "service/catalog/__init__.py": (1, GETATTR_REASON),
+    "service/process/__init__.py": (1, GETATTR_REASON),
+    "service/queues/__init__.py": (1, GETATTR_REASON),
+    "service/runner/__init__.py": (1, GETATTR_REASON),
+    "service/sealed/__init__.py": (1, GETATTR_REASON),
+    "service/selectors/__init__.py": (1, GETATTR_REASON),
+    "service/serve/__init__.py": (1, GETATTR_REASON),
+    "service/store/__init__.py": (1, GETATTR_REASON),
+    "service/submissions/__init__.py": (1, GETATTR_REASON),
     "simulator/robomimic_compat.py": (1, "the placeholder torchvision module's `__getattr__` "
                                          "reports a dunder it lacks with AttributeError, as "
                                          "Python's import machinery expects"),
