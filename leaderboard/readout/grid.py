@@ -2,14 +2,14 @@
 
 A grid crosses `grid_size` target coordinates (grid indices 0..grid_size-1, in increasing
 target order) with `n_contexts` robot contexts; only admitted cells (physical validation
-passed) are held. Definitions (docs/readout.md, "Not estimable"):
+passed) are held. Definitions (docs/readout.md, "Not estimable"; docs/readout_protocol.md,
+"Estimability"):
 
-- an *admitted context* has at least one admitted cell;
 - the *endpoints* of a context are its admitted cells at the first and the last grid index
-  (the grid's lowest and highest target), their actual coordinates `q_1` and `q_6`;
-- the grid is *measurable* when it has at least `MIN_CONTEXTS` admitted contexts, every
-  admitted context has both endpoints, and in every admitted context `q_6 - q_1` is at
-  least the task's minimum separation.
+  (the grid's lowest and highest target), with actual coordinates `q_1` and `q_6`;
+- a context is *usable* when both endpoints are admitted and `q_6 - q_1` is at least the
+  task's minimum separation; the gains average over usable contexts only;
+- the grid is *measurable* when it has at least `MIN_CONTEXTS` usable contexts.
 """
 
 from __future__ import annotations
@@ -98,21 +98,31 @@ def context_endpoints(grid: ControlledGrid, context: int, min_separation: float)
     return ContextEndpoints(context, first, last, None)
 
 
-def grid_reason(grid: ControlledGrid, min_separation: float) -> str | None:
-    """Why the grid's metrics are not estimable, or None when they are.
-
-    The first failing condition, in this order: too few admitted contexts, a missing
-    endpoint, endpoints closer than `min_separation`.
-    """
+def usable_contexts(grid: ControlledGrid, min_separation: float) -> tuple[ContextEndpoints, ...]:
+    """The endpoint check of every context with an admitted cell, in context order."""
     if not min_separation > 0:
         raise BadArgument(f"min_separation: must be positive, got {min_separation}")
-    contexts = grid.contexts
-    if len(contexts) < defaults.MIN_CONTEXTS:
-        return (f"{len(contexts)} admitted context{'s' if len(contexts) != 1 else ''}, "
-                f"at least {defaults.MIN_CONTEXTS} are needed")
-    checks = [context_endpoints(grid, c, min_separation) for c in contexts]
-    for wanted in (True, False):  # a missing endpoint is named before a short separation
-        for check in checks:
-            if check.reason is not None and check.missing is wanted:
-                return check.reason
-    return None
+    return tuple(context_endpoints(grid, c, min_separation) for c in grid.contexts)
+
+
+def grid_reason(grid: ControlledGrid, min_separation: float) -> str | None:
+    """Why the grid's metrics are not estimable (fewer than `MIN_CONTEXTS` usable contexts),
+    or None when they are.
+
+    The reason names the first failing condition of the protocol: no context with both
+    endpoints admitted; then too few contexts with both endpoints; then too few of those
+    with endpoints at least `min_separation` apart.
+    """
+    checks = usable_contexts(grid, min_separation)
+    need = defaults.MIN_CONTEXTS
+    complete = [c for c in checks if not c.missing]
+    usable = [c for c in complete if c.reason is None]
+    if len(usable) >= need:
+        return None
+    if not complete:
+        return "no context has both endpoints admitted" + (f" ({checks[0].reason})" if checks else "")
+    if len(complete) < need:
+        return f"{len(complete)} context with both endpoints admitted, at least {need} are needed"
+    short = next(c for c in complete if c.reason is not None)
+    return (f"{len(usable)} context{'s' if len(usable) != 1 else ''} with endpoints at least the minimum "
+            f"separation apart, at least {need} are needed ({short.reason})")

@@ -6,16 +6,18 @@ readout's prediction:
 - `mae_natural`: mean |p - y| over the natural observations;
 - `mae_controlled`: mean |p - q| over the admitted controlled cells;
 - `gain[s, c]`: (p(c, q_6) - p(c, q_1)) / (q_6 - q_1), the signed endpoint gain;
-- `gain`: mean over admitted contexts of gain[s, c];
-- `gain_error`: mean over admitted contexts of |gain[s, c] - 1|: over- and under-response
+- `gain`: mean over usable contexts (both endpoints admitted, far enough apart) of
+  gain[s, c];
+- `gain_error`: mean over usable contexts of |gain[s, c] - 1|: over- and under-response
   do not cancel;
 - `context_sensitivity`: mean over grid indices (those with at least two admitted contexts)
   of max_c p - min_c p, in the coordinate's units;
 - `slope`: least-squares slope of p on q over all admitted cells.
 
 Every controlled metric is null with the grid's reason when the grid is not measurable
-(`grid.grid_reason`); `gain[s, c]` is given per context wherever that context's endpoints
-are usable. A constant readout has gain 0 and sensitivity 0: `constant_readout` says so.
+(`grid.grid_reason`: fewer than two usable contexts); `gain[s, c]` is given per context,
+None with its reason for a context that is not usable. A constant readout has gain 0 and
+sensitivity 0: `constant_readout` says so.
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ def is_constant(prediction: np.ndarray) -> bool:
 
 
 def context_gains(grid: ControlledGrid, min_separation: float) -> tuple[ContextGain, ...]:
-    """`gain[s, c]` for every admitted context, None with a reason where its endpoints fail."""
+    """`gain[s, c]` for every context with an admitted cell, None with a reason where it is not usable."""
     out = []
     for context in grid.contexts:
         ends = context_endpoints(grid, context, min_separation)
@@ -169,7 +171,7 @@ def initialization_metrics(
         none = Value(None, reason)
         controlled = dict.fromkeys(METRIC_NAMES[1:], none)
     else:
-        values = np.array([g.gain for g in gains])
+        values = np.array([g.gain for g in gains if g.gain is not None])
         controlled = {
             "mae_controlled": Value(float(np.mean(np.abs(grid.prediction - grid.coordinate)))),
             "gain": Value(float(np.mean(values))),

@@ -18,6 +18,9 @@ import pandas as pd
 TARGETS = np.array([0.0, 10.0, 20.0, 30.0, 40.0, 50.0])
 COUNTS = {"train": 8, "dev": 8, "confirm": 6, "eval": 10}
 POLICY = "door-bc"
+NOT_ADMITTED = {(0, 3, 2), (1, 0, 5), (1, 1, 5), (1, 2, 5)}
+"""Confirm cells (initialization index, context, grid index) that fail validation: an interior
+cell of confirm-0, and the last endpoint of three contexts of confirm-1 (not estimable)."""
 
 
 def write_bank(root: Path, seed: int = 0) -> dict:
@@ -39,7 +42,7 @@ def write_bank(root: Path, seed: int = 0) -> dict:
             for context in range(4):
                 for g, target in enumerate(TARGETS):
                     counter += 1
-                    admitted = not (split == "confirm" and (i, context, g) in {(0, 3, 2), (1, 2, 5)})
+                    admitted = not (split == "confirm" and (i, context, g) in NOT_ADMITTED)
                     q = target + rng.normal(scale=0.3)
                     labels.append({"observation_id": f"o{counter:05d}", "coordinate": q if admitted else np.nan,
                                    "kind": "controlled", "initialization": init, "split": split, "source": "",

@@ -30,7 +30,7 @@ def test_reads_public_and_sealed_labels(files):
     assert public.labelled_splits() == ("train", "dev") and public.info.n_contexts == 4
     sealed = read_bank(files["bank"], files["sealed"])
     assert sealed.labelled_splits() == ("train", "dev", "confirm", "eval") and sealed.sealed_read
-    assert int(sealed.labels["admitted"].sum()) == 32 * 24 - 2
+    assert int(sealed.labels["admitted"].sum()) == 32 * 24 - 4
 
 
 def test_label_errors(bank_copy, files):

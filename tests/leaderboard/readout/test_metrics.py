@@ -88,50 +88,64 @@ def test_interior_cell_not_admitted_keeps_the_grid(make_grid):
     assert m.mae_controlled.value == pytest.approx(8.0 * 5 / 21)
 
 
-def test_missing_endpoint_is_not_estimable(make_grid):
-    m = measure(make_grid(lambda c, q: q, drop=[(2, 5)]))
+def test_context_missing_an_endpoint_is_left_out_of_the_gains(make_grid):
+    # contexts 0, 1 respond 2x, context 2 not at all, context 3 lacks its last endpoint
+    m = measure(make_grid(lambda c, q: 2.0 * q if c < 2 else 25.0, drop=[(3, 5)]))
+    gains = {g.context: g for g in m.gain_by_context}
+    assert gains[3].gain is None and gains[3].reason == "context 3 lacks its endpoint at grid index 5"
+    assert m.gain.value == pytest.approx(4.0 / 3.0)  # (2 + 2 + 0) / 3
+    assert m.gain_error.value == pytest.approx(1.0)  # (1 + 1 + 1) / 3
+    # every admitted cell still counts for the accuracy, the slope and the sensitivity
+    assert m.mae_controlled.value is not None and m.slope.value is not None
+    assert m.mae_natural.value == 1.0
+
+
+def test_no_context_with_both_endpoints(make_grid):
+    m = measure(make_grid(lambda c, q: q, drop=[(0, 0), (1, 5), (2, 0), (3, 5)]))
     for name in CONTROLLED:
         assert m.metric(name).value is None
-        assert m.metric(name).reason == "context 2 lacks its endpoint at grid index 5"
+        assert m.metric(name).reason == ("no context has both endpoints admitted "
+                                         "(context 0 lacks its endpoint at grid index 0)")
     assert m.mae_natural.value == 1.0
-    gains = {g.context: g for g in m.gain_by_context}
-    assert gains[2].gain is None and "lacks" in gains[2].reason
-    assert gains[0].gain == 1.0
 
 
 def test_both_endpoints_missing_are_named(make_grid):
     m = measure(make_grid(lambda c, q: q, drop=[(1, 0), (1, 5)]))
-    assert m.gain.reason == "context 1 lacks its endpoint at grid index 0 and 5"
+    assert {g.context: g.reason for g in m.gain_by_context}[1] == "context 1 lacks its endpoint at grid index 0 and 5"
+    assert m.gain.value == 1.0
+
+
+def test_one_context_with_both_endpoints_is_not_enough(make_grid):
+    m = measure(make_grid(lambda c, q: q, drop=[(0, 5), (1, 5), (2, 0)]))
+    assert m.gain.value is None
+    assert m.gain.reason == "1 context with both endpoints admitted, at least 2 are needed"
 
 
 def test_endpoints_closer_than_the_minimum_separation(make_grid):
     m = measure(make_grid(lambda c, q: q), min_separation=50.5)
     assert m.gain.value is None
-    assert m.gain.reason == "context 0's endpoints are 50 apart, below the minimum separation 50.5"
+    assert m.gain.reason == ("0 contexts with endpoints at least the minimum separation apart, at least 2 are "
+                             "needed (context 0's endpoints are 50 apart, below the minimum separation 50.5)")
     exactly = measure(make_grid(lambda c, q: q), min_separation=50.0)
     assert exactly.gain.value == 1.0  # the bound itself is allowed
 
 
-def test_one_context_drifting_too_close_nulls_the_grid(make_grid):
-    grid = make_grid(lambda c, q: q, drift={(3, 5): -47.0})  # context 3: q_6 = 3
+def test_one_context_drifting_too_close_is_left_out(make_grid):
+    grid = make_grid(lambda c, q: q if c < 3 else 0.0, drift={(3, 5): -47.0})  # context 3: q_6 = 3
     m = measure(grid)
-    assert all(m.metric(name).value is None for name in CONTROLLED)
-    assert m.gain.reason.startswith("context 3's endpoints are 3 apart")
-    assert [g.gain for g in m.gain_by_context][:3] == [1.0, 1.0, 1.0]
-
-
-def test_missing_endpoint_is_named_before_a_short_separation(make_grid):
-    grid = make_grid(lambda c, q: q, drop=[(3, 0)], drift={(0, 5): -47.0})
-    assert measure(grid).gain.reason == "context 3 lacks its endpoint at grid index 0"
+    assert m.gain.value == 1.0 and m.gain_error.value == 0.0
+    assert {g.context: g.reason for g in m.gain_by_context}[3].startswith("context 3's endpoints are 3 apart")
+    too_close = make_grid(lambda c, q: q, drift={(2, 5): -47.0, (3, 5): -47.0, (1, 0): 48.0})
+    assert measure(too_close).gain.reason.startswith("1 context with endpoints at least the minimum separation")
 
 
 def test_fewer_than_two_admitted_contexts(make_grid):
     m = measure(make_grid(lambda c, q: q, contexts=(2,)))
-    assert m.gain.value is None and m.gain.reason == "1 admitted context, at least 2 are needed"
+    assert m.gain.value is None and m.gain.reason == "1 context with both endpoints admitted, at least 2 are needed"
     assert m.mae_controlled.value is None
     assert [g.gain for g in m.gain_by_context] == [1.0]
     empty = measure(ControlledGrid([], [], [], []))
-    assert empty.slope.reason == "0 admitted contexts, at least 2 are needed"
+    assert empty.slope.reason == "no context has both endpoints admitted"
     assert not empty.constant_readout
 
 
