@@ -23,9 +23,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from expaudit.numerics import cpu_vendor  # noqa: E402
-from tests.simulator.test_golden_cells import (  # noqa: E402
-    POLICY_V2_CPU_VENDOR, POLICY_V2_GOLDEN, RERUN_PARTS, _machine_parts, _store_outcomes,
-    _v2_golden_outcomes, _v2_home, rerun_v2_golden, write_rerun,
+from tests.support.golden import (  # noqa: E402
+    POLICY_V2_CPU_VENDOR, POLICY_V2_GOLDEN, RERUN_PARTS, machine_parts, store_outcomes,
+    v2_golden_outcomes, v2_home, rerun_v2_golden, write_rerun,
 )
 
 
@@ -35,11 +35,11 @@ def main() -> int:
                          "test compares a re-run here with the published cells, so nothing is recorded\n")
         return 1
     keys = list(POLICY_V2_GOLDEN)
-    published = _v2_golden_outcomes(keys, _v2_home())
+    published = v2_golden_outcomes(keys, v2_home())
     with tempfile.TemporaryDirectory() as tmp:
         store = rerun_v2_golden(keys, Path(tmp) / "store")
-        got = _store_outcomes(keys, store)
-        parts = _machine_parts(keys, store, RERUN_PARTS)
+        got = store_outcomes(keys, store)
+        parts = machine_parts(keys, store, RERUN_PARTS)
     moved = [k for k in keys if got[k][1] != published[k][1]]
     if moved:
         sys.stderr.write(f"initial states differ from the published ones, which no machine explains: {moved}\n")

@@ -34,17 +34,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from benchmark_data.cells import KEY_COLUMNS, load_cells
-from benchmark_data.paths import FROZEN_ROOT, STAGING_ROOT, cells_table
-from benchmark_data.policy_files import is_trained, policy_dir
-from simulator.provenance import policy_code_versions, policy_mechanism_of
+from benchmark_data.cells import KEY_COLUMNS
+from benchmark_data.paths import FROZEN_ROOT, cells_table
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import service_env
+from tests.support.golden import (MACHINE_PARTS, OUTCOME, POLICY_V2_CPU_VENDOR, POLICY_V2_GOLDEN,
+                                  RERUNS_FILE, RERUN_PARTS, machine_parts, rerun_v2_golden, reruns,
+                                  store_outcomes, v2_golden_outcomes, v2_home)
 
 REPLAY_GOLDEN = (
     ("stack-orig", "stack-e013", "stack-orig-s12", 1),
@@ -58,32 +58,6 @@ REPLAY_GOLDEN = (
 )
 """(query set, experience, state, seed) of the golden Replay cells: short episodes, each
 seed other than 0 with another success than the same experience and state under seed 0."""
-
-POLICY_V2_GOLDEN = (
-    ("policy", "stack-orig", "stack-e002", "stack-orig-s23-d0", 1),
-    ("policy", "stack-fresh", "stack-e000", "stack-fresh-s07-d1", 1),
-    ("policy_dr", "stack-orig", "stack-e000", "stack-orig-s30-d1", 1),
-    ("policy_dr", "stack-orig", "stack-e000", "stack-orig-s39-d2", 1),
-    ("policy", "door-orig", "door-e000", "door-orig-s08-d3", 1),
-    ("policy", "door-orig", "door-e000", "door-orig-s06-d1", 1),
-)
-"""(mechanism, query set, experience, scene, seed) of the golden cells of the version-2
-policies: short episodes of both mechanisms, both tasks and both Stack query sets, each with
-another success than the same experience and scene under seed 0."""
-POLICY_V2_CPU_VENDOR = "AuthenticAMD"
-"""The CPUs the version-2 golden cells were made and checked on (AMD EPYC, with and without
-AVX-512); the cells of the version-1 policies showed that another vendor's CPU can end a rollout
-in another final state under the same instruction sets."""
-MACHINE_PARTS = ("torch_cpu_capability", "numpy_blas_kernel", "renderer")
-"""The packages entries of a policy cell that name machine parts a rollout's last bits depend on."""
-RERUNS_FILE = Path(__file__).with_name("golden_policy_v2_reruns.json")
-"""Re-runs of the version-2 golden cells on CPUs of another vendor than `POLICY_V2_CPU_VENDOR`
-(`scripts/golden_policy_reruns.py`): there a re-run is compared with the entry of its machine."""
-RERUN_PARTS = MACHINE_PARTS + ("cpu",)
-"""What an entry of `RERUNS_FILE` shares with a re-run compared with it: the machine parts and
-the CPU model (vendor, family, model): a re-run was shown to repeat only on the model it ran on."""
-
-OUTCOME = ("success", "state_hash", "final_hash")
 
 
 def _frozen_outcomes(keys) -> dict[tuple, tuple]:
@@ -99,86 +73,14 @@ def _frozen_outcomes(keys) -> dict[tuple, tuple]:
     return want
 
 
-def _store_outcomes(keys, root) -> dict[tuple, tuple]:
-    """The (success, state hash, final hash) of each cell key in a store (journals included)."""
-    got = {}
-    for mechanism, query_set in sorted({k[:2] for k in keys}):
-        frame = load_cells(mechanism, query_set, root)
-        for row in frame[list(KEY_COLUMNS) + list(OUTCOME)].itertuples(index=False):
-            got[(*row[:4], int(row[4]))] = (int(row[5]), row[6], row[7])
-    return got
-
-
-def _v2_home() -> Path:
-    """The root holding the version-2 policies and their cells: the staging root until
-    `expaudit data adopt-staging` publishes them (and removes the staged copies), then the
-    frozen root."""
-    mechanism, _, experience_id = POLICY_V2_GOLDEN[0][:3]
-    return STAGING_ROOT if is_trained(mechanism, experience_id, STAGING_ROOT) else FROZEN_ROOT
-
-
-def _v2_golden_outcomes(keys, home: Path) -> dict[tuple, tuple]:
-    """The stored outcomes of version-2 golden cells (and of any `keys` besides), each checked
-    to be made by its policy's current code version under `home`."""
-    want = {k: v for k, v in _store_outcomes(keys, home).items() if k in set(keys)}
-    assert set(want) == set(keys), f"golden cells absent from {home}: {sorted(set(keys) - set(want))}"
-    versions = {}
-    for mechanism, query_set in {k[:2] for k in keys}:
-        frame = load_cells(mechanism, query_set, home)
-        versions.update({(mechanism, query_set, e, st, int(sd)): v for e, st, sd, v in zip(
-            frame.experience_id, frame.state_id, frame.seed, frame.code_version)})
-    for key in keys:
-        directory = str(policy_dir(key[0], key[2], home))
-        assert policy_mechanism_of(directory) == 2, f"{directory} is not a version-2 policy"
-        assert versions[key] in policy_code_versions(directory), (
-            f"golden cell {key} was made by other weights or another mechanism than {directory}'s "
-            "current ones (trained again): choose the golden cells anew")
-    return want
-
-
-def _machine_parts(keys, root, parts=MACHINE_PARTS) -> dict[tuple, dict]:
-    """The `parts` (by default `MACHINE_PARTS`) each cell recorded in its packages."""
-    out = {}
-    for mechanism, query_set in sorted({k[:2] for k in keys}):
-        frame = load_cells(mechanism, query_set, root)
-        for row in frame[list(KEY_COLUMNS) + ["packages"]].itertuples(index=False):
-            key = (*row[:4], int(row[4]))
-            if key in keys:
-                packages = json.loads(row[5])
-                out[key] = {part: packages.get(part) for part in parts}
-    return out
-
-
-def _reruns() -> list[dict]:
-    return json.loads(RERUNS_FILE.read_text())["reruns"] if RERUNS_FILE.exists() else []
-
-
 def _rerun_outcomes(machine: dict) -> dict[tuple, tuple] | None:
     """The (success, state hash, final hash) of each golden cell as re-run on `machine` (its
     `RERUN_PARTS`), from `RERUNS_FILE`; None where no entry has that machine."""
-    for entry in _reruns():
+    for entry in reruns():
         if entry["machine"] == machine:
             return {(*c["key"][:4], int(c["key"][4])): (c["success"], c["state_hash"], c["final_hash"])
                     for c in entry["cells"]}
     return None
-
-
-def write_rerun(machine: dict, outcomes: dict, published: dict) -> dict:
-    """Add or replace the entry of `machine` in `RERUNS_FILE` with the golden cells' `outcomes`
-    there, beside the `published` ones; returns the entry."""
-    entry = {"machine": machine,
-             "cells": [{"key": list(key), "success": success, "state_hash": state, "final_hash": final,
-                        "published_success": published[key][0]}
-                       for key, (success, state, final) in sorted(outcomes.items())],
-             "final_state_differs_from_published": sum(outcomes[k][2] != published[k][2] for k in outcomes),
-             "success_differs_from_published": sum(outcomes[k][0] != published[k][0] for k in outcomes)}
-    reruns = [e for e in _reruns() if e["machine"] != machine] + [entry]
-    reruns.sort(key=lambda e: json.dumps(e["machine"], sort_keys=True))
-    about = ("Re-runs of the version-2 golden policy cells (tests/simulator/test_golden_cells.py) on CPUs of "
-             "another vendor than the cells' own, where a rollout can end in another final state; "
-             "written by scripts/golden_policy_reruns.py")
-    RERUNS_FILE.write_text(json.dumps({"about": about, "reruns": reruns}, indent=1, sort_keys=True) + "\n")
-    return entry
 
 
 def _differences(want: dict, got: dict) -> list[str]:
@@ -197,36 +99,6 @@ def _root_with_frozen_inputs(path):
         (path / name).symlink_to(FROZEN_ROOT / name, target_is_directory=True)
     (path / "cells").mkdir()
     return path
-
-
-def _run_cells_into(keys, inputs, store) -> None:
-    """Run the cells `keys` with the inputs of `inputs` into the cells store `store` (its
-    `policies` are the ones that ran them), one call per task."""
-    from benchmark_data.generation.rollouts import run_cells
-    from benchmark_data.registry import QUERY_SETS
-    from simulator.executor import Cell
-
-    cells = [Cell(*key) for key in keys]
-    for task in sorted({QUERY_SETS[c.query_set] for c in cells}):
-        run_cells([c for c in cells if QUERY_SETS[c.query_set] == task], workers=1, root=inputs,
-                  out=store)
-
-
-def rerun_v2_golden(keys, store: Path) -> Path:
-    """Re-run the version-2 golden cells `keys` into a new cells store `store` (returned) that reads
-    the frozen query sets and the policies that made them, in a child process as a generation
-    worker runs: kernels pinned before numpy loads, one thread, no EXPAUDIT_* settings."""
-    store.mkdir()
-    (store / "policies").symlink_to(_v2_home() / "policies", target_is_directory=True)
-    (store / "cells").mkdir()
-    child = subprocess.run(
-        [sys.executable, "-c", "import simulator, sys; from tests.simulator.test_golden_cells import _run_cells_into; "
-         "import ast; _run_cells_into(ast.literal_eval(sys.argv[1]), sys.argv[2], sys.argv[3])",
-         repr(keys), str(FROZEN_ROOT), str(store)],
-        cwd=REPO_ROOT, env=service_env(PYTHONPATH=str(REPO_ROOT)), capture_output=True, text=True,
-        timeout=900)
-    assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
-    return store
 
 
 def test_frozen_tables_hold_one_final_state_per_seed():
@@ -252,13 +124,13 @@ def test_golden_cells_differ_in_success_from_seed_0():
 
 def test_golden_v2_policy_cells_differ_in_success_from_seed_0_and_cover_both_mechanisms():
     keys = list(POLICY_V2_GOLDEN)
-    home = _v2_home()
-    want = _v2_golden_outcomes(keys + [(*k[:4], 0) for k in keys], home)
+    home = v2_home()
+    want = v2_golden_outcomes(keys + [(*k[:4], 0) for k in keys], home)
     assert all(k[4] != 0 for k in keys)
     assert [k for k in keys if want[k][0] == want[(*k[:4], 0)][0]] == []
     assert {k[0] for k in keys} == {"policy", "policy_dr"}
     assert {k[1] for k in keys} >= {"stack-orig", "stack-fresh", "door-orig"}
-    recorded = _machine_parts(keys, home)
+    recorded = machine_parts(keys, home)
     assert all(parts["renderer"] for parts in recorded.values()), "made before renderers were recorded"
 
 
@@ -276,7 +148,7 @@ def test_golden_replay_cells_reproduce_the_frozen_outcomes(tmp_path):
     want = _frozen_outcomes(keys)
     root = _root_with_frozen_inputs(tmp_path)
     assert run_cells([Cell(*key) for key in keys], workers=1, root=root) == len(keys)
-    assert _differences(want, _store_outcomes(keys, root)) == []
+    assert _differences(want, store_outcomes(keys, root)) == []
 
 
 @pytest.mark.sim
@@ -316,7 +188,7 @@ def test_a_behaviour_change_without_a_mechanism_bump_fails_the_golden_cells(tmp_
     version, imported = child.stdout.splitlines()[:2]
     assert imported.startswith(str(mutated))  # the child ran the changed copy
     assert version == code_version()  # no bump: the code version alone cannot tell
-    differences = _differences(_frozen_outcomes(keys), _store_outcomes(keys, root))
+    differences = _differences(_frozen_outcomes(keys), store_outcomes(keys, root))
     assert differences, "a changed Replay noise reproduced every golden cell: the guard is blind"
 
 
@@ -331,13 +203,13 @@ def test_golden_v2_policy_cells_reproduce_the_regenerated_outcomes(tmp_path):
     if not cpu_has_avx2():
         pytest.skip("this CPU lacks AVX2, so neither kernel the version-2 cells ran with is pinned here")
     keys = list(POLICY_V2_GOLDEN)
-    home = _v2_home()
-    want, recorded = _v2_golden_outcomes(keys, home), _machine_parts(keys, home)
+    home = v2_home()
+    want, recorded = v2_golden_outcomes(keys, home), machine_parts(keys, home)
     store = rerun_v2_golden(keys, tmp_path / "store")
-    got = _store_outcomes(keys, store)
+    got = store_outcomes(keys, store)
     assert [k for k in keys if got[k][1] != want[k][1]] == [], "the initial state depends on no machine"
     if cpu_vendor() != POLICY_V2_CPU_VENDOR:
-        machines = {json.dumps(m, sort_keys=True) for m in _machine_parts(keys, store, RERUN_PARTS).values()}
+        machines = {json.dumps(m, sort_keys=True) for m in machine_parts(keys, store, RERUN_PARTS).values()}
         assert len(machines) == 1, machines
         machine = json.loads(machines.pop())
         reference = _rerun_outcomes(machine)
@@ -349,10 +221,10 @@ def test_golden_v2_policy_cells_reproduce_the_regenerated_outcomes(tmp_path):
         assert set(reference) == set(keys), f"{RERUNS_FILE.name} holds other cells: record it again"
         assert _differences(reference, got) == []
         return
-    ran = _machine_parts(keys, store)
+    ran = machine_parts(keys, store)
     differing = {part: (recorded[k][part], ran[k][part]) for k in keys for part in MACHINE_PARTS
                  if recorded[k][part] != ran[k][part]}
     if differing:
         pytest.skip(f"this machine differs in what a closed-loop rollout's last bits depend on "
                     f"(recorded, here): {differing}; final states legitimately differ")
-    assert _differences(want, _store_outcomes(keys, store)) == []
+    assert _differences(want, store_outcomes(keys, store)) == []
