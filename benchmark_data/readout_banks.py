@@ -75,7 +75,7 @@ def read_labels(task: str, root: str | Path | None = None, *, sealed: str | Path
         data = path.read_bytes()
         if hashlib.sha256(data).hexdigest() != expected:
             raise InvalidInput(f"sealed labels {path.name}: sha256 differs from bank.json's "
-                               f"sealed_labels_sha256", field="sealed_labels_sha256")
+                               "sealed_labels_sha256")
         frames.append(pd.read_parquet(path))
     return pd.concat(frames, ignore_index=True)
 
