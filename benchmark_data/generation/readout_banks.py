@@ -37,6 +37,7 @@ import pandas as pd
 
 from benchmark_data.readout_banks import (BANK_VERSION, LABEL_COLUMNS, OBSERVATION_COLUMNS, PUBLIC_SPLITS,
                                           SEALED_SPLITS, bank_dir, sealed_dir, sealed_labels_path)
+from expaudit.errors import InvalidInput
 from simulator.readout_inits import SPLITS, initialization, initializations, make_sim
 from simulator.readout_protocol import (GRID_PERCENTILES, GRID_SIZE, MIN_ENDPOINT_SEPARATION, N_CONTEXTS,
                                         NATURAL_EVERY, READOUT_BANK_MECHANISM, THRESHOLDS, grid_values)
@@ -357,7 +358,7 @@ def generate(task: str, splits=None, *, limit: int | None = None, work: Path | N
     splits = list(splits or SPLITS)
     unknown = [s for s in splits if s not in SPLITS]
     if unknown:
-        raise ValueError(f"splits must be among {tuple(SPLITS)}, got {unknown}")
+        raise InvalidInput(f"splits must be among {', '.join(SPLITS)}, got {', '.join(unknown)}")
     if limit is not None:  # a small run never mixes with the bank's own chunks and files
         work = work or work_dir(task) / f"limit-{limit}"
         out = out or work / "bank"
@@ -385,3 +386,52 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def check_bank(task: str, n_cells: int = 4, root: str | Path | None = None) -> list[str]:
+    """Re-render `n_cells` stored controlled cells of the committed bank (spread over its public
+    rows, admitted ones and one rejected) and compare label, admission, state hash and pixels;
+    returns the mismatches (empty when the bank reproduces)."""
+    from benchmark_data.readout_banks import read_images, read_labels
+    from simulator.readout_cells import Observer
+
+    labels = read_labels(task, root)
+    cells = labels[labels["kind"] == "controlled"]
+    admitted = cells[cells["admitted"].astype(bool)]
+    picks = admitted.iloc[np.linspace(0, len(admitted) - 1, max(n_cells - 1, 1)).astype(int)]
+    rejected = cells[~cells["admitted"].astype(bool)]
+    if len(rejected):
+        picks = pd.concat([picks, rejected.iloc[[len(rejected) // 2]]])
+    observer = Observer(make_sim(task), task)
+    problems = []
+    try:
+        for _, row in picks.iterrows():
+            _, split, index = row["initialization"].rsplit("-", 2)
+            init = initialization(task, split, int(index.removeprefix("i")))
+            frames = [f for f, _ in observer.natural(init, 10**6)]
+            measure, images = observer.controlled(init, float(row["target"]), frames[int(row["context_step"])])
+            oid = row["observation_id"]
+            if measure.coordinate != row["coordinate"]:
+                problems.append(f"{oid}: coordinate {measure.coordinate!r} != stored {row['coordinate']!r}")
+            if measure.state_hash != row["state_hash"]:
+                problems.append(f"{oid}: state hash differs")
+            reason = reject_reason_of(task, measure)
+            if reason != row["reject_reason"]:
+                problems.append(f"{oid}: admission {reason!r} != stored {row['reject_reason']!r}")
+            if row["admitted"]:
+                stored = read_images(task, [oid], root)
+                if not (np.array_equal(stored["agentview"][0], images[0])
+                        and np.array_equal(stored["wrist"][0], images[1])):
+                    problems.append(f"{oid}: pixels differ")
+    finally:
+        observer.close()
+    return problems
+
+
+def reject_reason_of(task: str, measure) -> str:
+    """The admission verdict of a measured cell (`simulator.readout_protocol.reject_reason`)."""
+    from simulator.readout_protocol import reject_reason
+
+    return reject_reason(task, drift=measure.drift, max_object_speed=measure.max_object_speed,
+                         max_joint_speed=measure.max_joint_speed, contact=measure.contact,
+                         penetration_mm=measure.penetration_mm, visible_px=measure.visible_px)

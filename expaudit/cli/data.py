@@ -115,6 +115,18 @@ def register(subparsers) -> None:
     img.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     img.set_defaults(handler=_run)
 
+    rb = sub.add_parser("readout-banks",
+                        help="generate (resumable) or --check a readout observation bank (Track B)")
+    rb.add_argument("task", choices=["door", "stack"])
+    rb.add_argument("--splits", default="train,dev,confirm,eval",
+                    help="comma-separated splits to generate (default all; confirm and eval labels "
+                         "go to the sealed directory)")
+    rb.add_argument("--limit", type=positive_int, default=None,
+                    help="initializations per split: a small run kept apart from the bank")
+    rb.add_argument("--check", type=positive_int, default=None, metavar="N",
+                    help="instead: re-render N stored cells and compare with the committed bank")
+    rb.set_defaults(handler=_run)
+
     door = sub.add_parser("door", help="write the Door query sets' scene tables and the Door library")
     door.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     door.set_defaults(handler=_run)

@@ -229,7 +229,24 @@ def adopt_staging(args: argparse.Namespace) -> int:
     return 0
 
 
+def readout_banks(args: argparse.Namespace) -> int:
+    """Generate a readout bank (resumable) or check stored cells against fresh renders."""
+    from benchmark_data.generation import readout_banks as banks
+
+    if args.check:
+        problems = banks.check_bank(args.task, args.check)
+        for problem in problems:
+            _log(problem)
+        _log(f"{args.task}: {args.check} stored cells re-rendered, {len(problems)} mismatches")
+        return 1 if problems else 0
+    bank = banks.generate(args.task, args.splits.split(","), limit=args.limit)
+    for split, record in bank["validation"].items():
+        _log(f"{args.task} {split}: {record}")
+    return 0
+
+
 HANDLERS = {
+    "readout-banks": readout_banks,
     "adopt-staging": adopt_staging,
     "generate": generate,
     "train-policies": train_policies,
