@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from expaudit.cli.args import non_negative_int, positive_int
-from leaderboard.readout.defaults import N_BOOTSTRAP, SEED
+from leaderboard.readout.defaults import MIN_ESTIMABLE_INITIALIZATIONS, N_BOOTSTRAP, SEED
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -50,6 +50,9 @@ def register(subparsers) -> None:
                        help=f"initialization-bootstrap resamples (default {N_BOOTSTRAP})")
     audit.add_argument("--seed", type=non_negative_int, default=SEED,
                        help=f"seed of every random draw (default {SEED})")
+    audit.add_argument("--min-estimable", type=non_negative_int, default=MIN_ESTIMABLE_INITIALIZATIONS,
+                       help="run the primary tests only when this many initializations have an estimable gain "
+                            f"(the protocol's gate, default {MIN_ESTIMABLE_INITIALIZATIONS})")
     audit.add_argument("--json", metavar="PATH", help="write the JSON report here")
     audit.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
     audit.set_defaults(handler=_run)

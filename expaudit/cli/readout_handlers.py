@@ -37,10 +37,11 @@ def run_readout_audit_command(args: argparse.Namespace) -> int:
     bank = read_bank(args.bank, args.sealed_labels)
     representations = [reader(path, name) for (name, path), reader in specs]
     split = args.split or ("confirm" if args.sealed_labels else "dev")
-    report = run_readout_audit(bank, representations, split=split, n_resamples=args.bootstrap, seed=args.seed)
+    report = run_readout_audit(bank, representations, split=split, n_resamples=args.bootstrap, seed=args.seed,
+                               min_estimable=args.min_estimable)
     outputs = []
     if args.json:
-        outputs.append((args.json, json.dumps(report, sort_keys=True, indent=2) + "\n"))
+        outputs.append((args.json, json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + "\n"))
     if args.html:
         outputs.append((args.html, render_readout_html(report)))
     for path, text in outputs:

@@ -10,7 +10,7 @@ the report form one Holm family; every pair of representations gets paired diffe
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from leaderboard.readout.inputs import Representation
 from leaderboard.readout.metrics import METRIC_NAMES, InitializationMetrics
 from leaderboard.readout.predictors import FailurePrediction, Outcome, failure_prediction
 from leaderboard.readout.report import build_report
-from leaderboard.readout.sign_tests import SignTest, holm_family, primary_tests
+from leaderboard.readout.sign_tests import HYPOTHESES, SignTest, holm_family, primary_tests
 from leaderboard.readout.summaries import Summary, paired_difference, summarize
 
 
@@ -84,8 +84,16 @@ def audit_representation(bank: Bank, rep: Representation, split: str, *, n_resam
 
 
 def run_readout_audit(bank: Bank, representations: Sequence[Representation], *, split: str = "confirm",
-                      n_resamples: int = defaults.N_BOOTSTRAP, seed: int = defaults.SEED) -> dict:
-    """The readout report of `representations` on `split` of `bank` (schema `SCHEMA_VERSION`)."""
+                      n_resamples: int = defaults.N_BOOTSTRAP, seed: int = defaults.SEED,
+                      min_estimable: int = defaults.MIN_ESTIMABLE_INITIALIZATIONS,
+                      not_computed: Sequence[str] = ()) -> dict:
+    """The readout report of `representations` on `split` of `bank` (schema `SCHEMA_VERSION`).
+
+    The primary tests are not run (p null, with the reason) when fewer than `min_estimable`
+    initializations have an estimable gain: the protocol's estimability gate. Each name in
+    `not_computed` (a representation of the published family that could not run) keeps its
+    two tests in the Holm family with p = 1, so the family is never shrunk.
+    """
     if split not in SPLITS or split == "train":
         raise BadArgument(f"split: must be one of dev, confirm, eval, got '{split}'")
     if not representations:
@@ -101,6 +109,15 @@ def run_readout_audit(bank: Bank, representations: Sequence[Representation], *, 
     tests: list[SignTest] = []
     for result in results:
         tests.extend(primary_tests(f"{bank.info.task}/{result.name}", result.metrics))
+    n_estimable = sum(m.gain.value is not None for m in results[0].metrics)  # the grid's, same for all
+    if n_estimable < min_estimable:
+        gate = (f"not run: {n_estimable} initializations with an estimable gain, the protocol needs "
+                f"{min_estimable}")
+        tests = [replace(t, p_value=None, reason=gate) for t in tests]
+    for name in not_computed:
+        for key, hypothesis in HYPOTHESES.items():
+            tests.append(SignTest(f"{bank.info.task}/{name}/{key}", hypothesis, 0, 0, 0, 0, 1.0,
+                                  "representation not computed: kept in the family with p = 1"))
     tests = holm_family(tests)
     differences = [
         {"first": a.name, "second": b.name,
@@ -110,7 +127,8 @@ def run_readout_audit(bank: Bank, representations: Sequence[Representation], *, 
     ]
     inputs = {"split": split, "seed": seed, "n_bootstrap": n_resamples, "confidence": defaults.CONFIDENCE,
               "ridge_lambda": defaults.RIDGE_LAMBDA, "min_contexts": defaults.MIN_CONTEXTS,
-              "logistic_c": defaults.LOGISTIC_C, "sealed_labels_read": bank.sealed_read,
+              "logistic_c": defaults.LOGISTIC_C, "min_estimable": min_estimable,
+              "sealed_labels_read": bank.sealed_read,
               "n_initializations": int(np.unique(bank.labels.loc[bank.labels["split"] == split,
                                                                  "initialization"]).size)}
     return build_report(bank.info, inputs, results, tests, differences)

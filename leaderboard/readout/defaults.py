@@ -35,6 +35,14 @@ TIE_RTOL = 1e-9
 difference that small is floating-point rounding, not a direction (1e-9 degree or mm, or 1e-9
 of a unit gain, is far below anything physical)."""
 
+MIN_ESTIMABLE_INITIALIZATIONS = 16
+"""Estimability gate (docs/readout_protocol.md): a task's primary tests are run only when at
+least this many audited initializations (16 of confirm's 24) have an estimable gain."""
+
+MIN_DEV_EACH_OUTCOME = 3
+"""Failure-link gate (docs/readout_protocol.md): the logistic models are fitted only when the
+dev runs hold at least this many failures and this many successes."""
+
 N_BOOTSTRAP = 2000
 """Initialization-bootstrap resamples of every interval (the spec's 2000)."""
 

@@ -141,9 +141,10 @@ def failure_prediction(dev: Sequence[Covariates], dev_outcomes: Sequence[Outcome
               "n_eval_initializations": len(set(eval_ids)), "left_out": dict(left_out)}
     if len(y_dev) == 0 or len(y_eval) == 0:
         return FailurePrediction(f"no usable {'dev' if len(y_dev) == 0 else 'evaluation'} rows", **counts)
-    if y_dev.min() == y_dev.max():
-        outcome = "fail" if y_dev[0] else "succeed"
-        return FailurePrediction(f"every dev run {outcome}s: no failure model can be fitted", **counts)
+    failures, successes = int(y_dev.sum()), int(len(y_dev) - y_dev.sum())
+    if min(failures, successes) < defaults.MIN_DEV_EACH_OUTCOME:
+        return FailurePrediction(f"not fitted: the dev runs hold {failures} failures and {successes} successes, "
+                                 f"at least {defaults.MIN_DEV_EACH_OUTCOME} of each are needed", **counts)
     losses, models = {}, {}
     for name in MODELS:
         cols = _columns(name)

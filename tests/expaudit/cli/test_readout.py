@@ -8,7 +8,7 @@ import pytest
 from expaudit.cli import main
 from tests.support.readout_bank import write_bank
 
-FAST = ["--bootstrap", "200"]
+FAST = ["--bootstrap", "200", "--min-estimable", "4"]
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ def bank_files(tmp_path_factory):
 def report(bank_files):
     bank = read_bank(bank_files["bank"], bank_files["sealed"])
     reps = [read_features(bank_files["weak"], "weak"), read_predictions(bank_files["perfect"], "perfect")]
-    return run_readout_audit(bank, reps, split="confirm", n_resamples=300, seed=1)
+    return run_readout_audit(bank, reps, split="confirm", n_resamples=300, seed=1, min_estimable=4)
 
 
 def test_report_layout(report):
@@ -59,6 +59,26 @@ def test_perfect_predictions_and_the_holm_family(report):
     assert tests["door/perfect/gain_below_one"]["p_value"] is None  # every difference a tie
 
 
+def test_estimability_gate(bank_files):
+    bank = read_bank(bank_files["bank"], bank_files["sealed"])
+    gated = run_readout_audit(bank, [read_features(bank_files["weak"], "weak")], n_resamples=50, min_estimable=6)
+    tests = gated["primary_tests"]["tests"]
+    assert [t["p_value"] for t in tests] == [None, None] and [t["p_holm"] for t in tests] == [None, None]
+    assert tests[0]["reason"] == "not run: 5 initializations with an estimable gain, the protocol needs 6"
+    assert tests[0]["n_positive"] == 5  # the counts are still reported
+    assert gated["inputs"]["min_estimable"] == 6
+
+
+def test_not_computed_representations_stay_in_the_family(bank_files):
+    bank = read_bank(bank_files["bank"], bank_files["sealed"])
+    out = run_readout_audit(bank, [read_features(bank_files["weak"], "weak")], n_resamples=50, min_estimable=4,
+                            not_computed=["policy/e000"])
+    tests = {t["test_id"]: t for t in out["primary_tests"]["tests"]}
+    assert len(out["primary_tests"]["family"]) == 4
+    assert tests["door/policy/e000/gain_below_one"]["p_value"] == 1.0
+    assert tests["door/weak/gain_below_one"]["p_holm"] == 4 * 0.5 ** 5  # Holm over 4, not 2
+
+
 def test_curves_and_paired_differences(report):
     weak = report["representations"][0]
     assert [c["initialization"] for c in weak["curves"]] == ["confirm-0", "confirm-1", "confirm-2"]
@@ -81,7 +101,7 @@ def test_failure_predictors_run_per_policy(report):
 def test_same_seed_same_report(bank_files, report):
     bank = read_bank(bank_files["bank"], bank_files["sealed"])
     reps = [read_features(bank_files["weak_shards"], "weak"), read_predictions(bank_files["perfect"], "perfect")]
-    again = run_readout_audit(bank, reps, split="confirm", n_resamples=300, seed=1)
+    again = run_readout_audit(bank, reps, split="confirm", n_resamples=300, seed=1, min_estimable=4)
     a = again["representations"][0]["summary"]["gain"]
     b = report["representations"][0]["summary"]["gain"]
     assert a["mean"] == pytest.approx(b["mean"], abs=1e-3)  # float32 shards against float64 Parquet

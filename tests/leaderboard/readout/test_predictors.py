@@ -71,9 +71,10 @@ def test_rows_with_unknown_covariates_are_left_out_and_counted():
     assert result.n_eval_rows == 18
 
 
-def test_every_dev_run_succeeding_is_a_reason_not_a_fit():
+def test_failure_link_gate():
     dev, dev_out = synthetic(5, 3, "d")
     dev_out = [Outcome(o.initialization, o.seed, False) for o in dev_out]
     ev, ev_out = synthetic(5, 4, "e")
     result = failure_prediction(dev, dev_out, ev, ev_out)
-    assert result.reason == "every dev run succeeds: no failure model can be fitted"
+    assert result.reason == ("not fitted: the dev runs hold 0 failures and 10 successes, at least 3 of each "
+                             "are needed")
