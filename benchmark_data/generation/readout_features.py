@@ -217,11 +217,13 @@ def _load_shard(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def write_features(task: str, name: str, *, root: str | Path | None = None,
-                   environ: dict | None = None, log: Callable[[str], None] = lambda line: None) -> dict:
+                   environ: dict | None = None, cache: str | Path | None = None,
+                   log: Callable[[str], None] = lambda line: None) -> dict:
     """Compute (or resume) one representation's features on `task`'s bank; returns `features.json`.
 
     A representation that cannot run here gets a record with `status` "not computed" and the
-    reason, and no shards.
+    reason, and no shards. With `cache` (a `precompute` directory), rows whose observation id
+    and image digest were precomputed by the same encoder are taken from it, not recomputed.
     """
     bank = bank_dir(task, root)
     shards = image_shards(bank)
@@ -255,7 +257,7 @@ def write_features(task: str, name: str, *, root: str | Path | None = None,
             record["shards"].append(previous)
             continue
         ids, agent, wrist = _load_shard(shard)
-        vectors = representation.embed(agent, wrist).astype(representation.dtype)
+        vectors = _embed_with_cache(representation, ids, agent, wrist, cache)
         tmp = target.with_name(target.name + ".tmp.npz")
         np.savez_compressed(tmp, observation_id=ids, features=vectors)
         tmp.replace(target)
@@ -271,6 +273,71 @@ def write_features(task: str, name: str, *, root: str | Path | None = None,
     record["rows"] = sum(s["rows"] for s in record["shards"])
     _write_json(meta_path, record)
     return record
+
+
+# ---- precomputing on the bank generator's work chunks --------------------------------------
+def row_digests(agent: np.ndarray, wrist: np.ndarray) -> np.ndarray:
+    """16 hex digits of sha256 over each row's agent and wrist pixels: what a cached vector is of."""
+    return np.array([hashlib.sha256(a.tobytes() + w.tobytes()).hexdigest()[:16]
+                     for a, w in zip(agent, wrist)])
+
+
+def _cache_dir(cache: str | Path, representation: Representation) -> Path:
+    return Path(cache) / representation.name / representation.content_hash.removeprefix("sha256:")[:16]
+
+
+def _embed_with_cache(representation: Representation, ids: np.ndarray, agent: np.ndarray, wrist: np.ndarray,
+                      cache: str | Path | None) -> np.ndarray:
+    """The shard's vectors, cached rows (same id, same pixels, same encoder) taken from `cache`.
+
+    Exact: a vector depends on its own image only (`BATCH` padding), so a cached row equals a
+    recomputed one bit for bit.
+    """
+    dtype = np.dtype(representation.dtype)
+    found: dict[tuple[str, str], np.ndarray] = {}
+    if cache is not None and _cache_dir(cache, representation).is_dir():
+        for part in sorted(_cache_dir(cache, representation).glob("*.npz")):
+            with np.load(part, allow_pickle=False) as data:
+                found.update(zip(zip(data["observation_id"].astype(str), data["digest"].astype(str)),
+                                 data["features"]))
+    if not found:
+        return representation.embed(agent, wrist).astype(dtype)
+    keys = list(zip(ids, row_digests(agent, wrist)))
+    todo = [i for i, key in enumerate(keys) if key not in found]
+    fresh = representation.embed(agent[todo], wrist[todo]).astype(dtype) if todo else None
+    rows = [found.get(key) for key in keys]
+    for j, i in enumerate(todo):
+        rows[i] = fresh[j]
+    return np.stack(rows).astype(dtype)
+
+
+def precompute(task: str, name: str, sources: Sequence[Path], cache: str | Path, *,
+               root: str | Path | None = None, environ: dict | None = None,
+               log: Callable[[str], None] = lambda line: None) -> int:
+    """Embed image files of the bank's layout (`observation_id`, `agentview`, `wrist`) into
+    `cache`, one file per source, skipping sources already there; returns how many ran.
+
+    Lets the slow representations run on the bank generator's chunks before the bank is
+    assembled; `write_features(..., cache=...)` then reads them instead of recomputing.
+    """
+    representation = load_representation(task, name, root=root, environ=environ)
+    if isinstance(representation, NotComputed):
+        raise FeaturesNotComputed(f"{name}: {NOT_COMPUTED}: {representation.reason}")
+    out = _cache_dir(cache, representation)
+    out.mkdir(parents=True, exist_ok=True)
+    ran = 0
+    for source in sources:
+        target = out / f"{Path(source).stem}-{file_sha256(Path(source)).removeprefix('sha256:')[:16]}.npz"
+        if target.is_file():
+            continue
+        ids, agent, wrist = _load_shard(Path(source))
+        vectors = representation.embed(agent, wrist).astype(representation.dtype)
+        tmp = target.with_name(target.name + ".tmp.npz")
+        np.savez(tmp, observation_id=ids, digest=row_digests(agent, wrist), features=vectors)
+        tmp.replace(target)
+        ran += 1
+        log(f"{task} {name}: cached {Path(source).name} ({len(ids)} rows)")
+    return ran
 
 
 def read_features(task: str, name: str, root: str | Path | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -310,7 +377,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--representation", action="append",
                         help="repeatable; default every reference representation of the task")
     parser.add_argument("--root", default=None, help="frozen data directory (default: the packaged one)")
+    parser.add_argument("--cache", default=None,
+                        help="directory of precomputed rows (read by the bank pass, written by --precompute)")
+    parser.add_argument("--precompute", nargs="+", metavar="NPZ", default=None,
+                        help="embed these image files (bank layout) into --cache instead of the bank")
     args = parser.parse_args(argv)
+    if args.precompute is not None and args.cache is None:
+        parser.error("--precompute needs --cache")
     import torch
 
     torch.set_num_threads(1)
@@ -318,7 +391,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for task in args.task or TASKS:
         for name in args.representation or representation_names(task):
             try:
-                write_features(task, name, root=args.root, log=lambda line: print(line, flush=True))
+                if args.precompute is not None:
+                    precompute(task, name, [Path(p) for p in args.precompute], args.cache, root=args.root,
+                               log=lambda line: print(line, flush=True))
+                    continue
+                write_features(task, name, root=args.root, cache=args.cache,
+                               log=lambda line: print(line, flush=True))
             except (FeaturesNotComputed, InvalidInput) as exc:
                 print(f"{task} {name}: {exc}", file=sys.stderr)
                 status = 2

@@ -126,3 +126,28 @@ def test_the_engine_reads_the_stored_shards_as_written(tiny):
     rep = engine_read(rf.features_dir(TASK, "raw32", tiny), "raw32")
     ids, features = rf.read_features(TASK, "raw32", tiny)
     assert list(rep.ids) == list(ids) and np.array_equal(rep.values, features)
+
+
+@needs_policies
+def test_rows_precomputed_on_other_files_are_read_back_not_recomputed(tmp_path, tiny):
+    """A chunk holding some of the bank's rows is embedded ahead; the bank pass takes those rows
+    from the cache (here tampered, to see them) and computes only the rest."""
+    agent, wrist = _images(1, 5), _images(2, 5)
+    chunk = tmp_path / "train-00.npz"
+    np.savez(chunk, observation_id=np.array(["a1", "a4"]), agentview=agent[[1, 4]], wrist=wrist[[1, 4]])
+    cache = tmp_path / "cache"
+    assert rf.precompute(TASK, POLICY, [chunk], cache, root=tiny) == 1
+    assert rf.precompute(TASK, POLICY, [chunk], cache, root=tiny) == 0
+    (stored,) = list(cache.glob("*/*/*/*.npz"))
+    with np.load(stored) as data:
+        cached = dict(data)
+    np.savez(stored, **{**cached, "features": cached["features"] * 2})
+
+    rf.write_features(TASK, POLICY, root=tiny, cache=cache)
+    ids, features = rf.read_features(TASK, POLICY, tiny)
+    fresh = _bank(tmp_path / "fresh", {"images-00.npz": ([f"a{i}" for i in range(5)], agent, wrist)})
+    rf.write_features(TASK, POLICY, root=fresh)
+    _, plain = rf.read_features(TASK, POLICY, fresh)
+    assert np.array_equal(cached["features"], plain[[1, 4]])
+    assert np.array_equal(features[[1, 4]], 2 * plain[[1, 4]])
+    assert np.array_equal(features[[0, 2, 3]], plain[[0, 2, 3]])
