@@ -151,7 +151,8 @@ def _rewrite(tokens: list[Token], source: str, published: Mapping[str, str]) -> 
             elif child.type == "link_close" and dropped:
                 dropped -= 1
                 continue
-            elif child.type == "code_inline" and child.content in published and not dropped:
+            elif (child.type == "code_inline" and child.content.startswith("docs/")
+                  and child.content in published and not dropped):
                 opening = Token("link_open", "a", 1,
                                 attrs={"href": _between(published, source, child.content)})
                 children.extend([opening, child, Token("link_close", "a", -1)])

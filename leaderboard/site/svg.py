@@ -43,15 +43,27 @@ def tick_label(value: float, span: float, signed: bool = True) -> str:
     return f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
 
 
+MIN_LABEL_PX = 10
+"""The smallest a label may be drawn on screen (CSS px): a plot never shrinks below the width
+at which its text is this tall; on a narrower screen it scrolls sideways in its own box."""
+
+
 def svg_document(width: int, height: int, body: list[str], title: str,
                  font_size: int = 11) -> str:
-    """Wrap SVG elements in an <svg> root with an accessible <title>; it scales down to
-    the width of its container (a phone) and keeps its proportions."""
+    """Wrap SVG elements in an <svg> root with an accessible <title>, in a box of its own.
+
+    The plot scales down to its container, keeping its proportions, but not below the width
+    at which `font_size` (the smallest text it draws) renders `MIN_LABEL_PX` tall; a narrower
+    screen (a phone) scrolls the box sideways, never the page."""
+    least = min(width, math.ceil(width * MIN_LABEL_PX / font_size))
     return (
+        f'<div class="plot" role="group" tabindex="0" aria-label="{escape(title)}" '
+        f'style="max-width:100%;overflow-x:auto">'
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}" '
-        f'style="max-width:100%;height:auto" font-family="sans-serif" font-size="{font_size}">'
-        f"<title>{escape(title)}</title>" + "".join(body) + "</svg>"
+        f'style="max-width:100%;min-width:{least}px;height:auto;display:block" '
+        f'font-family="sans-serif" font-size="{font_size}">'
+        f"<title>{escape(title)}</title>" + "".join(body) + "</svg></div>"
     )
 
 
