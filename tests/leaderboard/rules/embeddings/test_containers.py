@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
 
 from leaderboard.rules.embeddings import NotComputed, embedding_scores, load_encoder
 from sandbox.protocol import read_output
@@ -27,11 +26,6 @@ REPO = REPO_ROOT
 SELECTORS = REPO / "examples" / "selectors"
 RULES = ("mobilenet_v2", "efficientnet_lite0")
 N_EXPERIENCES, N_SCENES = 4, 8
-
-
-def _rgb(path: Path) -> np.ndarray:
-    with Image.open(path) as image:
-        return np.asarray(image.convert("RGB"))
 
 
 def assemble_selector(rule: str, target: Path) -> Path:
@@ -50,22 +44,14 @@ DEMO_SIZES = dict(n_experiences=N_EXPERIENCES, n_scenes=N_SCENES)
 """The demo /input of this module (the `demo` fixture)."""
 
 
-@pytest.fixture(scope="module")
-def images(demo):
-    """The demo's scene and library images as RGB arrays: (query, base)."""
-    directory, setting = demo
-    query = [_rgb(directory / "scenes" / s / "image.png") for s in setting.scene_ids]
-    base = [_rgb(directory / "library" / e / "base.png") for e in setting.experience_ids]
-    return query, base
-
 
 @pytest.fixture(scope="module", params=RULES)
-def in_process(request, images):
+def in_process(request, demo_images):
     """(rule, in-process (K, Q) scores); skipped only where the rule cannot run here."""
     encoder = load_encoder(request.param)
     if isinstance(encoder, NotComputed):
         pytest.skip(f"{request.param}: {encoder.message}")
-    query, base = images
+    query, base = demo_images
     return request.param, embedding_scores(encoder, query, base)
 
 

@@ -6,11 +6,9 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
 
 from leaderboard.rules.embeddings import embedding_scores
 from leaderboard.rules.embeddings.raw32 import Raw32Encoder
@@ -20,22 +18,14 @@ from tests.support.paths import REPO_ROOT
 SELECTOR = REPO_ROOT / "examples" / "selectors" / "raw32"
 
 
-def _rgb(path: Path) -> np.ndarray:
-    with Image.open(path) as image:
-        return np.asarray(image.convert("RGB"))
-
-
 DEMO_SIZES = dict(n_experiences=4, n_scenes=8)
 """The demo /input of this module (the `demo` fixture)."""
 
 
 @pytest.fixture(scope="module")
-def raw32_scores(demo):
+def raw32_scores(demo_images):
     """raw32's scores of the demo, computed in process."""
-    directory, setting = demo
-    query = [_rgb(directory / "scenes" / s / "image.png") for s in setting.scene_ids]
-    base = [_rgb(directory / "library" / e / "base.png") for e in setting.experience_ids]
-    return embedding_scores(Raw32Encoder(), query, base)
+    return embedding_scores(Raw32Encoder(), *demo_images)
 
 
 def test_in_process_scores_pick_the_demo_answer(demo, raw32_scores):
