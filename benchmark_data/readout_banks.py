@@ -1,4 +1,4 @@
-"""Reader of the readout banks (docs/readout_banks.md): observations, labels, images, bank.json.
+"""Reader of the readout banks: observations, labels, images, bank.json (docs/readout.md, "Files").
 
 A bank is `frozen/readout/<task>-v1/`: `observations.parquet` (every split, public),
 `labels.parquet` (train and dev), image shards `images-<split>-NN.npz` and `bank.json`.
@@ -29,10 +29,11 @@ OBSERVATION_COLUMNS = ["observation_id", "task", "split", "initialization", "kin
 LABEL_COLUMNS = ["observation_id", "coordinate", "kind", "initialization", "split", "source", "episode",
                  "frame", "context", "grid_index", "target", "admitted", "reject_reason", "drift",
                  "max_object_speed", "max_joint_speed", "contact", "visible", "visible_px",
-                 "penetration_mm", "gripper_distance", "context_step", "context_screened", "layout_level", "state_hash"]
+                 "penetration_mm", "gripper_distance", "context_step", "context_screened", "layout_level",
+                 "state_hash"]
 """Columns of the label tables (public and sealed): the contract's, then the measured pixels and
-penetration, the end effector's distance to the target point (m), the context's trajectory step and whether it passed screening, the layout level
-and the simulator state hash."""
+penetration, the end effector's distance to the target point (m), the context's trajectory
+step and whether it passed screening, the layout level and the simulator state hash."""
 SEALED_ENV = "EXPAUDIT_READOUT_SEALED"
 
 

@@ -116,8 +116,8 @@ class Observer:
         rows = self.expert_rows(init)
         for t in range(len(rows) + 1):
             d = sim.data
-            frame = Frame(t, self.target.coordinate(), self.target.gripper_distance(), d.qpos[:ARM_DOFS].copy(),
-                          d.qpos[ARM_DOFS:ARM_DOFS + 2].copy())
+            frame = Frame(t, self.target.coordinate(), self.target.gripper_distance(),
+                          d.qpos[:ARM_DOFS].copy(), d.qpos[ARM_DOFS:ARM_DOFS + 2].copy())
             last = t == len(rows)
             yield frame, (self.render() if (t % render_every == 0 or last) else None)
             if not last:

@@ -164,6 +164,7 @@ def check_start(sim, task: str, target: Target | None = None) -> StartCheck:
     if deepest > MAX_START_PENETRATION_MM:
         reasons.append(f"interpenetration {deepest:.2f} mm > {MAX_START_PENETRATION_MM} mm")
     if motion > MAX_START_MOTION[task]:
-        reasons.append(f"coordinate moved {motion:.3f} {target.unit} > {MAX_START_MOTION[task]} under neutral action")
+        reasons.append(f"coordinate moved {motion:.3f} {target.unit} > {MAX_START_MOTION[task]} "
+                       "under neutral action")
     return StartCheck(round(deepest, 4), round(motion, 5), round(target.object_speed(), 5),
                       not reasons, "; ".join(reasons))

@@ -9,7 +9,7 @@ Three stages, each skipped when its output exists (so a rerun resumes):
    work directory as `<split>-<chunk>.parquet` (rows with labels) and `.npz` (images), each
    through a temporary file and an atomic rename, so a killed run never leaves a torn file
    that a later stage would read.
-3. `assemble`: the bank files of the contract (docs/readout_banks.md): `observations.parquet`
+3. `assemble`: the bank files of the contract (docs/readout.md, "Files"; docs/readout_protocol.md): `observations.parquet`
    (public), `labels.parquet` (train and dev), the sealed labels of confirm and eval in the
    sealed directory, image shards per split, `bank.json` with the sealed labels' sha256 and
    the validation record.
@@ -28,6 +28,7 @@ import io
 import json
 import logging
 import os
+import re
 import secrets
 import time
 from pathlib import Path
@@ -307,8 +308,8 @@ def _validation(frames: dict[str, pd.DataFrame], repeats: list[dict]) -> dict:
             if not text:
                 continue
             for part in text.split("; "):
-                key = part.split(" ")[0] if part[0].isalpha() else part
-                key = {"robot-target": "robot-target contact", "target": "target not visible"}.get(key, key)
+                key = re.sub(r"\s+[\d.].*$", "", part).removesuffix(" in")
+                key = {"target visible": "target not visible"}.get(key, key)
                 reasons[key] = reasons.get(key, 0) + 1
         admitted = cells["admitted"].astype(bool)
         per_init = cells.assign(a=admitted).groupby("initialization")["a"].sum()
