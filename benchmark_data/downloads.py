@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchmark_data.registry import Setting
-from expaudit.errors import DataNotFound
+from expaudit.errors import DataNotFound, UnknownName
 
 DOWNLOAD_FORMAT_VERSION = "2"
 """Version of the downloads' bytes for one data version: part of their cache keys, so a
@@ -39,6 +39,13 @@ CITATION = ("Beyond End-Task Success: How to Audit Visual Experience Retrieval i
 METADATA_PREFIX = "expaudit."
 """Prefix of the keys a download adds to its metadata (Parquet key-value metadata, HDF5
 root attributes), beside those its format writes itself (`pandas`, `ARROW:schema`)."""
+
+
+class UnknownDownloadName(UnknownName, KeyError):
+    """A download key that is not in `DOWNLOADS`."""
+
+    def __str__(self) -> str:  # KeyError's default repr-quotes the message
+        return str(self.args[0])
 
 
 @dataclass(frozen=True)
@@ -81,10 +88,10 @@ DOWNLOADS: dict[str, Download] = {d.key: d for d in (
              "One row per executed cell: experience_id, scene_id, seed, success (the input of "
              "expaudit audit); NPZ: the int8 tensor (K, Q, S; -1 = not executed) and the ids",
              reads_outcomes=True),
-    Download("scenes", "scenes", ("parquet", "csv", "json"), "scenes", "",
+    Download("scenes", "scenes", ("csv", "parquet", "json"), "scenes", "",
              "The query scenes in published order: scene_id, state_id, layout_level, "
              "appearance_draw"),
-    Download("experiences", "experiences", ("parquet", "csv", "json"), "experiences", "",
+    Download("experiences", "experiences", ("csv", "parquet", "json"), "experiences", "",
              "The library's experience ids in library order"),
     Download("query_images", "archives/images", (), "query-images", "tar",
              "The agent-view PNG of every query scene, named <scene_id>.png"),
@@ -129,7 +136,8 @@ def describe(setting: Setting, download: str, fingerprint: str | None = None) ->
         fingerprint: the content hash of the setting's data, when the caller knows it.
     """
     if download not in DOWNLOADS:
-        raise KeyError(f"download must be one of {sorted(DOWNLOADS)}, got {download!r}")
+        raise UnknownDownloadName(f"download must be one of {sorted(DOWNLOADS)}, "
+                                  f"got {download!r}")
     fields = {"setting_id": setting.id, "download": download,
               "holds": DOWNLOADS[download].holds, "task": setting.task,
               "mechanism": str(getattr(setting.mechanism, "value", setting.mechanism)),

@@ -26,6 +26,8 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from leaderboard.errors import BrokenContract
+
 DATASET_CARD = "benchmark_data/dataset/README.md"
 """Source path of the dataset card (package data of `benchmark_data`)."""
 CROISSANT = "benchmark_data/dataset/croissant.json"
@@ -68,7 +70,7 @@ def site_path(source: str) -> str:
         return "docs/readme.html"
     if source.startswith("docs/") and source.endswith(".md"):
         return source[:-3] + ".html"
-    raise ValueError(f"source document {source!r} has no place in the published site")
+    raise BrokenContract(f"source document {source!r} has no place in the published site")
 
 
 def read_documents(root: Path | None = None) -> Documents:

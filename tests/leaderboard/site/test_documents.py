@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from leaderboard.errors import BrokenContract
 from leaderboard.site.build import build_leaderboard
 from leaderboard.site.documents import (CROISSANT, DATASET_CARD, Documents, read_documents,
                                         render_markdown, site_path, slug)
@@ -36,7 +37,7 @@ def test_site_paths_of_every_kind_of_document():
     assert site_path("README.md") == "docs/readme.html"
     assert site_path(DATASET_CARD) == "dataset/index.html"
     assert site_path(CROISSANT) == "dataset/croissant.json"
-    with pytest.raises(ValueError, match="'src/x.py' has no place in the published site"):
+    with pytest.raises(BrokenContract, match="'src/x.py' has no place in the published site"):
         site_path("src/x.py")
 
 
