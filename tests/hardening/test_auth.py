@@ -12,8 +12,8 @@ import pytest
 import redis
 import requests
 
-from service.auth import hash_token
-from service.defaults import FAILED_AUTH_PER_MINUTE, TOKEN_LOCAL_CACHE_S
+from service.auth.tokens import hash_token
+from service.process.defaults import FAILED_AUTH_PER_MINUTE, TOKEN_LOCAL_CACHE_S
 from tests.support.manual_clock import ManualClock
 from tests.support.servers import (ADMIN_TOKEN, RedisServer, ServiceStack, _descendants,
                                    synthetic_setting, write_catalog)
@@ -188,7 +188,7 @@ def test_behind_a_trusted_proxy_the_address_the_proxy_saw_is_counted(proxied_sta
 def test_blocks_survive_many_other_blocked_addresses(redis_conn):
     """Rotating addresses cannot flush a block: blocks live in Redis, none in process memory,
     and another process (a second limiter) sees them."""
-    from service.auth import FailedAuthLimiter
+    from service.auth.tokens import FailedAuthLimiter
     from service.errors import TooManyRequests
 
     first = FailedAuthLimiter(redis_conn, per_minute=1)
@@ -208,12 +208,12 @@ def test_blocks_survive_many_other_blocked_addresses(redis_conn):
 @pytest.fixture()
 def outage(tmp_path, monkeypatch):
     """A store, a Redis that keeps its data across a restart (AOF), and the clock of
-    `service.auth` under the test's control."""
-    import service.auth
-    from service.storage import LocalStore
+    `service.auth.tokens` under the test's control."""
+    import service.auth.tokens
+    from service.store.storage import LocalStore
 
     clock = ManualClock()
-    monkeypatch.setattr(service.auth, "time", clock)
+    monkeypatch.setattr(service.auth.tokens, "time", clock)
     servers = [RedisServer(tmp_path / "redis", appendonly=True).start()]
     conn = redis.Redis(port=servers[0].port, socket_connect_timeout=0.5, socket_timeout=2)
     yield LocalStore(tmp_path / "store"), conn, servers, clock
@@ -235,7 +235,7 @@ def test_a_revocation_during_an_outage_is_refused_by_every_process_within_the_lo
     web_b is to refuse the token within `TOKEN_LOCAL_CACHE_S` of the revocation: at once when
     it met the outage itself, else at its next look, never by remembering the stale entry for
     a full `TOKEN_LOCAL_CACHE_S` after reading it."""
-    from service.auth import TokenRegistry
+    from service.auth.tokens import TokenRegistry
     from service.errors import Unauthorized
 
     store, conn, servers, clock = outage

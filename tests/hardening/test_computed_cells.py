@@ -25,7 +25,7 @@ import pytest
 
 from benchmark_data.paths import cells_journal, sealed_cells_files
 from sandbox.base import Limits, Protected, RunSpec, RunStatus, exposure_refusal
-from service.config import (ServiceConfig, computed_cells_dir, from_env, protected_paths,
+from service.process.config import (ServiceConfig, computed_cells_dir, from_env, protected_paths,
                             redis_socket, to_env)
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import ADMIN_TOKEN
@@ -146,9 +146,9 @@ class _Result:
 
 @needs_data
 def test_the_runner_appends_to_the_cells_dir_and_the_service_reads_it_there(tmp_path, monkeypatch):
-    from service import rollout_runner
-    from service.catalog import open_catalog
-    from service.rollout_jobs import Chunk
+    from service.runner import rollout_runner
+    from service.catalog.catalog import open_catalog
+    from service.queues.rollout_jobs import Chunk
 
     root = tmp_path / "frozen"
     copy_library(root, experience_ids(10))
@@ -172,7 +172,7 @@ def test_the_runner_appends_to_the_cells_dir_and_the_service_reads_it_there(tmp_
 def test_cells_an_older_service_left_in_the_frozen_root_still_count(tmp_path):
     """Deployments whose frozen volume holds computed cells keep them: the readers take the
     frozen root's journal too (and the sandbox refuses to expose it, above)."""
-    from service.catalog import BenchmarkCatalog
+    from service.catalog.catalog import BenchmarkCatalog
 
     root = tmp_path / "frozen"
     copy_library(root, experience_ids(10))
@@ -267,12 +267,14 @@ def test_a_refused_sandbox_is_retried_and_ends_as_the_services_fault(tmp_path, r
     from rq import Queue, SimpleWorker
     from rq.job import Job
 
-    from service import defaults, jobs
-    from service.catalog import BenchmarkCatalog
-    from service.container_jobs import make_sandbox
-    from service.publishing import AuditOptions
-    from service.records import Fault, State, SubmissionRepo
-    from service.storage import LocalStore
+    from service.process import defaults
+
+    from service.queues import jobs
+    from service.catalog.catalog import BenchmarkCatalog
+    from service.selectors.run import make_sandbox
+    from service.submissions.publishing import AuditOptions
+    from service.submissions.records import Fault, State, SubmissionRepo
+    from service.store.storage import LocalStore
     from tests.support.servers import bearer, make_app
     from tests.support.selectors import SETTING, STATES, selector_archive
 

@@ -6,7 +6,7 @@ The project is installed for real (pip, not editable) into a fresh venv whose ot
 packages come from this test's environment through a `.pth` line, so the install takes
 seconds; the venv's interpreter runs the runner (`expaudit runner --burst`, one chunk of
 the sealed query set, on the frozen data shipped in the installed package) and the local
-sandbox (`service.container_jobs.make_sandbox`), which binds that interpreter's whole
+sandbox (`service.selectors.run.make_sandbox`), which binds that interpreter's whole
 prefix, installed package included, into the selector. Before the computed-cells
 directory the runner appended the sealed cells inside the package, and the selector
 printed them and submitted the oracle.
@@ -91,9 +91,9 @@ import sys
 import benchmark_data
 from sandbox.base import Limits, RunSpec
 from sandbox.execute import run_selector
-from service.catalog import open_catalog
-from service.config import from_env
-from service.container_jobs import make_sandbox, run_tree
+from service.catalog.catalog import open_catalog
+from service.process.config import from_env
+from service.selectors.run import make_sandbox, run_tree
 
 config = from_env()
 sandbox = make_sandbox(config)
@@ -159,7 +159,7 @@ def _fill_one_chunk(python: Path, cwd: Path, env: dict[str, str], redis_url: str
     import redis
 
     from benchmark_data.registry import get_setting
-    from service.rollout_jobs import Chunk, ensure_chunks
+    from service.queues.rollout_jobs import Chunk, ensure_chunks
 
     connection = redis.Redis.from_url(redis_url)
     connection.flushdb()

@@ -9,7 +9,7 @@ import json
 import pytest
 
 import leaderboard.scores.limits
-import service.upload_limits
+import service.submissions.limits
 from leaderboard.errors import InputError
 from leaderboard.scores.limits import count_rows_upper_bound, full_file_needs
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app, scores_rows, synthetic_setting
@@ -33,7 +33,7 @@ def test_a_json_list_one_row_over_the_limit_is_refused_before_parsing(monkeypatc
 
 
 def test_the_benchmark_is_sized_from_its_ids_without_loading_a_tensor(monkeypatch):
-    from service.catalog import BenchmarkCatalog, DataUnavailable
+    from service.catalog.catalog import BenchmarkCatalog, DataUnavailable
 
     catalog = BenchmarkCatalog()
     loaded = {}
@@ -49,7 +49,7 @@ def test_the_benchmark_is_sized_from_its_ids_without_loading_a_tensor(monkeypatc
     def no_tensor(*args):
         raise AssertionError("an outcome tensor was loaded to size the uploads")
 
-    monkeypatch.setattr("service.catalog._load_frozen", no_tensor)
+    monkeypatch.setattr("service.catalog.catalog._load_frozen", no_tensor)
     for setting_id, ids in loaded.items():
         assert BenchmarkCatalog().pair_ids(setting_id) == ids
 
@@ -58,10 +58,10 @@ def test_the_body_limit_rises_once_a_catalog_unreadable_at_start_can_be_read(
         tmp_path, store, redis_conn, monkeypatch):
     """The catalog's directory does not exist when the app starts (a volume not yet mounted):
     the configured 2,000 bytes hold; once the setting is there, its full file is accepted."""
-    from service.catalog import DirectoryCatalog, export_setting
+    from service.catalog.catalog import DirectoryCatalog, export_setting
 
     monkeypatch.setattr(leaderboard.scores.limits, "FLOOR_ROWS", 10)
-    monkeypatch.setattr(service.upload_limits, "FLOOR_BODY_BYTES", 2000)
+    monkeypatch.setattr(service.submissions.limits, "FLOOR_BODY_BYTES", 2000)
     monkeypatch.setattr(leaderboard.scores.limits, "MAX_PARQUET_ROWS", 10)
     summary, data = synthetic_setting("late-k4", k=4, n_states=8, draws=2)
     root = tmp_path / "catalog"

@@ -81,7 +81,7 @@ def test_a_store_that_refuses_writes_is_a_503_with_a_reason_and_healthz_says_so(
 def test_healthz_polled_anonymously_writes_the_store_at_most_once_per_check_time(stack):
     """A probe every request: the write check's success is remembered by the process (its
     probe directory is left alone), reads and the Redis ping still happen each time."""
-    from service.defaults import HEALTHZ_WRITE_CHECK_S
+    from service.process.defaults import HEALTHZ_WRITE_CHECK_S
 
     stack, _setting = stack
     probes = stack.directory / "store" / "healthz"
@@ -112,7 +112,7 @@ def test_a_script_name_that_reaches_the_app_does_not_move_its_routes_or_links(st
     name the client chose, taken off the path; the app serves the whole path and writes
     links without it."""
     from service.web.app import create_app
-    from service.config import from_env
+    from service.process.config import from_env
 
     stack, (summary, _data) = stack
     client = create_app(service_config=from_env(stack.env())).test_client()
@@ -221,7 +221,7 @@ def test_the_web_role_of_the_image_applies_the_service_gunicorn_settings(tmp_pat
 
 
 def test_serve_prints_the_frozen_root_without_its_absolute_path(tmp_path, monkeypatch):
-    from service.embedded import shown_root
+    from service.serve.embedded import shown_root
 
     (tmp_path / "data" / "frozen").mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
@@ -231,9 +231,9 @@ def test_serve_prints_the_frozen_root_without_its_absolute_path(tmp_path, monkey
 
 
 def test_serve_gives_gunicorn_the_documented_timeout():
-    from service.defaults import WEB_TIMEOUT_S
-    from service.embedded import web_command
+    from service.process.defaults import WEB_TIMEOUT_S
+    from service.serve.embedded import web_command
 
     command = web_command("127.0.0.1", 8000, 1)
     assert command[command.index("--timeout") + 1] == str(WEB_TIMEOUT_S)
-    assert command[command.index("--config") + 1] == "python:service.gunicorn_conf"
+    assert command[command.index("--config") + 1] == "python:service.process.gunicorn_conf"

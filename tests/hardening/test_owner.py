@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 import requests
 
-from service.auth import TokenRegistry, hash_token
-from service.records import Manifest
-from service.sealed import take_sealed_quota
-from service.sealed_report import LADDER_KEY, audit_sealed
+from service.auth.tokens import TokenRegistry, hash_token
+from service.submissions.records import Manifest
+from service.sealed.quota import take_sealed_quota
+from service.sealed.report import LADDER_KEY, audit_sealed
 from tests.support.servers import (ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv,
                                    synthetic_setting, web_stack)
 from tests.support.submissions import submit_scores

@@ -15,8 +15,10 @@ from rq import Queue
 from rq.job import Job
 from rq.registry import ScheduledJobRegistry
 
-from service import defaults, jobs
-from service.records import Fault, Manifest, State, SubmissionRepo, new_submission_id, utc_now
+from service.process import defaults
+
+from service.queues import jobs
+from service.submissions.records import Fault, Manifest, State, SubmissionRepo, new_submission_id, utc_now
 from tests.support.servers import run_jobs, scores_csv
 
 

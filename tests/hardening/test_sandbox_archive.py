@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from service import jobs
+from service.queues import jobs
 from service.errors import ValidationFailed
-from service.records import Fault, Manifest, State, SubmissionRepo, new_submission_id, utc_now
-from service.selector_archive import check_archive, unpack_archive
+from service.submissions.records import Fault, Manifest, State, SubmissionRepo, new_submission_id, utc_now
+from service.selectors.archive import check_archive, unpack_archive
 
 
 SELECTOR = b"print('hello')\n"
@@ -71,7 +71,7 @@ def test_a_path_conflict_is_refused_at_upload_naming_both_entries(entries, first
 
 def test_the_upload_of_a_conflicting_archive_is_a_422_naming_both_entries():
     """The web side of a container submission (`check_selector`) checks the archive."""
-    from service.container_submissions import check_selector
+    from service.selectors.submissions import check_selector
 
     class _Catalog:
         def get_setting(self, setting_id, field=None):
@@ -104,7 +104,7 @@ def test_a_name_longer_than_a_file_system_allows_is_refused_at_upload():
 def test_an_unpacking_error_names_the_entry_not_the_host_directory(tmp_path):
     """Any OSError while unpacking is the archive's (`ArchiveUnpackFailed`), naming the
     entry only; here the target already holds a folder where the archive has a file."""
-    from service.selector_archive import ArchiveUnpackFailed
+    from service.selectors.archive import ArchiveUnpackFailed
 
     target = tmp_path / "deep" / "host" / "dir"
     (target / "data").mkdir(parents=True)
@@ -116,7 +116,7 @@ def test_an_unpacking_error_names_the_entry_not_the_host_directory(tmp_path):
 
 
 def test_a_full_disk_while_unpacking_is_the_host_s_and_names_no_path(tmp_path, monkeypatch):
-    from service.selector_archive import HostUnpackFailed
+    from service.selectors.archive import HostUnpackFailed
 
     def full(self, data):
         raise OSError(errno.ENOSPC, "No space left on device", str(self))
@@ -180,7 +180,7 @@ def test_a_stored_conflicting_archive_fails_as_the_submitter_s_without_a_host_pa
     try:
         from rq import SimpleWorker
 
-        from service.worker import queues
+        from service.queues.worker import queues
 
         SimpleWorker(queues(redis_conn, ("selectors",)), connection=redis_conn).work(
             burst=True, logging_level="WARNING")

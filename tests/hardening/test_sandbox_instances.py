@@ -20,8 +20,8 @@ import pytest
 
 from sandbox import workdir
 from sandbox.workdir import WorkerDir
-from service import container_jobs
-from service.config import ServiceConfig
+from service.selectors import run as container_jobs
+from service.process.config import ServiceConfig
 from tests.support.paths import REPO_ROOT
 
 REPO = REPO_ROOT

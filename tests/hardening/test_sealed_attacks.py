@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 import redis as redis_lib
 
-from service.ladder import (grid_size, information_bound_bits, ladder_margin, ladder_release,
+from service.sealed.ladder import (grid_size, information_bound_bits, ladder_margin, ladder_release,
                             on_grid)
-from service.sealed import QUOTA_KEY
-from service.storage import LocalStore, ObjectNotFound, StoreUnavailable
+from service.sealed.quota import QUOTA_KEY
+from service.store.storage import LocalStore, ObjectNotFound, StoreUnavailable
 from tests.support.servers import ADMIN_TOKEN, RedisServer, bearer, make_app, run_jobs, scores_csv
 from tests.support.submissions import submit_scores
 
@@ -173,7 +173,7 @@ def test_a_sealed_report_holds_the_headline_numbers_and_nothing_else(store, redi
 
 def test_a_reexecuted_audit_releases_what_it_released_before(store, redis_conn, catalog):
     """Fault: the worker died after the Ladder moved; the retry must not release again."""
-    from service.sealed_report import audit_sealed
+    from service.sealed.report import audit_sealed
 
     sealed = catalog.load_transfer(SEALED)
     scores = np.random.default_rng(0).normal(size=sealed.outcomes.shape[:2])
@@ -338,8 +338,8 @@ def test_a_submission_created_before_a_failure_keeps_its_charge(tmp_path, redis_
 def test_a_full_report_stored_on_a_sealed_setting_is_not_republished(store, redis_conn, catalog):
     """Upgrade: a report written before sealed reports existed holds every metric; the
     next rebuild must not publish it."""
-    from service.jobs import JobContext, install_context, publish_job
-    from service.publishing import AuditOptions
+    from service.queues.jobs import JobContext, install_context, publish_job
+    from service.submissions.publishing import AuditOptions
 
     client = make_app(store, redis_conn, catalog).test_client()
     token = _token(client)

@@ -53,7 +53,7 @@ def fill(directory: Path) -> Path:
 
 
 def test_healthz_is_503_when_the_store_file_system_is_full(tmp_path, redis_conn):
-    from service.storage import LocalStore
+    from service.store.storage import LocalStore
 
     with small_tmpfs(tmp_path / "disk") as disk:
         store = LocalStore(disk / "store")
@@ -73,7 +73,7 @@ def test_healthz_is_503_when_the_store_file_system_is_full(tmp_path, redis_conn)
 
 def test_the_write_probe_is_not_empty(tmp_path):
     """The object `/healthz` writes holds bytes (an empty probe proves nothing on a full disk)."""
-    from service.storage import LocalStore
+    from service.store.storage import LocalStore
 
     written = {}
 

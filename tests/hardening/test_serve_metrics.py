@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from service.embedded import web_command
+from service.serve.embedded import web_command
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import (ADMIN_TOKEN, ProcessServer, RedisServer, free_port, read_until,
                                    service_env, synthetic_setting, wait_for_port, write_catalog)

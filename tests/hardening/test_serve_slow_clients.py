@@ -4,7 +4,7 @@
 workers, two connections dripping a header line every few seconds held both web processes
 and `/healthz` timed out for as long as they dripped; a valid token dripping an upload body
 did the same. The attack here runs against the very command `serve` runs
-(`service.embedded.web_command`, two web processes) on a free port: several anonymous
+(`service.serve.embedded.web_command`, two web processes) on a free port: several anonymous
 connections drip header lines and two authenticated ones drip an upload body, all at once;
 while they are connected `/healthz` must answer, and the header drippers must be cut off.
 
@@ -22,8 +22,8 @@ import time
 import pytest
 import requests
 
-from service import defaults
-from service.embedded import web_command
+from service.process import defaults
+from service.serve.embedded import web_command
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import (ADMIN_TOKEN, ProcessServer, RedisServer, free_port, new_token,
                                    service_env, synthetic_setting, wait_for_port, write_catalog)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from service.records import SubmissionRepo
+from service.submissions.records import SubmissionRepo
 from tests.support.servers import (RedisServer, _descendants, bearer, new_token, scores_csv,
                                    synthetic_setting, web_stack)
 

@@ -224,7 +224,7 @@ def _zero_files(count: int, size: int) -> bytes:
 
 def test_an_archive_that_unpacks_far_past_its_size_is_refused_by_its_ratio():
     from service.errors import ValidationFailed
-    from service.selector_archive import check_archive
+    from service.selectors.archive import check_archive
 
     archive = _zero_files(40, 2**20)  # 40 MiB of zeros in about 40 KB
     with pytest.raises(ValidationFailed, match=r"unpacks to more than 16777216 bytes, over 100 "
@@ -238,7 +238,7 @@ def test_a_member_is_refused_from_its_header_before_its_data_is_decompressed():
     """The streamed reader stops at the header: the gzip stream after it is never read, so
     a truncated stream there raises nothing else."""
     from service.errors import ValidationFailed
-    from service.selector_archive import check_archive
+    from service.selectors.archive import check_archive
 
     bomb = archive_bomb(1)[:600_000]  # its header and a few hundred MiB of zeros, cut short
     with pytest.raises(ValidationFailed, match=r"unpacks to more than 60000000 bytes, over 100 times"):

@@ -17,12 +17,12 @@ import re
 import pytest
 import redis
 
-from service import auth as auth_module
-from service import defaults
-from service.auth import (EVICTIONS_PREFIX, ActiveSubmissions, FailedAuthLimiter, RateLimiter,
+from service.auth import tokens as auth_module
+from service.process import defaults
+from service.auth.tokens import (EVICTIONS_PREFIX, ActiveSubmissions, FailedAuthLimiter, RateLimiter,
                           TokenInfo, TokenRegistry, client_address, hash_token)
 from service.errors import Conflict, NotFound, TooManyRequests, Unauthorized
-from service.storage import LocalStore
+from service.store.storage import LocalStore
 from tests.support.manual_clock import ManualClock
 from tests.support.servers import RedisServer
 
@@ -56,7 +56,7 @@ def _transactions(monkeypatch, conn) -> list:
 
 
 def _warnings(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "service.auth"]
+    return [r.getMessage() for r in caplog.records if r.name == "service.auth.tokens"]
 
 
 class RecordingStore(LocalStore):
@@ -140,7 +140,7 @@ def test_without_redis_a_revocation_leaves_no_marker(store):
 
 def test_a_revocation_while_redis_is_down_is_logged_and_marked_and_tokens_still_verify(
         store, redis_down, caplog):
-    caplog.set_level(logging.WARNING, logger="service.auth")
+    caplog.set_level(logging.WARNING, logger="service.auth.tokens")
     registry = TokenRegistry(store, redis_down, admin_token=None)
     _, revoked_info = registry.create("gone", "gone")
     kept, kept_info = registry.create("kept", "kept")
@@ -313,7 +313,7 @@ def test_requests_are_sent_to_redis_in_batches_by_count_and_by_time(redis_conn, 
 
 
 def test_while_redis_is_down_unsent_requests_are_not_held_against_the_token(redis_down, clock, caplog):
-    caplog.set_level(logging.WARNING, logger="service.auth")
+    caplog.set_level(logging.WARNING, logger="service.auth.tokens")
     limiter = RateLimiter(redis_down, per_minute=1, flush_every=10, flush_interval_s=30.0)
     for _ in range(4):
         limiter.hit("t")  # the first one tries Redis; the others wait for the next batch
@@ -365,7 +365,7 @@ def test_a_failure_is_counted_and_its_window_started_in_one_transaction(redis_co
 
 
 def test_failed_verifications_are_not_counted_while_redis_is_down(redis_down, caplog):
-    caplog.set_level(logging.WARNING, logger="service.auth")
+    caplog.set_level(logging.WARNING, logger="service.auth.tokens")
     limiter = FailedAuthLimiter(redis_down, per_minute=1)
     for _ in range(3):
         limiter.failed("10.0.0.1")
@@ -391,7 +391,7 @@ def test_the_limit_is_per_window_and_a_block_is_read_from_its_lifetime(redis_con
         limiter.check("10.0.0.5")
     FailedAuthLimiter(None, per_minute=1).check("10.0.0.1")
     FailedAuthLimiter(None, per_minute=1).failed("10.0.0.1")
-    caplog.set_level(logging.WARNING, logger="service.auth")
+    caplog.set_level(logging.WARNING, logger="service.auth.tokens")
     FailedAuthLimiter(redis_down, per_minute=1).check("10.0.0.1")
     assert _warnings(caplog) == ["invalid-token block unavailable (ConnectionError)"]
 
@@ -464,7 +464,7 @@ def test_without_redis_the_cap_does_nothing(redis_down, caplog):
     off.release("o", "r")
     off.add("o", "sub-1")
     off.remove("o", "sub-1")
-    caplog.set_level(logging.WARNING, logger="service.auth")
+    caplog.set_level(logging.WARNING, logger="service.auth.tokens")
     assert ActiveSubmissions(redis_down).reserve("o", limit=1) is None
     ActiveSubmissions(redis_down).release("o", "r")
     assert _warnings(caplog) == ["concurrency cap unavailable (ConnectionError); submission allowed",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.auth import normal_owner
+from service.auth.tokens import normal_owner
 from service.errors import ValidationFailed
 
 

@@ -17,9 +17,9 @@ from datetime import datetime, timezone
 import pytest
 
 from service.errors import TooManyRequests
-from service.ladder import Release, grid_size, information_bound_bits, ladder_margin, ladder_release
-from service.sealed import QUOTA_KEY, claims_today, give_back_sealed_quota, take_sealed_quota
-from service.storage import LocalStore, StoreError
+from service.sealed.ladder import Release, grid_size, information_bound_bits, ladder_margin, ladder_release
+from service.sealed.quota import QUOTA_KEY, claims_today, give_back_sealed_quota, take_sealed_quota
+from service.store.storage import LocalStore, StoreError
 
 
 
@@ -47,10 +47,10 @@ def test_a_claim_the_store_cannot_delete_is_logged_and_the_counter_still_given_b
     store = Undeletable(tmp_path / "store")
     now = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
     claim = take_sealed_quota(redis_conn, store, "tok-a", 2, now)
-    caplog.set_level(logging.WARNING, logger="service.sealed")
+    caplog.set_level(logging.WARNING, logger="service.sealed.quota")
     give_back_sealed_quota(redis_conn, store, claim)
     assert int(redis_conn.get(QUOTA_KEY.format(owner="tok-a", day="20260301"))) == 0
-    assert [r.getMessage() for r in caplog.records if r.name == "service.sealed"] == [
+    assert [r.getMessage() for r in caplog.records if r.name == "service.sealed.quota"] == [
         "sealed quota claim not deleted (counted again only after a Redis loss today): StoreError"]
 
 

@@ -8,8 +8,8 @@ import io
 import json
 
 from leaderboard.metrics.discrimination import quality_range
-from service.publishing import AuditOptions, rebuild_leaderboard, setting_infos
-from service.storage import LocalStore, StoreUnavailable
+from service.submissions.publishing import AuditOptions, rebuild_leaderboard, setting_infos
+from service.store.storage import LocalStore, StoreUnavailable
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app, scores_csv
 
 SEALED = "toy-sealed"

@@ -1,6 +1,6 @@
 """The sealed report's numbers, its Ladder state and its page, to the digit.
 
-What mutation testing of `service.sealed_report` and `leaderboard.site.sealed_html`
+What mutation testing of `service.sealed.report` and `leaderboard.site.sealed_html`
 showed untested: the exact document of a sealed report (schema, rounding of the
 advantage and of the bound, the verdict's text), the references computed from a
 known matrix, a repeated submission answered from the Ladder's record after the
@@ -21,11 +21,11 @@ import redis as redis_lib
 from leaderboard.matrix import SceneTable, TransferData
 from leaderboard.site.html_report import render_report_html
 from leaderboard.site.sealed_html import is_sealed_report, render_sealed_html
-from service import defaults
-from service.ladder import Release
-from service.sealed_report import (SealedNumbers, audit_sealed, release_for, sealed_numbers,
+from service.process import defaults
+from service.sealed.ladder import Release
+from service.sealed.report import (SealedNumbers, audit_sealed, release_for, sealed_numbers,
                                    sealed_report)
-from service.storage import LocalStore, S3Store
+from service.store.storage import LocalStore, S3Store
 
 
 

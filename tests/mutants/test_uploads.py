@@ -28,8 +28,8 @@ import leaderboard.scores.limits
 from leaderboard.errors import InputError
 from leaderboard.scores.parquet import (BATCH_ROWS, _check_footer, _check_pages, _check_schema,
                                         _expanded_bytes, read_bounded_parquet)
-from service.catalog import StaticCatalog
-from service.request_body import BoundedBody
+from service.catalog.catalog import StaticCatalog
+from service.web.request_body import BoundedBody
 from leaderboard.scores.json_rows import JSON_KEYS, read_json_rows
 from leaderboard.scores.limits import (MULTIPART_BYTES, UploadLimits, count_rows_upper_bound,
                                        full_file_needs)

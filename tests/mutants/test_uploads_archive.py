@@ -9,9 +9,9 @@ import tarfile
 
 import pytest
 
-from service import defaults
+from service.process import defaults
 from service.errors import ValidationFailed
-from service.selector_archive import _HEADER_BYTES, check_archive, content_limit
+from service.selectors.archive import _HEADER_BYTES, check_archive, content_limit
 
 SELECTOR = b"print(1)\n"
 FREE = defaults.SELECTOR_ARCHIVE_RATIO_FREE_BYTES

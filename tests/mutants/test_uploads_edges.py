@@ -24,13 +24,13 @@ import pytest
 import leaderboard.scores.limits
 import leaderboard.scores.parquet
 from leaderboard.errors import InputError
-from service.catalog import DataUnavailable, StaticCatalog, UnknownSetting
+from service.catalog.catalog import DataUnavailable, StaticCatalog, UnknownSetting
 from service.errors import ValidationFailed
-from service.form_fields import request_fields
+from service.submissions.form_fields import request_fields
 from leaderboard.scores.parquet import BATCH_ROWS, _check_pages, _expanding, read_bounded_parquet
-from service.request_body import BoundedBody, FixedScriptName
+from service.web.request_body import BoundedBody, FixedScriptName
 from leaderboard.scores.limits import UploadLimits, full_file_needs
-from service.upload_limits import FLOOR_BODY_BYTES, catalog_limits
+from service.submissions.limits import FLOOR_BODY_BYTES, catalog_limits
 from leaderboard.scores.upload import FieldError, detect_format, read_frame, validate_upload
 from tests.support.servers import synthetic_setting
 from tests.support.uploads import LOOSE, SOURCE, parquet_bytes
@@ -361,7 +361,7 @@ def test_settings_whose_ids_cannot_be_read_are_skipped_and_logged_and_the_rest_s
                       "big": (experiences, scenes), "small": (("e0",), ("s0",))})
     need = full_file_needs("big", experiences, scenes)
     assert need.rows > 1_000_000 and need.body_bytes > FLOOR_BODY_BYTES
-    with caplog.at_level(logging.INFO, logger="service.upload_limits"):
+    with caplog.at_level(logging.INFO, logger="service.submissions.limits"):
         limits = catalog_limits(catalog)
     assert (limits.rows, limits.body_bytes, limits.decoded_bytes) == (need.rows, need.body_bytes, None)
     assert [r.getMessage() for r in caplog.records] == [
@@ -434,7 +434,7 @@ class _Unlisted(_Sizes):
 def test_a_catalog_that_cannot_list_its_settings_gives_the_floors_with_a_warning_until_it_can(caplog):
     experiences, scenes = tuple(f"e{i}" for i in range(1001)), tuple(f"s{i}" for i in range(1000))
     catalog = _Unlisted({"big": (experiences, scenes)}, [OSError("gone"), ValueError("damaged")])
-    with caplog.at_level(logging.WARNING, logger="service.upload_limits"):
+    with caplog.at_level(logging.WARNING, logger="service.submissions.limits"):
         assert catalog_limits(catalog) == catalog_limits(catalog) == UploadLimits()
     assert [r.getMessage() for r in caplog.records] == [
         f"upload limits: the catalog's settings cannot be read ({kind}); fixed limits apply"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.catalog import BenchmarkCatalog
+from service.catalog.catalog import BenchmarkCatalog
 from tests.support.servers import make_app
 
 SETTING = "stack-replay-k3-orig"

@@ -154,7 +154,7 @@ def test_golden_replay_cells_reproduce_the_frozen_outcomes(tmp_path):
 @pytest.mark.sim
 def test_a_behaviour_change_without_a_mechanism_bump_fails_the_golden_cells(tmp_path):
     """The golden cells are the guard that code versions rely on: here the Replay noise is
-    changed in a copy of the runner while its declared mechanism stays, and the golden cells
+    changed in a copy of the simulator while its declared mechanism stays, and the golden cells
     re-run with that copy in a child process no longer reproduce the frozen outcomes."""
     pytest.importorskip("robosuite")
     import shutil
@@ -165,9 +165,9 @@ def test_a_behaviour_change_without_a_mechanism_bump_fails_the_golden_cells(tmp_
         pytest.skip(f"numpy's OpenBLAS runs {blas_kernel()!r}, not {BLAS_KERNEL}: final states "
                     "legitimately differ, so only a change of success would show")
     mutated = tmp_path / "code"
-    shutil.copytree(REPO_ROOT / "runner", mutated / "runner",
+    shutil.copytree(REPO_ROOT / "simulator", mutated / "simulator",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    replay = mutated / "runner" / "replay.py"
+    replay = mutated / "simulator" / "replay.py"
     source = replay.read_text()
     assert "EPISODE_OFFSET_STD = 0.008\n" in source
     replay.write_text(source.replace("EPISODE_OFFSET_STD = 0.008\n", "EPISODE_OFFSET_STD = 0.012\n"))
