@@ -37,11 +37,17 @@ import numpy as np
 import pandas as pd
 
 from benchmark_data.readout_banks import (BANK_VERSION, LABEL_COLUMNS, OBSERVATION_COLUMNS, PUBLIC_SPLITS,
-                                          SEALED_SPLITS, bank_dir, sealed_dir, sealed_labels_path)
+                                          SEALED_SPLITS, bank_dir, read_images, read_labels, sealed_dir,
+                                          sealed_labels_path)
 from expaudit.errors import InvalidInput
+from simulator.provenance import PACKAGES, _versions
+from simulator.readout_bank import observe_initialization
+from simulator.readout_cells import Observer, expert_commands
+from simulator.readout_checks import Target
 from simulator.readout_inits import SPLITS, initialization, initializations, make_sim
 from simulator.readout_protocol import (GRID_PERCENTILES, GRID_SIZE, MIN_ENDPOINT_SEPARATION, N_CONTEXTS,
-                                        NATURAL_EVERY, READOUT_BANK_MECHANISM, THRESHOLDS, grid_values)
+                                        NATURAL_EVERY, READOUT_BANK_MECHANISM, THRESHOLDS, grid_values,
+                                        reject_reason)
 
 log = logging.getLogger(__name__)
 
@@ -127,9 +133,6 @@ def train_grid(task: str, sim=None, work: Path | None = None) -> dict:
     path = (work or work_dir(task)) / "grid.json"
     if path.exists():
         return json.loads(path.read_text())
-    from simulator.readout_cells import expert_commands
-    from simulator.readout_checks import Target
-
     sim = sim or make_sim(task)
     target = Target(sim, task)
     coords = []
@@ -162,8 +165,6 @@ def run_chunk(observer, task: str, split: str, chunk: int, grid: np.ndarray, key
               limit: int | None = None) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[dict]]:
     """Observe the initializations of one chunk: its rows (ids, labels, `_image`: index into the
     images or -1), agent views, wrist views and repeated-state checks."""
-    from simulator.readout_bank import observe_initialization
-
     n = SPLITS[split] if limit is None else min(limit, SPLITS[split])
     rows, agent, wrist, repeats = [], [], [], []
     for index in range(chunk * CHUNK, min((chunk + 1) * CHUNK, n)):
@@ -187,8 +188,6 @@ def run_chunk(observer, task: str, split: str, chunk: int, grid: np.ndarray, key
 def generate_chunks(task: str, splits, *, work: Path | None = None, sealed: Path | None = None,
                     limit: int | None = None) -> int:
     """Run every missing chunk of `splits`; returns how many were made."""
-    from simulator.readout_cells import Observer
-
     work = work or work_dir(task)
     sealed = sealed or sealed_dir()
     sim = make_sim(task)
@@ -329,8 +328,6 @@ def _validation(frames: dict[str, pd.DataFrame], repeats: list[dict]) -> dict:
 
 
 def _bank_json(task, splits, grid, labels, repeats, shards, sealed_sha) -> dict:
-    from simulator.provenance import PACKAGES, _versions
-
     hashes = hashlib.sha256()
     for split in splits:
         for h in labels[split]["state_hash"]:
@@ -393,9 +390,6 @@ def check_bank(task: str, n_cells: int = 4, root: str | Path | None = None) -> l
     """Re-render `n_cells` stored controlled cells of the committed bank (spread over its public
     rows, admitted ones and one rejected) and compare label, admission, state hash and pixels;
     returns the mismatches (empty when the bank reproduces)."""
-    from benchmark_data.readout_banks import read_images, read_labels
-    from simulator.readout_cells import Observer
-
     labels = read_labels(task, root)
     cells = labels[labels["kind"] == "controlled"]
     admitted = cells[cells["admitted"].astype(bool)]
@@ -431,8 +425,6 @@ def check_bank(task: str, n_cells: int = 4, root: str | Path | None = None) -> l
 
 def reject_reason_of(task: str, measure) -> str:
     """The admission verdict of a measured cell (`simulator.readout_protocol.reject_reason`)."""
-    from simulator.readout_protocol import reject_reason
-
     return reject_reason(task, drift=measure.drift, max_object_speed=measure.max_object_speed,
                          max_joint_speed=measure.max_joint_speed, contact=measure.contact,
                          penetration_mm=measure.penetration_mm, visible_px=measure.visible_px)
