@@ -6,11 +6,16 @@ from __future__ import annotations
 
 from expaudit.errors import InternalError, InvalidInput, UnknownName
 
-__all__ = ["BadLevel", "InvalidState", "ModelMismatch", "UnknownQuerySet", "UnknownTask"]
+__all__ = ["BadLevel", "BadReadoutInput", "InvalidState", "ModelMismatch", "UnknownQuerySet", "UnknownTask"]
 
 
 class BadLevel(InvalidInput, ValueError):
     """A layout level, image shape or network option outside the documented values."""
+
+
+class BadReadoutInput(InvalidInput, ValueError):
+    """A readout split, initialization index or coordinate array outside what the readout
+    protocol declares (`simulator.readout_inits`, `simulator.readout_protocol`)."""
 
 
 class UnknownTask(UnknownName, ValueError):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from simulator.errors import ModelMismatch, UnknownTask
 from simulator.stack_sim import ARM_DOFS
 
 ROBOT_PREFIXES = ("robot0_", "gripper0_", "fixed_mount0_", "mount0_")
@@ -36,7 +37,7 @@ def _body_ids(model: mujoco.MjModel, names) -> np.ndarray:
     ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, n) for n in names]
     missing = [n for n, i in zip(names, ids) if i < 0]
     if missing:
-        raise ValueError(f"model lacks bodies {missing}")
+        raise ModelMismatch(f"model lacks bodies {missing}")
     return np.asarray(ids)
 
 
@@ -45,7 +46,7 @@ class Target:
 
     def __init__(self, sim, task: str) -> None:
         if task not in UNITS:
-            raise ValueError(f"task must be one of {sorted(UNITS)}, got {task!r}")
+            raise UnknownTask(f"task must be one of {sorted(UNITS)}, got {task!r}")
         self.sim, self.task, self.unit = sim, task, UNITS[task]
         m = sim.model
         robot = [i for i in range(m.nbody)

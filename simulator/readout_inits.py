@@ -28,8 +28,11 @@ import numpy as np
 
 from simulator.door_expert import DoorStyle, sample_door_style
 from simulator.door_scenes import DoorLayout, sample_door_layout
+from simulator.door_sim import DoorSim
+from simulator.errors import BadReadoutInput, UnknownTask
 from simulator.stack_expert import StackStyle, sample_style
 from simulator.stack_scenes import StackLayout, sample_layout
+from simulator.stack_sim import StackSim
 
 READOUT_SEED = 9_009
 """Seed namespace of the readout initializations (no other generator of the project uses it)."""
@@ -70,11 +73,11 @@ class Initialization:
 
 def _check(task: str, split: str, index: int) -> None:
     if task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+        raise UnknownTask(f"task must be one of {TASKS}, got {task!r}")
     if split not in SPLITS:
-        raise ValueError(f"split must be one of {tuple(SPLITS)}, got {split!r}")
+        raise BadReadoutInput(f"split must be one of {tuple(SPLITS)}, got {split!r}")
     if not isinstance(index, (int, np.integer)) or not 0 <= index < SPLITS[split]:
-        raise ValueError(f"index must be an integer in [0, {SPLITS[split]}) for split {split!r}, "
+        raise BadReadoutInput(f"index must be an integer in [0, {SPLITS[split]}) for split {split!r}, "
                          f"got {index!r}")
 
 
@@ -106,12 +109,10 @@ def initializations(task: str, split: str) -> tuple[Initialization, ...]:
 def make_sim(task: str):
     """A fresh simulator of `task` (DoorSim or StackSim); heavy, one per process."""
     if task == "door":
-        from simulator.door_sim import DoorSim
         return DoorSim()
     if task == "stack":
-        from simulator.stack_sim import StackSim
         return StackSim()
-    raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    raise UnknownTask(f"task must be one of {TASKS}, got {task!r}")
 
 
 def start(sim, init: Initialization) -> None:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simulator.errors import BadReadoutInput
+
 READOUT_BANK_MECHANISM = 1
 """Version of what a bank's observations are (initializations, expert, settling, checks,
 cameras), declared like `simulator.provenance.REPLAY_MECHANISM`: bumped by any change of
@@ -62,7 +64,7 @@ def grid_values(task: str, natural_coordinates: np.ndarray) -> np.ndarray:
     """The `GRID_SIZE` set values of a task's grid from its `train` natural coordinates."""
     coords = np.asarray(natural_coordinates, dtype=np.float64)
     if coords.ndim != 1 or coords.size < 2 or not np.isfinite(coords).all():
-        raise ValueError(f"natural_coordinates must be a finite 1-d array of at least 2 values, "
+        raise BadReadoutInput(f"natural_coordinates must be a finite 1-d array of at least 2 values, "
                          f"got shape {coords.shape}")
     lo, hi = np.percentile(coords, GRID_PERCENTILES)
     low, high = COORDINATE_RANGE[task]
