@@ -19,6 +19,18 @@ N_DRAWS = 5
 """Appearance draws per state (draw 0 is the nominal appearance)."""
 
 
+VERSION_COLUMN = "query_set_version"
+"""Column of `scenes.parquet` naming the version of the query states (a file without it
+holds version 1: written before states had versions)."""
+
+
+def scenes_version(scenes: pd.DataFrame) -> int:
+    """The query-set version of a scenes table (`VERSION_COLUMN`; 1 where absent)."""
+    if VERSION_COLUMN not in scenes.columns:
+        return 1
+    return int(scenes[VERSION_COLUMN].iloc[0])
+
+
 def scene_id(state_id: str, draw: int) -> str:
     return f"{state_id}-d{draw}"
 

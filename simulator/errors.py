@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from expaudit.errors import InternalError, InvalidInput, UnknownName
 
-__all__ = ["BadLevel", "BadReadoutInput", "InvalidState", "ModelMismatch", "UnknownQuerySet", "UnknownTask"]
+__all__ = ["BadLevel", "BadReadoutInput", "InvalidState", "ModelMismatch", "UnknownQuerySet",
+           "UnknownQuerySetVersion", "UnknownTask"]
 
 
 class BadLevel(InvalidInput, ValueError):
@@ -27,6 +28,10 @@ class UnknownQuerySet(UnknownName, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
+
+
+class UnknownQuerySetVersion(UnknownName, ValueError):
+    """A query-set version the scene module does not declare."""
 
 
 class ModelMismatch(InternalError, ValueError):

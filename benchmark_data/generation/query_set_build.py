@@ -13,21 +13,34 @@ import math
 
 import numpy as np
 
-from benchmark_data.query_sets import N_DRAWS, VALIDATION_SEEDS, VALIDATION_TASK, scene_id
+from benchmark_data.query_sets import N_DRAWS, VALIDATION_SEEDS, VALIDATION_TASK, VERSION_COLUMN, scene_id
 from benchmark_data.registry import UnknownTask
 from expaudit.errors import InternalError, InvalidInput, UnknownName
 from simulator.appearance import sample_draw
 from simulator.door_scenes import QUERY_SET_SEEDS as DOOR_QUERY_SET_SEEDS
-from simulator.door_scenes import DoorQueryState, door_query_states, sample_door_layout
+from simulator.door_scenes import (
+    QUERY_SET_VERSION,
+    QUERY_SET_VERSIONS,
+    DoorQueryState,
+    door_query_states,
+    sample_door_layout,
+    versioned_states,
+)
+from simulator.door_sim import check_valid_state
 from simulator.stack_scenes import QUERY_SET_SEEDS as STACK_QUERY_SET_SEEDS
 from simulator.stack_scenes import QueryState, query_states, sample_layout
 
 
-def _scene_rows(query_set: str, task: str, states, sim, task_columns) -> list[dict]:
+def _scene_rows(query_set: str, task: str, states, sim, task_columns, check=None,
+                extra=None) -> list[dict]:
     """One row per (state, draw): the AUDIT_SPEC metadata, the task's own columns, the obstacle
-    and the state hash. `task_columns(layout, sim)` reads the restored state."""
+    and the state hash. `task_columns(layout, sim)` reads the restored state; `check(sim,
+    layout, state_id)`, when given, raises on a state that is not physically valid, so no row
+    of it is written; `extra` columns go into every row."""
     rows = []
     for state in states:
+        if check is not None:
+            check(sim, state.layout, state.state_id)
         sim.restore(state.layout)
         digest = sim.state_hash()
         lay = state.layout
@@ -44,6 +57,7 @@ def _scene_rows(query_set: str, task: str, states, sim, task_columns) -> list[di
                 "obstacle_y": obstacle[1] if obstacle else float("nan"),
                 "obstacle_top": 0.8 + 2 * obstacle[4] if obstacle else float("nan"),
                 "state_hash": digest,
+                **(extra or {}),
             })
     return rows
 
@@ -65,9 +79,12 @@ def stack_scene_rows(query_set: str, sim) -> list[dict]:
     return _scene_rows(query_set, "stack", query_states(query_set), sim, _stack_columns)
 
 
-def door_scene_rows(query_set: str, sim) -> list[dict]:
-    """Metadata rows of a Door query set; `sim` (a DoorSim) computes each state's hash."""
-    return _scene_rows(query_set, "door", door_query_states(query_set), sim, _door_columns)
+def door_scene_rows(query_set: str, sim, version: int = QUERY_SET_VERSION) -> list[dict]:
+    """Metadata rows of a Door query set as of `version`; `sim` (a DoorSim) checks every state
+    (`check_valid_state`: a state that is not physically valid raises `InvalidState`, and no
+    row is returned) and computes its hash. Rows carry the version (`query_set_version`)."""
+    return _scene_rows(query_set, "door", door_query_states(query_set, version), sim, _door_columns,
+                       check=check_valid_state, extra={VERSION_COLUMN: version})
 
 
 
@@ -97,16 +114,31 @@ def _task_layouts(task: str):
     raise UnknownTask(f"task must be 'stack' or 'door', got {task!r}")
 
 
-def validation_states(name: str) -> tuple:
-    """The 40 states (10 per level, level-major) of a validation query set, like a frozen set's."""
+VALIDATION_VERSION = {"stack-val": 1, "door-val": 1}
+"""Version of each validation set the recipe's gates use (door-val: the version its recorded
+gates were measured on; its version 2 makes the ajar states valid like the Door query sets')."""
+
+
+def validation_states(name: str, version: int | None = None) -> tuple:
+    """The 40 states (10 per level, level-major) of a validation query set, like a frozen set's;
+    a Door set as of `version` (default `VALIDATION_VERSION`; `door_scenes.versioned_states`)."""
     if name not in VALIDATION_SEEDS:
         raise UnknownValidationSet(f"unknown validation query set {name!r}; "
                                    f"known: {', '.join(VALIDATION_SEEDS)}")
-    _, _, sample, state_cls = _task_layouts(VALIDATION_TASK[name])
+    task = VALIDATION_TASK[name]
+    _, _, sample, state_cls = _task_layouts(task)
     rng = np.random.default_rng(VALIDATION_SEEDS[name])
     per_level = 10
-    return tuple(state_cls(f"{name}-s{level * per_level + j:02d}", level, sample(level, rng))
-                 for level in range(4) for j in range(per_level))
+    drawn = tuple(state_cls(f"{name}-s{level * per_level + j:02d}", level, sample(level, rng))
+                  for level in range(4) for j in range(per_level))
+    if task != "door":
+        return drawn
+    return versioned_states(drawn, VALIDATION_VERSION[name] if version is None else version)
+
+
+def _versions(task: str) -> tuple[int, ...]:
+    """Every version of the task's query and validation states (all are kept from training)."""
+    return QUERY_SET_VERSIONS if task == "door" else (1,)
 
 
 def layout_distance(task: str, a, b) -> float:
@@ -162,8 +194,8 @@ def check_validation_disjoint(name: str, training_layouts=(), training_draw_keys
     states = validation_states(name)
     keys = {s.layout.key(): s.state_id for s in states}
     ids = {s.state_id for s in states}
-    for query_set in frozen_seeds:
-        for frozen in frozen_states(query_set):
+    for query_set, version in ((q, v) for q in frozen_seeds for v in _versions(task)):
+        for frozen in frozen_states(query_set, version) if task == "door" else frozen_states(query_set):
             if frozen.state_id in ids:
                 raise ValidationOverlapError(f"validation set {name!r}: state id {frozen.state_id!r} is frozen")
             if frozen.layout.key() in keys:
@@ -185,9 +217,11 @@ def check_not_a_query_state(task: str, training_layouts) -> None:
     """Raise `ValidationOverlapError` if a training layout equals a state of any frozen or validation
     query set of `task` (training demonstrations must be drawn from their own seeds)."""
     seeds, states_of, _, _ = _task_layouts(task)
-    keys = {s.layout.key(): s.state_id for q in seeds for s in states_of(q)}
+    versions = _versions(task)
+    keys = {s.layout.key(): s.state_id for q in seeds for v in versions
+            for s in (states_of(q, v) if task == "door" else states_of(q))}
     keys.update({s.layout.key(): s.state_id for name, t in VALIDATION_TASK.items() if t == task
-                 for s in validation_states(name)})
+                 for v in versions for s in validation_states(name, v)})
     for i, layout in enumerate(training_layouts):
         if layout.key() in keys:
             raise ValidationOverlapError(f"training layout {i} equals the layout of query state {keys[layout.key()]!r}")
