@@ -12,23 +12,13 @@ pandas and the whole engine.
 
 from __future__ import annotations
 
-import importlib
+from expaudit.lazy import lazy_face
 
-_SURFACE = {
-    "AuditReport": "leaderboard.audit", "run_audit": "leaderboard.audit",
-    "InputError": "leaderboard.errors",
-    "ScoresInput": "leaderboard.scores", "parse_scores_table": "leaderboard.scores",
-    "read_inputs": "leaderboard.scores",
-    "MISSING": "leaderboard.matrix", "SceneTable": "leaderboard.matrix",
-    "TransferData": "leaderboard.matrix",
-    "report_to_dict": "leaderboard.report",
-    "Verdict": "leaderboard.verdict", "verdict": "leaderboard.verdict",
-}
-
-__all__ = sorted(_SURFACE)
-
-
-def __getattr__(name: str):
-    if name not in _SURFACE:
-        raise AttributeError(f"module 'leaderboard' has no attribute {name!r}")
-    return getattr(importlib.import_module(_SURFACE[name]), name)
+__all__, __getattr__ = lazy_face(__name__, {
+    ".audit": ("AuditReport", "run_audit"),
+    ".errors": ("InputError",),
+    ".scores": ("ScoresInput", "parse_scores_table", "read_inputs"),
+    ".matrix": ("MISSING", "SceneTable", "TransferData"),
+    ".report": ("report_to_dict",),
+    ".verdict": ("Verdict", "verdict"),
+})

@@ -6,22 +6,9 @@ loads its module on first use.
 
 from __future__ import annotations
 
-import importlib
+from expaudit.lazy import lazy_face
 
-_SURFACE = {
-    "ActiveSubmissions": "service.auth.tokens",
-    "FailedAuthLimiter": "service.auth.tokens",
-    "RateLimiter": "service.auth.tokens",
-    "TokenInfo": "service.auth.tokens",
-    "TokenRegistry": "service.auth.tokens",
-    "authenticate_request": "service.auth.tokens",
-    "client_address": "service.auth.tokens",
-}
-
-__all__ = sorted(_SURFACE)
-
-
-def __getattr__(name: str):
-    if name not in _SURFACE:
-        raise AttributeError(f"module 'service.auth' has no attribute {name!r}")
-    return getattr(importlib.import_module(_SURFACE[name]), name)
+__all__, __getattr__ = lazy_face(__name__, {
+    ".tokens": ("ActiveSubmissions", "FailedAuthLimiter", "RateLimiter", "TokenInfo", "TokenRegistry",
+                "authenticate_request", "client_address"),
+})

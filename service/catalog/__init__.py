@@ -6,24 +6,9 @@ loads its module on first use.
 
 from __future__ import annotations
 
-import importlib
+from expaudit.lazy import lazy_face
 
-_SURFACE = {
-    "BenchmarkCatalog": "service.catalog.catalog",
-    "Catalog": "service.catalog.catalog",
-    "DataUnavailable": "service.catalog.catalog",
-    "SelectorsUnsupported": "service.catalog.catalog",
-    "StaticCatalog": "service.catalog.catalog",
-    "UnknownSetting": "service.catalog.catalog",
-    "export_setting": "service.catalog.catalog",
-    "fingerprint": "service.catalog.catalog",
-    "open_catalog": "service.catalog.catalog",
-}
-
-__all__ = sorted(_SURFACE)
-
-
-def __getattr__(name: str):
-    if name not in _SURFACE:
-        raise AttributeError(f"module 'service.catalog' has no attribute {name!r}")
-    return getattr(importlib.import_module(_SURFACE[name]), name)
+__all__, __getattr__ = lazy_face(__name__, {
+    ".catalog": ("BenchmarkCatalog", "Catalog", "DataUnavailable", "SelectorsUnsupported", "StaticCatalog",
+                 "UnknownSetting", "export_setting", "fingerprint", "open_catalog"),
+})

@@ -7,34 +7,13 @@ loads its module on first use.
 
 from __future__ import annotations
 
-import importlib
+from expaudit.lazy import lazy_face
 
-_SURFACE = {
-    "Attempt": "service.process.redis_errors",
-    "RedisUnavailable": "service.process.redis_errors",
-    "redis_answers": "service.process.redis_errors",
-    "tolerated": "service.process.redis_errors",
-    "REDIS_ERRORS": "service.process.redis_errors",
-    "TRANSIENT_REDIS_ERRORS": "service.process.redis_errors",
-    "ConfigError": "service.process.config",
-    "MULTIPROC_DIR_VARIABLE": "service.process.metrics",
-    "Metrics": "service.process.metrics",
-    "RUNNER_QUEUES": "service.process.defaults",
-    "ServiceConfig": "service.process.config",
-    "client_defaults": "service.process.config",
-    "computed_cells_dir": "service.process.config",
-    "from_env": "service.process.config",
-    "parse_queues": "service.process.config",
-    "protected_paths": "service.process.config",
-    "redacted_url": "service.process.config",
-    "serve_metrics": "service.process.metrics",
-    "to_env": "service.process.config",
-}
-
-__all__ = sorted(_SURFACE)
-
-
-def __getattr__(name: str):
-    if name not in _SURFACE:
-        raise AttributeError(f"module 'service.process' has no attribute {name!r}")
-    return getattr(importlib.import_module(_SURFACE[name]), name)
+__all__, __getattr__ = lazy_face(__name__, {
+    ".redis_errors": ("Attempt", "RedisUnavailable", "redis_answers", "tolerated", "REDIS_ERRORS",
+                      "TRANSIENT_REDIS_ERRORS"),
+    ".config": ("ConfigError", "ServiceConfig", "client_defaults", "computed_cells_dir", "from_env",
+                "parse_queues", "protected_paths", "redacted_url", "to_env"),
+    ".metrics": ("MULTIPROC_DIR_VARIABLE", "Metrics", "serve_metrics"),
+    ".defaults": ("RUNNER_QUEUES",),
+})

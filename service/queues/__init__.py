@@ -7,26 +7,11 @@ loads its module on first use.
 
 from __future__ import annotations
 
-import importlib
+from expaudit.lazy import lazy_face
 
-_SURFACE = {
-    "Chunk": "service.queues.rollout_jobs",
-    "ContextNotInstalled": "service.queues.jobs",
-    "StopsCleanly": "service.queues.worker_loop",
-    "build_context": "service.queues.worker",
-    "camera_blind": "service.queues.rollout_jobs",
-    "enqueue_publish": "service.queues.jobs",
-    "install_context": "service.queues.jobs",
-    "queues": "service.queues.worker",
-    "reconcile": "service.queues.jobs",
-    "run_worker": "service.queues.worker",
-    "work_until_stopped": "service.queues.worker_loop",
-}
-
-__all__ = sorted(_SURFACE)
-
-
-def __getattr__(name: str):
-    if name not in _SURFACE:
-        raise AttributeError(f"module 'service.queues' has no attribute {name!r}")
-    return getattr(importlib.import_module(_SURFACE[name]), name)
+__all__, __getattr__ = lazy_face(__name__, {
+    ".rollout_jobs": ("Chunk", "camera_blind"),
+    ".jobs": ("ContextNotInstalled", "enqueue_publish", "install_context", "reconcile"),
+    ".worker_loop": ("StopsCleanly", "work_until_stopped"),
+    ".worker": ("build_context", "queues", "run_worker"),
+})

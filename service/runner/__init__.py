@@ -6,16 +6,8 @@ loads its module on first use.
 
 from __future__ import annotations
 
-import importlib
+from expaudit.lazy import lazy_face
 
-_SURFACE = {
-    "run_runner": "service.runner.rollout_runner",
-}
-
-__all__ = sorted(_SURFACE)
-
-
-def __getattr__(name: str):
-    if name not in _SURFACE:
-        raise AttributeError(f"module 'service.runner' has no attribute {name!r}")
-    return getattr(importlib.import_module(_SURFACE[name]), name)
+__all__, __getattr__ = lazy_face(__name__, {
+    ".rollout_runner": ("run_runner",),
+})

@@ -6,19 +6,9 @@ loads its module on first use.
 
 from __future__ import annotations
 
-import importlib
+from expaudit.lazy import lazy_face
 
-_SURFACE = {
-    "audit_sealed": "service.sealed.report",
-    "give_back_sealed_quota": "service.sealed.quota",
-    "sealed_settings": "service.sealed.quota",
-    "take_sealed_quota": "service.sealed.quota",
-}
-
-__all__ = sorted(_SURFACE)
-
-
-def __getattr__(name: str):
-    if name not in _SURFACE:
-        raise AttributeError(f"module 'service.sealed' has no attribute {name!r}")
-    return getattr(importlib.import_module(_SURFACE[name]), name)
+__all__, __getattr__ = lazy_face(__name__, {
+    ".report": ("audit_sealed",),
+    ".quota": ("give_back_sealed_quota", "sealed_settings", "take_sealed_quota"),
+})

@@ -7,19 +7,8 @@ loads its module on first use.
 
 from __future__ import annotations
 
-import importlib
+from expaudit.lazy import lazy_face
 
-_SURFACE = {
-    "SelectorFailed": "service.selectors.run",
-    "make_sandbox": "service.selectors.run",
-    "run_container": "service.selectors.run",
-    "selector_limits": "service.selectors.run",
-}
-
-__all__ = sorted(_SURFACE)
-
-
-def __getattr__(name: str):
-    if name not in _SURFACE:
-        raise AttributeError(f"module 'service.selectors' has no attribute {name!r}")
-    return getattr(importlib.import_module(_SURFACE[name]), name)
+__all__, __getattr__ = lazy_face(__name__, {
+    ".run": ("SelectorFailed", "make_sandbox", "run_container", "selector_limits"),
+})

@@ -6,16 +6,8 @@ loads its module on first use.
 
 from __future__ import annotations
 
-import importlib
+from expaudit.lazy import lazy_face
 
-_SURFACE = {
-    "serve": "service.serve.embedded",
-}
-
-__all__ = sorted(_SURFACE)
-
-
-def __getattr__(name: str):
-    if name not in _SURFACE:
-        raise AttributeError(f"module 'service.serve' has no attribute {name!r}")
-    return getattr(importlib.import_module(_SURFACE[name]), name)
+__all__, __getattr__ = lazy_face(__name__, {
+    ".embedded": ("serve",),
+})

@@ -6,25 +6,9 @@ loads its module on first use.
 
 from __future__ import annotations
 
-import importlib
+from expaudit.lazy import lazy_face
 
-_SURFACE = {
-    "InvalidKey": "service.store.storage",
-    "LocalStore": "service.store.storage",
-    "ObjectNotFound": "service.store.storage",
-    "ObjectStore": "service.store.storage",
-    "S3Store": "service.store.storage",
-    "StoreError": "service.store.storage",
-    "StoreUnavailable": "service.store.storage",
-    "check_key": "service.store.storage",
-    "make_s3_client": "service.store.storage",
-    "open_store": "service.store.storage",
-}
-
-__all__ = sorted(_SURFACE)
-
-
-def __getattr__(name: str):
-    if name not in _SURFACE:
-        raise AttributeError(f"module 'service.store' has no attribute {name!r}")
-    return getattr(importlib.import_module(_SURFACE[name]), name)
+__all__, __getattr__ = lazy_face(__name__, {
+    ".storage": ("InvalidKey", "LocalStore", "ObjectNotFound", "ObjectStore", "S3Store", "StoreError",
+                 "StoreUnavailable", "check_key", "make_s3_client", "open_store"),
+})
