@@ -32,9 +32,6 @@ WIDTHS = (1280, 390)
 HEADERS = ["rank", "name", "A [95% interval]", "beats best-fixed", "gap vs shuffle", "success",
            "top pick / oracle", "within-query AUROC", "verdict"]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 
 
@@ -70,19 +67,6 @@ def base_url(entries, tmp_path_factory):
         yield f"http://127.0.0.1:{port}"
     finally:
         server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    assert Path(CHROMIUM).exists(), "Debian chromium is missing: apt-get install -y chromium"
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield instance
-        finally:
-            instance.close()
 
 
 @pytest.fixture

@@ -34,9 +34,6 @@ MIN_LABEL_PX = 10.0
 """The smallest a plot's text may render on the phone (issue 35: labels at 3.4 and 6-7 px)."""
 PAPER = "https://arxiv.org/abs/2609.26567"
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
 
@@ -67,19 +64,6 @@ def server(tmp_path_factory):
     finally:
         web.stop()
         redis.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    assert Path(CHROMIUM).exists(), "Debian chromium is missing: apt-get install -y chromium"
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield instance
-        finally:
-            instance.close()
 
 
 @pytest.fixture

@@ -13,10 +13,8 @@ tests/hardening/test_computed_cells_install.py.
 
 from __future__ import annotations
 
-import io
 import json
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,12 +25,9 @@ from benchmark_data.paths import cells_journal, sealed_cells_files
 from sandbox.base import Limits, Protected, RunSpec, RunStatus, exposure_refusal
 from service.process.config import (ServiceConfig, computed_cells_dir, from_env, protected_paths,
                             redis_socket, to_env)
-from tests.support.paths import REPO_ROOT
-from tests.support.servers import ADMIN_TOKEN
-from tests.support.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
-                               real_data_available)
+from tests.support.selectors import SANDBOX_OK, assert_sandbox_failure_is_the_services_fault
+from tests.support.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 
-SANDBOX_OK = os.geteuid() == 0 and shutil.which("unshare") and shutil.which("setpriv")
 needs_sandbox = pytest.mark.skipif(not SANDBOX_OK, reason="the local sandbox needs root, "
                                                            "unshare and setpriv")
 needs_data = pytest.mark.skipif(not real_data_available(), reason="frozen data not built")
@@ -263,68 +258,12 @@ def test_a_refused_sandbox_is_retried_and_ends_as_the_services_fault(tmp_path, r
     """Through the worker: the sandbox `make_sandbox` builds from a configuration whose
     computed cells lie in the interpreter's prefix refuses every run; the audit is retried,
     then fails with fault `infrastructure`, and nothing shown names a host path."""
-    import redis
-    from rq import Queue, SimpleWorker
-    from rq.job import Job
-
-    from service.process import defaults
-
-    from service.queues import jobs
-    from service.catalog.catalog import BenchmarkCatalog
     from service.selectors.run import make_sandbox
-    from service.submissions.publishing import AuditOptions
-    from service.submissions.records import Fault, State, SubmissionRepo
-    from service.store.storage import LocalStore
-    from tests.support.servers import bearer, make_app
-    from tests.support.selectors import SETTING, STATES, selector_archive
 
-    copy_library(tmp_path / "frozen", experience_ids(3))
-    copy_query_set(tmp_path / "frozen", "stack-orig", STATES[:1])
-    copy_cells(tmp_path / "frozen", "stack-orig", experience_ids(3), STATES[:1])
-    store, catalog = LocalStore(tmp_path / "store"), BenchmarkCatalog(tmp_path / "frozen")
-    redis_conn = redis.Redis.from_url(redis_server.url.rsplit("/", 1)[0] + "/8")
-    redis_conn.flushdb()
-    client = make_app(store, redis_conn, catalog, sandbox="local").test_client()
-    token = client.post("/api/v1/tokens", json={"name": "lab", "owner": "lab"},
-                        headers=bearer(ADMIN_TOKEN)).json["token"]
-    archive = selector_archive(REPO_ROOT / "examples" / "selectors" / "raw32")
-    sids = []
-    for name in ("first try", "last try"):
-        created = client.post("/api/v1/submissions", headers=bearer(token),
-                              data={"setting": SETTING, "name": name,
-                                    "selector": (io.BytesIO(archive), "raw32.tar.gz")},
-                              content_type="multipart/form-data")
-        assert created.status_code == 202, created.get_data(as_text=True)
-        sids.append(created.json["id"])
-    last = Job.fetch(f"audit-{sids[1]}", connection=redis_conn)
-    last.retries_left = 0
-    last.save()
     config = ServiceConfig(store=str(tmp_path / "store"), sandbox="local",
                            cells_dir=os.path.join(sys.prefix, "expaudit-cells"))
-    sandbox = make_sandbox(config)
-    jobs.install_context(jobs.JobContext(store=store, redis=redis_conn, catalog=catalog,
-                                         options=AuditOptions(100, 100), sandbox=sandbox,
-                                         selector_limits=Limits(wall_seconds=10)))
-    try:
-        SimpleWorker([Queue(defaults.SELECTOR_QUEUE, connection=redis_conn)],
-                     connection=redis_conn).work(burst=True, logging_level="WARNING")
-    finally:
-        jobs.install_context(None)
-        sandbox.close()
-        redis_conn.flushdb()
-        redis_conn.close()
-    repo = SubmissionRepo(store)
-    retried, failed = repo.status(sids[0]), repo.status(sids[1])
-    expected = ("audit failed: SandboxUnavailable: the sandbox could not run the selector: "
-                "could not build the sandbox: the interpreter's installation would show the "
-                "selector the computed cells")
-    assert not retried.state.is_final and retried.reason == f"retrying: {expected}"
-    assert failed.state is State.FAILED and failed.fault is Fault.INFRASTRUCTURE
-    assert failed.reason == expected
-    for sid in sids:
-        run = client.get(f"/api/v1/submissions/{sid}/run", headers=bearer(token))
-        shown = json.dumps(run.json) + json.dumps(client.get(f"/api/v1/submissions/{sid}",
-                                                             headers=bearer(token)).json)
-        assert run.json["status"] == "setup_failed", shown
-        for host_path in ("/tmp/", str(REPO_ROOT), sys.prefix, "/root"):
-            assert host_path not in shown
+    assert_sandbox_failure_is_the_services_fault(
+        tmp_path, redis_server.url, 8, make_sandbox(config),
+        "audit failed: SandboxUnavailable: the sandbox could not run the selector: could not "
+        "build the sandbox: the interpreter's installation would show the selector the "
+        "computed cells")

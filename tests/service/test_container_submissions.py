@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 import tarfile
 import time
 from pathlib import Path
@@ -21,7 +20,8 @@ from tests.support.paths import REPO_ROOT
 from tests.support.servers import ADMIN_TOKEN, ServiceStack, bearer, new_token
 from tests.support.tiny_frozen import (copy_cells, copy_library, copy_query_set, experience_ids,
                                real_data_available)
-from tests.support.selectors import SANDBOX_OK, SETTING, STATES, selector_archive
+from tests.support.selectors import (SANDBOX_OK, SETTING, STATES, assert_sandbox_failure_is_the_services_fault,
+                                     selector_archive)
 from tests.support.submissions import post_submission
 
 
@@ -287,66 +287,12 @@ def test_a_sandbox_that_cannot_start_the_interpreter_is_the_services_fault(tmp_p
     """The interpreter not starting inside (here: not mounted, as when a fresh /tmp hid a
     venv under /tmp) is retried and finally the service's failure; no message names a
     host path."""
-    import redis
-    from rq import Queue, SimpleWorker
-    from rq.job import Job
-
-    from sandbox.base import Limits
     from sandbox.local import LocalSandbox
-    from service.process import defaults
-    from service.queues import jobs
-    from service.catalog.catalog import BenchmarkCatalog
-    from service.submissions.publishing import AuditOptions
-    from service.submissions.records import Fault, State, SubmissionRepo
-    from service.store.storage import LocalStore
-    from tests.support.servers import bearer, make_app
 
-    copy_library(tmp_path / "frozen", experience_ids(3))
-    copy_query_set(tmp_path / "frozen", "stack-orig", STATES[:1])
-    copy_cells(tmp_path / "frozen", "stack-orig", experience_ids(3), STATES[:1])
-    store, catalog = LocalStore(tmp_path / "store"), BenchmarkCatalog(tmp_path / "frozen")
-    # a database of its own: the module's service stack serves the selectors queue of db 0
-    redis_conn = redis.Redis.from_url(redis_server.url.rsplit("/", 1)[0] + "/7")
-    redis_conn.flushdb()
-    client = make_app(store, redis_conn, catalog, sandbox="local").test_client()
-    token = client.post("/api/v1/tokens", json={"name": "lab", "owner": "lab"},
-                        headers=bearer(ADMIN_TOKEN)).json["token"]
-    archive = selector_archive(REPO_ROOT / "examples" / "selectors" / "raw32")
-    sids = []
-    for name in ("first try", "last try"):
-        created = client.post("/api/v1/submissions", headers=bearer(token),
-                              data={"setting": SETTING, "name": name,
-                                    "selector": (io.BytesIO(archive), "raw32.tar.gz")},
-                              content_type="multipart/form-data")
-        assert created.status_code == 202, created.get_data(as_text=True)
-        sids.append(created.json["id"])
-    last = Job.fetch(f"audit-{sids[1]}", connection=redis_conn)
-    last.retries_left = 0
-    last.save()
     sandbox = LocalSandbox()
     monkeypatch.setattr(sandbox, "python_binds", [])  # the interpreter is not mounted inside
-    jobs.install_context(jobs.JobContext(store=store, redis=redis_conn, catalog=catalog,
-                                         options=AuditOptions(100, 100), sandbox=sandbox,
-                                         selector_limits=Limits(wall_seconds=10)))
-    try:
-        SimpleWorker([Queue(defaults.SELECTOR_QUEUE, connection=redis_conn)],
-                     connection=redis_conn).work(burst=True, logging_level="WARNING")
-    finally:
-        jobs.install_context(None)
-        sandbox.close()
-        redis_conn.flushdb()
-        redis_conn.close()
-    repo = SubmissionRepo(store)
-    retried, failed = repo.status(sids[0]), repo.status(sids[1])
-    expected = ("audit failed: SandboxUnavailable: the sandbox could not run the selector: "
-                "could not build the sandbox: the interpreter does not start inside")
-    assert not retried.state.is_final and retried.reason == f"retrying: {expected}"
-    assert failed.state is State.FAILED and failed.fault is Fault.INFRASTRUCTURE
-    assert failed.reason == expected
-    for sid in sids:
-        run = client.get(f"/api/v1/submissions/{sid}/run", headers=bearer(token))
-        shown = json.dumps(run.json) + json.dumps(client.get(f"/api/v1/submissions/{sid}",
-                                                             headers=bearer(token)).json)
-        assert run.json["status"] == "setup_failed", shown
-        for host_path in ("/tmp/", str(REPO_ROOT), sys.prefix, "/root"):
-            assert host_path not in shown
+    # a database of its own: the module's service stack serves the selectors queue of db 0
+    assert_sandbox_failure_is_the_services_fault(
+        tmp_path, redis_server.url, 7, sandbox,
+        "audit failed: SandboxUnavailable: the sandbox could not run the selector: could not "
+        "build the sandbox: the interpreter does not start inside")
