@@ -18,6 +18,10 @@ FROZEN_ROOT = Path(__file__).resolve().parent / "frozen"
 STAGING_ROOT = Path(__file__).resolve().parent / "staging"
 """Root where regenerated policies and their cells are made before they replace the published
 ones (benchmark_data/staging/README.md); read by nothing the service serves."""
+REVISION_ROOT = Path(__file__).resolve().parent / "revision"
+"""Root of the next version of published query sets (their corrected states) and the cells of
+the states that changed, made beside the published data until it is republished
+(benchmark_data/revision/README.md); read by nothing the service serves."""
 
 
 def root_or_default(root: str | Path | None) -> Path:

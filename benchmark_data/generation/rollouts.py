@@ -31,7 +31,7 @@ from benchmark_data.registry import (
 from expaudit.errors import InvalidInput, UserError
 from simulator.door_scenes import DoorLayout
 from simulator.executor import Cell, ReplayWorld, execute
-from simulator.policy_executor import RECIPE_MECHANISM, PolicyScene, PolicyWorld, execute_policy
+from simulator.policy_executor import PolicyScene, PolicyWorld, execute_policy
 from simulator.provenance import policy_mechanism_of
 from simulator.stack_scenes import StackLayout, query_states
 from simulator.stack_sim import StackSim
@@ -154,24 +154,27 @@ def build_policy_world(cells, root=None, policies_root=None):
     return PolicyWorld(task=task, scenes=scenes, policy_dirs=dirs)
 
 
-def run_cells(cells: list, *, workers: int = 2, root=None, out=None, require_go: bool = True,
-              log: Callable = lambda s: None) -> int:
+def run_cells(cells: list, *, workers: int = 2, root=None, out=None, policies_root=None,
+              require_go: bool = True, log: Callable = lambda s: None) -> int:
     """Execute the cells not yet stored; results go to journals, folded into Parquet at the end.
 
     Loaders read table and journal together, so a long run's progress is visible
     while it runs, and a killed run's journal is folded in by the next run.
     Inputs come from `root`; cells (and the policies that run them) live in
     `out`, default `root`: a staging root holds regenerated policies and their
-    cells apart from the published ones until they are complete. Cells of
+    cells apart from the published ones until they are complete. `policies_root`
+    (default `out`) holds the policies alone, where the cells of a revision of the
+    query sets are run by the published policies (`door_revision`). Cells of
     mechanism-2 policies run only once the protocol's go / no-go says go
     (`recipe_gates.check_go`; `require_go=False` for small-scale tests).
     """
     store = root if out is None else out
     with writing_cells(store):
-        return _run_cells(cells, workers, root, store, require_go, log)
+        return _run_cells(cells, workers, root, store, store if policies_root is None else policies_root,
+                          require_go, log)
 
 
-def _run_cells(cells: list, workers: int, root, store, require_go: bool, log: Callable) -> int:
+def _run_cells(cells: list, workers: int, root, store, policies, require_go: bool, log: Callable) -> int:
     """`run_cells` while its store is marked as being written."""
     groups = sorted({(c.mechanism, c.query_set) for c in cells})
     done = set()
@@ -192,8 +195,9 @@ def _run_cells(cells: list, workers: int, root, store, require_go: bool, log: Ca
         results = execute(todo, build_world(todo, root), journal_for, workers=workers)
     elif all(c.mechanism != Mechanism.REPLAY.value for c in todo):
         world = build_policy_world(todo, root, store)
-        versions = {policy_mechanism_of(world.policy_dirs[(c.mechanism, c.experience_id)]) for c in todo}
-        if require_go and RECIPE_MECHANISM in versions:
+        for directory in {world.policy_dirs[(c.mechanism, c.experience_id)] for c in todo}:
+            policy_mechanism_of(directory)  # a policy of a retired mechanism is refused before any cell
+        if require_go:
             check_go(store)
         results = execute_policy(todo, world, journal_for, workers=workers)
     else:

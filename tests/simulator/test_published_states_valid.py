@@ -2,7 +2,8 @@
 interpenetrating deeper than 1 mm, the door's joints and the cubes still over one second of
 neutral control.
 
-Published states: the frozen query sets' scenes (each at the version its file holds), the
+Published states: the frozen query sets' scenes (each at the version its file holds) and those of
+the revision root (the next version, before it is published), the
 validation sets at the version the recipe's gates use and at the generator's version, and the
 readout banks' initializations. The level-2 states of version 1 of the Door sets are known
 invalid (issue 38) and marked as strict expected failures by set and version: the test still
@@ -15,7 +16,7 @@ import json
 import pytest
 
 from benchmark_data.generation.query_set_build import VALIDATION_VERSION, validation_states
-from benchmark_data.paths import FROZEN_ROOT
+from benchmark_data.paths import FROZEN_ROOT, REVISION_ROOT
 from benchmark_data.query_sets import scenes_version
 from benchmark_data.registry import QUERY_SETS
 from simulator.door_scenes import QUERY_SET_VERSION, DoorLayout
@@ -66,7 +67,8 @@ def _readout_states():
 
 def _cases():
     cases = []
-    for task, name, version, state_id, layout in (_query_set_states(FROZEN_ROOT) + _validation_states()
+    for task, name, version, state_id, layout in (_query_set_states(FROZEN_ROOT) + _query_set_states(REVISION_ROOT)
+                                                  + _validation_states()
                                                   + _readout_states()):
         marks = ([pytest.mark.xfail(raises=InvalidState, strict=True, reason=ISSUE_38)]
                  if state_id in KNOWN_INVALID.get((name, version), ()) else [])
