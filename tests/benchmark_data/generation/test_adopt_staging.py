@@ -233,7 +233,7 @@ def test_a_generate_run_holds_its_store_for_as_long_as_it_runs(tmp_path, monkeyp
 
     seen = []
 
-    def inside(cells, workers, root, store, require_go, log):
+    def inside(cells, workers, root, store, policies, require_go, log):
         with pytest.raises(InvalidInput, match="a generate run is writing"):
             with writers_excluded(store):
                 pass
