@@ -1,15 +1,24 @@
-"""The readout audit's reference rows: every reference representation's report on a task's bank.
+"""The readout audit's reference rows: every reference representation's report on both tasks' banks.
 
 One engine run per (task, split) over every representation whose features were computed
-(`benchmark_data.generation.readout_features`), so the primary sign tests of all the task's
-reference rows form one Holm family, as they are published together. The report is the
-engine's (`leaderboard.readout.run_readout_audit`), with two additions: `not_computed`
-(each representation that could not run here, with its reason) and `features` (each
+(`benchmark_data.generation.readout_features`); a reference representation that could not
+run stays in as `not_computed` with its reason, and its two tests stay in the family with
+p = 1. The reports of both tasks are published together, so their primary tests form one Holm
+family (docs/readout_protocol.md, "The family of primary tests": 2 tests x 9 representations
+x 2 tasks = 36): each report's `primary_tests.family` lists every member, its `family_size`
+counts them and each `p_holm` is adjusted over the whole family. The report is otherwise the
+engine's (`leaderboard.readout.run_readout_audit`), with `features` added (each
 representation's weights hash, code version and dtype, from its `features.json`).
 
-Written to `readout/<task>-v1/reports/reference-<split>.json`.
+Written to `readout/<task>-v1/reports/reference-<split>.json`, both tasks at once.
 
-    python -m benchmark_data.generation.readout_reports --task door [--split confirm]
+    python -m benchmark_data.generation.readout_reports [--split confirm] \
+        --sealed-labels door=FILE --sealed-labels stack=FILE
+
+The sealed labels live in the sealed directory (`benchmark_data.readout_banks.sealed_dir`,
+env `EXPAUDIT_READOUT_SEALED`); without `--sealed-labels` a task's file is taken from there
+when present. `--adjust-only` re-runs only the joint Holm adjustment on the reports already
+written: it reads each test's unadjusted p-value, so it needs neither labels nor features.
 """
 
 from __future__ import annotations
@@ -17,25 +26,39 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import fields
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from benchmark_data.generation.readout_features import (COMPUTED, FEATURES_JSON, TASKS, bank_dir, features_dir,
                                                         representation_names)
-from expaudit.errors import DataNotFound
-from leaderboard.readout import read_bank, read_features, run_readout_audit
+from benchmark_data.readout_banks import SEALED_SPLITS, sealed_labels_path
+from expaudit.errors import DataNotFound, InvalidInput
+from leaderboard.readout import holm_family, read_bank, read_features, run_readout_audit
+from leaderboard.readout.defaults import MIN_ESTIMABLE_INITIALIZATIONS
+from leaderboard.readout.sign_tests import SignTest
 
 SPLITS = ("confirm", "dev")
 REPORTS = "reports"
+FAMILY_SCOPE = "the primary tests of every reference representation of both tasks, published together"
 
 
 def report_path(task: str, split: str, root: str | Path | None = None) -> Path:
     return bank_dir(task, root) / REPORTS / f"reference-{split}.json"
 
 
+def _sealed_default(task: str, split: str) -> Path | None:
+    """The task's sealed labels file in the sealed directory, when the split needs it and it is there."""
+    path = sealed_labels_path(task)
+    return path if split in SEALED_SPLITS and path.is_file() else None
+
+
 def reference_report(task: str, *, split: str = "confirm", root: str | Path | None = None,
-                     sealed_labels: str | Path | None = None) -> dict:
-    """The engine's report of every computed reference representation of `task` on `split`."""
+                     sealed_labels: str | Path | None = None,
+                     min_estimable: int = MIN_ESTIMABLE_INITIALIZATIONS) -> dict:
+    """The engine's report of every reference representation of `task` on `split`, its primary
+    tests Holm-adjusted over this task alone (`reference_reports` adjusts them over both tasks).
+    `min_estimable` is the protocol's estimability gate (lower only for small test banks)."""
     bank = read_bank(bank_dir(task, root), sealed_labels=sealed_labels)
     representations, not_computed, provenance = [], [], {}
     for name in representation_names(task):
@@ -52,17 +75,52 @@ def reference_report(task: str, *, split: str = "confirm", root: str | Path | No
                                                        "dimension", "rows")}
     if not representations:
         raise DataNotFound(f"{task}: no reference representation has features")
-    report = run_readout_audit(bank, representations, split=split)
+    report = run_readout_audit(bank, representations, split=split, min_estimable=min_estimable,
+                               not_computed=[row["name"] for row in not_computed])
     report["not_computed"] = not_computed
     report["features"] = provenance
     return report
 
 
-def write_reference_report(task: str, *, split: str = "confirm", root: str | Path | None = None,
-                           sealed_labels: str | Path | None = None) -> Path:
-    """Compute and write `reports/reference-<split>.json`; returns its path."""
-    report = reference_report(task, split=split, root=root, sealed_labels=sealed_labels)
-    path = report_path(task, split, root)
+def _sign_test(row: dict) -> SignTest:
+    names = {f.name for f in fields(SignTest)} - {"p_holm"}
+    missing = sorted(names - set(row))
+    if missing:
+        raise InvalidInput(f"primary_tests.tests[]: '{missing[0]}' missing in {row.get('test_id')!r}")
+    return SignTest(**{name: row[name] for name in names})
+
+
+def joint_family(reports: Mapping[str, dict]) -> dict[str, dict]:
+    """The reports (by task) with their primary tests Holm-adjusted as one family.
+
+    Each test keeps its unadjusted `p_value`; `p_holm` is recomputed over every test of every
+    report (`leaderboard.readout.holm_family`: tests without a p-value stay listed and out of
+    the adjustment). Each report's `primary_tests` then names the whole family.
+    """
+    tests = [_sign_test(row) for task in reports for row in reports[task]["primary_tests"]["tests"]]
+    adjusted = {t.test_id: t.p_holm for t in holm_family(tests)}
+    family = [t.test_id for t in tests]
+    out = {}
+    for task, report in reports.items():
+        block = dict(report["primary_tests"])
+        block["tests"] = [{**row, "p_holm": adjusted[row["test_id"]]} for row in block["tests"]]
+        block.update(family=family, family_size=len(family), family_scope=FAMILY_SCOPE)
+        out[task] = {**report, "primary_tests": block}
+    return out
+
+
+def reference_reports(*, split: str = "confirm", root: str | Path | None = None,
+                      sealed_labels: Mapping[str, str | Path] | None = None,
+                      min_estimable: int = MIN_ESTIMABLE_INITIALIZATIONS) -> dict[str, dict]:
+    """Both tasks' reference reports on `split`, their primary tests one Holm family."""
+    sealed_labels = sealed_labels or {}
+    reports = {task: reference_report(task, split=split, root=root, min_estimable=min_estimable,
+                                      sealed_labels=sealed_labels.get(task) or _sealed_default(task, split))
+               for task in TASKS}
+    return joint_family(reports)
+
+
+def _write(path: Path, report: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(report, indent=1, sort_keys=True, allow_nan=False) + "\n")
@@ -70,26 +128,48 @@ def write_reference_report(task: str, *, split: str = "confirm", root: str | Pat
     return path
 
 
+def write_reference_reports(*, split: str = "confirm", root: str | Path | None = None,
+                            sealed_labels: Mapping[str, str | Path] | None = None,
+                            min_estimable: int = MIN_ESTIMABLE_INITIALIZATIONS) -> list[Path]:
+    """Compute and write both tasks' `reports/reference-<split>.json`; returns their paths.
+    Nothing is written unless both reports could be made."""
+    reports = reference_reports(split=split, root=root, sealed_labels=sealed_labels, min_estimable=min_estimable)
+    return [_write(report_path(task, split, root), report) for task, report in reports.items()]
+
+
+def readjust_reference_reports(*, split: str = "confirm", root: str | Path | None = None) -> list[Path]:
+    """Re-run the joint Holm adjustment on both tasks' written reports; returns their paths."""
+    reports = {}
+    for task in TASKS:
+        path = report_path(task, split, root)
+        if not path.is_file():
+            raise DataNotFound(f"{task}: no reference report at reports/{path.name}")
+        reports[task] = json.loads(path.read_text())
+    return [_write(report_path(task, split, root), report) for task, report in joint_family(reports).items()]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmark_data.generation.readout_reports",
-                                     description="Reference rows of the readout audit on a task's bank.")
-    parser.add_argument("--task", choices=TASKS, action="append", help="repeatable; default both")
+                                     description="Reference rows of the readout audit on both tasks' banks.")
     parser.add_argument("--split", choices=SPLITS, default="confirm")
     parser.add_argument("--sealed-labels", action="append", default=[], metavar="TASK=FILE",
-                        help="a task's sealed labels file (confirm needs it); repeatable")
+                        help="a task's sealed labels file (default: the sealed directory's); repeatable")
+    parser.add_argument("--adjust-only", action="store_true",
+                        help="only re-run the joint Holm adjustment on the written reports")
     parser.add_argument("--root", default=None, help="frozen data directory (default: the packaged one)")
     args = parser.parse_args(argv)
     sealed = dict(item.split("=", 1) for item in args.sealed_labels)
-    status = 0
-    for task in args.task or TASKS:
-        try:
-            path = write_reference_report(task, split=args.split, root=args.root, sealed_labels=sealed.get(task))
-        except DataNotFound as exc:
-            print(f"{task}: {exc}", file=sys.stderr)
-            status = 2
-            continue
-        print(f"{task}: wrote {path}")
-    return status
+    try:
+        if args.adjust_only:
+            paths = readjust_reference_reports(split=args.split, root=args.root)
+        else:
+            paths = write_reference_reports(split=args.split, root=args.root, sealed_labels=sealed)
+    except DataNotFound as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    for path in paths:
+        print(f"wrote {path}")
+    return 0
 
 
 if __name__ == "__main__":

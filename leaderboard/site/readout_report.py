@@ -147,8 +147,12 @@ def _tests_section(report: dict) -> str:
             for t in tests.get("tests") or []]
     status = ("confirmatory (confirm initializations)" if tests.get("confirmatory")
               else "not confirmatory: these initializations are not the confirm split")
+    size = tests.get("family_size") or len(tests.get("family") or rows)
+    family = (f"the {size} tests of this report" if size == len(rows)
+              else f"a family of {size} tests ({tests.get('family_scope') or 'published together'}), "
+                   f"{len(rows)} of them in this report")
     return ("<h2>Primary tests</h2><p class=note>One-sided exact sign tests over initializations, ties "
-            f"dropped; Holm-adjusted over the {len(rows)} tests of this report; {escape(status)}.</p>"
+            f"dropped; Holm-adjusted over {escape(family)}; {escape(status)}.</p>"
             + _table(["representation", "hypothesis", "in direction / non-tied", "ties", "not estimable", "p", "p (Holm)"],
                      rows, (2, 3, 4, 5, 6)))
 

@@ -74,3 +74,12 @@ def test_terminal_summary():
     text = render_readout_summary(_report(name="r"))
     assert text.splitlines()[0].startswith("r: natural MAE 1.000 deg")
     assert "door/r/gain_below_one (gain[s] < 1): 4 of 4, p = 0.0625, Holm 0.0625" in text
+
+
+def test_the_tests_section_names_a_family_wider_than_the_report():
+    report = _report(name="r")
+    assert "Holm-adjusted over the 1 tests of this report" in render_readout_html(report)
+    report["primary_tests"].update(family=report["primary_tests"]["family"] + ["stack/r/gain_below_one"],
+                                   family_size=2, family_scope="both tasks")
+    page = render_readout_html(report)
+    assert "Holm-adjusted over a family of 2 tests (both tasks), 1 of them in this report" in page
