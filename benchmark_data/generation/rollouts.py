@@ -194,11 +194,11 @@ def _run_cells(cells: list, workers: int, root, store, policies, require_go: boo
     if all(c.mechanism == Mechanism.REPLAY.value for c in todo):
         results = execute(todo, build_world(todo, root), journal_for, workers=workers)
     elif all(c.mechanism != Mechanism.REPLAY.value for c in todo):
-        world = build_policy_world(todo, root, store)
+        world = build_policy_world(todo, root, policies)
         for directory in {world.policy_dirs[(c.mechanism, c.experience_id)] for c in todo}:
             policy_mechanism_of(directory)  # a policy of a retired mechanism is refused before any cell
         if require_go:
-            check_go(store)
+            check_go(policies)
         results = execute_policy(todo, world, journal_for, workers=workers)
     else:
         raise MixedCells("run Replay and policy cells in separate calls")
