@@ -106,6 +106,22 @@ def test_manifest_hashes_files_and_counts_the_stream(tiny_root):
     assert build_manifest(tiny_root)["files"] == manifest["files"]  # stable
 
 
+def test_the_committed_manifest_lists_every_readout_file():
+    """Banks, features, outcomes and reference reports are published files: each is in
+    manifest.json with its size (journals of runs in progress are not data)."""
+    frozen = REPO_ROOT / "benchmark_data" / "frozen"
+    listed = json.loads((frozen / "manifest.json").read_text())["files"]
+    published = {p.relative_to(frozen).as_posix(): p.stat().st_size
+                 for p in sorted((frozen / "readout").rglob("*")) if p.is_file() and p.suffix != ".jsonl"}
+    for task in ("door", "stack"):
+        for name in ("bank.json", "observations.parquet", "labels.parquet", "outcomes.parquet",
+                     "reports/reference-confirm.json", "features/raw32/features.json"):
+            assert f"readout/{task}-v1/{name}" in published
+    missing = sorted(set(published) - set(listed))
+    assert not missing, f"not in manifest.json (run expaudit data manifest): {missing[:5]}"
+    assert {path: listed[path]["bytes"] for path in published} == published
+
+
 @pytest.mark.sim
 def test_verify_reexecutes_across_renders(tiny_root):
     """Verify names a stored outcome that re-execution does not give, including one that
