@@ -413,16 +413,20 @@ def openapi_document() -> dict:
 
 
 def docs_page(document: dict) -> str:
-    """A self-contained HTML page listing every operation (no script, no CDN)."""
+    """A self-contained HTML page listing every operation (no script, no CDN): phone-width,
+    with a link back to the leaderboard (the service is served at the root)."""
     esc = html.escape
     parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+             "<meta name='viewport' content='width=device-width, initial-scale=1'>",
              f"<title>{esc(document['info']['title'])} API</title><style>",
              "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}",
              "h2{border-bottom:1px solid #ccc}code{background:#f4f4f4;padding:0 .2em}",
              ".op{margin:1rem 0;padding:.5rem 1rem;border-left:4px solid #36c}",
              ".m{font-weight:bold;text-transform:uppercase;margin-right:.5em}",
-             "table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2em .5em}",
+             "table{border-collapse:collapse;display:block;overflow-x:auto}",
+             "td,th{border:1px solid #ddd;padding:.2em .5em}code{overflow-wrap:anywhere}",
              "</style></head><body>",
+             "<nav><a href='/'>leaderboard</a></nav>",
              f"<h1>{esc(document['info']['title'])} <small>v{esc(document['info']['version'])}</small></h1>",
              f"<p>{esc(document['info']['description'])}</p>",
              "<p>Machine-readable: <a href='/api/v1/openapi.json'>openapi.json</a>. "
