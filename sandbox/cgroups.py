@@ -1,27 +1,12 @@
 """One selector run's cgroup: memory, processes and CPU bounded for the whole run.
 
-Rlimits count per process: RLIMIT_AS with 64 processes allowed lets a run
-hold 64 times its memory limit, and CPU affinity set by the parent is undone
-by the child with `sched_setaffinity`. A cgroup bounds every process of the
-run together, and a selector cannot leave it (the sandbox mounts no cgroup
-file system and holds no privilege).
-
-A run's cgroup is made under the worker's own cgroup (`/proc/self/cgroup`),
-so limits a deployment put on the worker still cover its selectors, never
-above it. In v2 a cgroup holding processes (but the root) cannot delegate
-controllers, so the worker first moves its cgroup's processes into the leaf
-`<own>/expaudit-worker` and enables the controllers in `<own>` (`_v2_plan`,
-`_delegate`); where `<own>` has not been given them, runs are single-process.
-
-- cgroup v2 (one unified hierarchy): `memory.max` (and `memory.swap.max` 0),
-  `pids.max`, `cpu.max`, `cpuset.cpus` where the parent delegates cpuset;
-- cgroup v1 (one hierarchy per controller, also the "hybrid" layout):
-  `memory.limit_in_bytes` (and `memory.memsw.limit_in_bytes`), `pids.max`,
-  `cpu.cfs_quota_us`, `cpuset.cpus`/`cpuset.mems`.
-
-Memory, pids and cpu are required; `available()` says whether this host
-can make such a cgroup. Only the selector's processes join it (the sandbox's
-PID 1 stays outside, so the memory killer can never pick it).
+Rlimits count per process (64 processes under RLIMIT_AS hold 64 times the memory limit,
+and a child can undo its CPU affinity), so a cgroup bounds every process of the run
+together; a selector cannot leave it. It is made under the worker's own cgroup, never
+above it; in cgroup v2 the worker first moves itself into a leaf `expaudit-worker`
+(`_v2_plan`, `_delegate`). Where memory, pids and cpu cannot be had (`available()`),
+runs are single-process. Only the selector's processes join: the sandbox's PID 1 stays
+outside, so the memory killer never picks it. v1/v2 files: docs/sandbox.md.
 """
 
 from __future__ import annotations

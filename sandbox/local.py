@@ -1,43 +1,14 @@
 """A selector sandbox that needs no container engine: Linux namespaces, rlimits, a non-root uid.
 
-The "image" of this backend is a selector directory holding `selector.py`;
-it is mounted read-only at /selector and run by this project's own Python
-interpreter (so numpy and Pillow are available inside), or by `spec.command`.
-The sandbox (see `sandbox.nsinit`, its PID 1):
+The "image" is a selector directory holding `selector.py`, run read-only at /selector by
+this project's interpreter (or `spec.command`) behind `sandbox.nsinit`, its PID 1: no
+network, a fresh root, a uid of its own per run, a cgroup for the whole run (else a
+single process), an environment built from nothing, and death with the starting thread.
 
-- network: a new network namespace whose only interface (loopback) is down;
-- filesystem: a fresh root holding read-only binds of /usr, the Python
-  installation (at its own path, also under /tmp), /selector and /input, a
-  size-capped tmpfs /tmp and /output, a few device nodes and a private /proc;
-  nothing else of the host (no home directories, no project checkout, no
-  benchmark data);
-- identity: a uid/gid of its own (drawn per run from
-  `defaults.SANDBOX_UID_RANGE`, owning no file on the host), no groups, no
-  capabilities, no new privileges;
-- limits for the whole run: a cgroup of its own (`sandbox.cgroups`:
-  memory, pids, CPU quota and CPU set); where no cgroup can be made, the run
-  is single-process (RLIMIT_NPROC 1), so that the per-process limits below
-  are the run's;
-- limits per process: RLIMIT_AS (memory), RLIMIT_NPROC (pids), RLIMIT_FSIZE
-  (output), RLIMIT_CPU, and the wall clock: at the limit the whole PID
-  namespace is killed;
-- environment: built from nothing (`base.sandbox_env`);
-- lifetime: the sandbox dies with the thread that started it (parent-death
-  signal), and every run's tree and sandbox record live in this process's
-  `sandbox.workdir.WorkerDir`, so a later worker cleans up after one
-  that was killed.
-
-A sandbox that cannot be built, or in which the interpreter does not start
-as the selector's will (with its site-packages: `interpreter_check`),
-ends `setup_failed` (the service's failure) with a reason naming no host path.
-So does a run whose binds, /input or /output would contain or lie inside a
-path the service protects (`protected`: the store, the computed cells, the
-Redis socket, sealed cells in the frozen data): checked before every run, so
-a protected file that appears later is caught, and the selector never starts.
-
-Requires root on the host (or CAP_SYS_ADMIN), `unshare` and `setpriv` from
-util-linux. RLIMIT_NPROC counts every process of a uid on the host, which is
-why each run gets its own uid.
+A sandbox that cannot be built, or whose binds, /input or /output would touch a path the
+service protects (`protected`, checked before every run), ends `setup_failed`, the
+service's failure, with a reason naming no host path. Requires root (or CAP_SYS_ADMIN)
+and util-linux. Details: docs/sandbox.md; limits: docs/selector_protocol.md ("Limits").
 """
 
 from __future__ import annotations

@@ -1,36 +1,11 @@
 """The first process inside the local sandbox's namespaces (PID 1 there).
 
-`sandbox.local` starts it as `setpriv --pdeathsig KILL -- unshare --net
---mount --pid --ipc --uts --fork --kill-child -- python -I -S nsinit.py` (so it
-dies with the thread that started it) and writes a JSON configuration to its stdin. Running as root inside fresh
-namespaces, it builds a new root filesystem on a small tmpfs (a fresh
-size-capped tmpfs /tmp first, so that binds of paths under /tmp land on it
-rather than under it; read-only views of /usr, the Python installation, the
-selector directory at /selector and the input at /input; a size-capped tmpfs
-/output; a /dev of its own; a private /proc), chroots into it and checks that
-the interpreter starts there. It then starts the selector as an unprivileged
-uid under rlimits via `setpriv`, in the run's cgroup where the host made one.
-When the selector exits or its wall time is up it kills every other process
-in the PID namespace, copies /output to the host output directory without
-following links, and reports a JSON status on the status file descriptor.
-
-What the selector learns of the host from its mount table and /proc
-(`build_root`, issue 30): the mount table (/proc/self/mountinfo, /proc/mounts)
-names no host path, device or host file system: every read-only directory is
-an overlay (`_expose`) of a bind made in a staging area outside the new root
-(so the bind is not listed) under a neutral name, small files are copied,
-device nodes are made on a tmpfs /dev. The one host path left is the
-interpreter's own installation, mounted where it lies on the host (its
-`sys.prefix`, which the selector can print anyway). Where the kernel refuses
-an overlay (no overlayfs) or a directory has mounts below it, the plain bind
-is used. /proc is private (hidepid=2: only the selector's own processes), and
-its files of host-wide figures are covered (`PROC_VIEW`): memory
-(/proc/meminfo shows the run's memory limit), load, CPU time (/proc/stat
-lists the run's CPUs), I/O, swap, pressure, locks, the kernel command line.
-The host name is `sandbox`.
-
-A setup error names the step and what was mounted ("cannot mount the
-interpreter: ..."), never a host path: it is shown with the run's result.
+Started by `sandbox.local` under `setpriv --pdeathsig KILL -- unshare ...` with a JSON
+configuration on stdin, it builds a fresh root whose mount table and /proc name no host
+path (`build_root`, `PROC_VIEW`), chroots into it, runs the selector as an unprivileged
+uid under rlimits (in the run's cgroup where there is one), kills the namespace when the
+selector ends or its time is up, copies /output back and reports a JSON status. A setup
+error names the step, never a host path. Steps: docs/sandbox.md ("PID 1").
 
 Standard library only: it runs with `-I -S` so nothing from the project or the
 virtual environment is imported while it holds root.

@@ -1,25 +1,10 @@
 """The selector protocol: the read-only /input tree a selector reads and the scores it writes.
 
-/input (read-only)::
-
-    setting.json                  setting id, task, K, Q, experience ids (library
-                                  order), scene ids (published order)
-    library/<experience_id>/
-        base.png                  the experience's base-scene image
-        meta.json                 experience id, object positions of the base scene
-        trajectory.npz            the recorded trajectory (numeric arrays, no pickles)
-    scenes/<scene_id>/
-        image.png                 the query image
-        meta.json                 scene id, state id, layout level, appearance draw,
-                                  object positions
-
-/output (writable, size-capped)::
-
-    scores.csv                    scene_id,experience_id,score (one row per pair)
-
-Outcomes never enter /input: metadata keys that name outcomes are refused
-here, before anything is written. The scores file is read safely here and validated
-exactly like an uploaded scores file (`leaderboard.scores.parse_output`).
+The tree (setting.json, library/<experience_id>/, scenes/<scene_id>/) and the
+scores file (/output/scores.csv) are specified in docs/selector_protocol.md.
+Outcomes never enter /input: metadata keys that name outcomes are refused here, before
+anything is written. The scores file is read safely here and validated exactly like an
+uploaded scores file (`leaderboard.scores.parse_output`).
 """
 
 from __future__ import annotations

@@ -1,34 +1,14 @@
 """A worker's own directory for its selector runs, and the clean-up of dead workers' ones.
 
-A worker killed mid-run (kill -9, the memory killer, a lost host) cannot
-remove its runs' temporary trees or stop their sandboxes. So each process
-that runs selectors claims a directory under `base_dir()` and holds an
-exclusive `flock` on its `lock` file for as long as it lives; the kernel
-drops the lock when the process dies, however it dies. The directory holds
+A worker killed mid-run cannot remove its runs' trees or stop their sandboxes, so each
+process that runs selectors claims a directory (its runs' trees and a record per running
+sandbox) and holds a `flock` on it while it lives. `claim` first reaps every directory
+whose lock is free: it kills the recorded sandboxes and removes the directory. Each
+service instance reaps only its own directory (`instance_dir`).
 
-- `runs/`: the temporary trees of its runs (/input, /output, the sandbox root);
-- `sandboxes/<run>.json`: one record per running sandbox: the host pid of
-  its outermost process, that process's start time (so a reused pid is never
-  signalled) and the run's cgroup directories.
-
-`claim` first reaps: every directory whose lock is free belongs to a dead
-process; its recorded sandboxes are killed (the cgroup's processes, then the
-process group of the recorded pid) and the directory is removed. Records are
-written by the service only (never inside a tree a selector writes to).
-
-Several service instances may run on one host: each one's workers claim
-their directories in a directory of the instance's own
-(`instance_dir(key)`: `i-<hash of key>` under `base_dir()`, the key naming
-the instance's store), and reap only there, so that starting one instance
-never touches another's runs or its dead workers' directories. A sandbox
-made with no instance (the `expaudit sandbox` command, tests) claims in
-`base_dir()` itself, whose reaping looks at `w-*` directories only.
-
-Reaping kills what the records name, so the records must be the worker's
-own: the base directory is refused unless it is a real directory (not a
-link) of this user with mode 0700 in directories no one else can rename
-(`secure_base`), and a recorded cgroup is only removed when it is a run's
-(`cgroups.from_paths`).
+Reaping kills what the records name, so the base directory must be the worker's own
+(`secure_base`) and only a run's cgroup is removed (`cgroups.from_paths`).
+Layout: docs/sandbox.md; rules: docs/selector_protocol.md ("When a worker dies").
 """
 
 from __future__ import annotations
