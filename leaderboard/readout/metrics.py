@@ -1,23 +1,12 @@
 """The per-initialization metrics of READOUT_SPEC ("Metrics, per initialization"), pure.
 
-For context `c`, with `q_1`, `q_6` the actual coordinates of its endpoint cells and `p` the
-readout's prediction:
-
-- `mae_natural`: mean |p - y| over the natural observations;
-- `mae_controlled`: mean |p - q| over the admitted controlled cells;
-- `gain[s, c]`: (p(c, q_6) - p(c, q_1)) / (q_6 - q_1), the signed endpoint gain;
-- `gain`: mean over usable contexts (both endpoints admitted, far enough apart) of
-  gain[s, c];
-- `gain_error`: mean over usable contexts of |gain[s, c] - 1|: over- and under-response
-  do not cancel;
-- `context_sensitivity`: mean over grid indices (those with at least two admitted contexts)
-  of max_c p - min_c p, in the coordinate's units;
-- `slope`: least-squares slope of p on q over all admitted cells.
-
-Every controlled metric is null with the grid's reason when the grid is not measurable
-(`grid.grid_reason`: fewer than two usable contexts); `gain[s, c]` is given per context,
-None with its reason for a context that is not usable. A constant readout has gain 0 and
-sensitivity 0: `constant_readout` says so.
+`mae_natural`, `mae_controlled`, the signed endpoint gain `gain[s, c]` and its mean
+`gain`, `gain_error` (over- and under-response do not cancel), `context_sensitivity`
+and `slope`, each defined in docs/readout.md ("Metrics, per initialization"). Every
+controlled metric is null with the grid's reason when the grid is not measurable
+(`grid.grid_reason`: fewer than two usable contexts); `gain[s, c]` is None with its
+reason for a context that is not usable. A constant readout has gain 0 and sensitivity
+0: `constant_readout` says so.
 """
 
 from __future__ import annotations

@@ -1,27 +1,13 @@
 """Reference rules as leaderboard rows, audited through the same path as submissions.
 
-A baseline is a submission by the benchmark itself. Three families of rules
-(AUDIT_SPEC, "Reference selectors") are published on every complete setting:
-
-- outcome rules (`OUTCOME_RULES`): need only the outcome tensor (`simple`);
-  `random` is an expected value with no score matrix (`simple.random_row`),
-  so its report is assembled from that
-  expected value and the library's reference block, with every quantity
-  that needs an actual selection (gap, intervals, ranking, diagnostics) null
-  with a reason;
-- structural rules (`STRUCTURAL_RULES`): read the frozen scene layouts
-  (`structural`);
-- embedding rules (`EMBEDDING_RULES`): nearest neighbour between query and
-  base-scene images (`embeddings`).
-
-The rules, their families and display names are declared once in the rule
-registry (`registry`); the tuples here are read from it.
-
-Every rule with a score matrix goes through `run_audit` with the same
-settings a submission gets. A rule that cannot be computed here (weights
-missing, torch not installed, no policies, no frozen images) is a
-`NotComputedRule` carrying the reason its row shows; no number is invented
-for it.
+A baseline is a submission by the benchmark itself: the outcome, structural and
+embedding rules (`OUTCOME_RULES`, `STRUCTURAL_RULES`, `EMBEDDING_RULES`, read from the
+rule `registry`) are published on every complete setting. Every rule with a score
+matrix goes through `run_audit` with a submission's settings. `random` is an expected
+value (`simple.random_row`): its report is built from it and the library's reference
+block, every quantity that needs a selection null with a reason. A rule that cannot be
+computed here is a `NotComputedRule` with its reason; no number is invented.
+The rules: docs/reference_rules.md.
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
 """Every reference rule, declared once: its name, family, display name and scorer.
 
-The published rows, the findings and the generated pages look a rule up
-here (`get_rule`, `rule_names`) instead of keeping their own list of names.
-Declaration order is table order: the outcome rules, then the structural
-rules, then the embedding rules.
-
-Families:
-
-- `OUTCOME`: read the outcome tensor only. `random` is an expected value and
-  has no scorer; oracle, best-fixed, recency and track record score the
-  library from the data (`rule.scores(data)` gives a (K, Q) matrix).
-- `STRUCTURAL`: read the frozen scene layouts; both are scored together per
-  setting by `structural.structural_rule_scores`.
-- `EMBEDDING`: nearest neighbour between query and base-scene images in an
-  image encoder's embedding, the encoder named like the rule
-  (`embeddings.load_encoder`); the policy encoder is the visual encoder of the
-  task's own image policies.
-
-A `hindsight` rule (random, oracle, best-fixed) reads every outcome in
-hindsight: it is drawn as a reference line, never ranked against submissions.
+The published rows, the findings and the generated pages look a rule up here
+(`get_rule`, `rule_names`) instead of keeping their own list of names. Declaration order
+is table order: the outcome rules (`OUTCOME`), then the structural (`STRUCTURAL`, scored
+together by `structural.structural_rule_scores`), then the embedding rules (`EMBEDDING`,
+the encoder named like the rule: `embeddings.load_encoder`). A `hindsight` rule
+(random, oracle, best-fixed) is drawn as a reference line, never ranked.
+What each rule reads and scores: docs/reference_rules.md.
 """
 
 from __future__ import annotations

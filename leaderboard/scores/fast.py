@@ -1,25 +1,11 @@
 """A columnar reader for large, well-formed score files; anything else goes to the strict reader.
 
-The companion of `leaderboard.outcomes_fast` for `expaudit audit`'s scores
-file (K x Q rows: 2,000,000 at lab scale). It returns the (K, Q) score
-matrix only when the strict reader (`leaderboard.scores.table.parse_scores_table`)
-would return the same matrix; otherwise None, and the strict reader runs
-and gives its result or its error as always.
-
-Taken only when: the header is exactly `scene_id,experience_id,score`; a
-CSV has no quote, no bare CR, no byte-order mark and no blank line; every
-id is known; every score is written as a plain decimal number without
-spaces (`0.5`, `-3`, `1e-4`; converted by Python's `float`, as the strict
-reader does) or, in Parquet, stored as floating point or integers; every
-score is finite; every (scene, experience) pair appears exactly once.
-Selection-only tables (no `score` column) are small and always read
-strictly.
-
-Uploads (`leaderboard.scores.upload`) take the same two steps on bytes and tables:
-`plain_csv_frame` reads a plainly well-formed CSV upload into the very table
-the strict CSV reader would build (every cell text), and `fast_score_frame`
-checks a full score table column-wise (called by
-`leaderboard.scores.table.parse_scores_table` before its cell-by-cell checks).
+The companion of `leaderboard.outcomes_fast` for score files (K x Q rows: 2,000,000 at
+lab scale). Each function returns the (K, Q) score matrix (or the table) only when the
+strict reader (`leaderboard.scores.table.parse_scores_table`) would give the same;
+otherwise None, and the strict reader runs and gives its result or its error as always.
+`fast_scores` reads `expaudit audit`'s file; uploads (`leaderboard.scores.upload`) take
+the same two steps on bytes and tables (`plain_csv_frame`, then `fast_score_frame`).
 """
 
 from __future__ import annotations
@@ -39,7 +25,16 @@ _PLAIN_NUMBER_RE = re.compile(_PLAIN_NUMBER)
 
 def fast_scores(path: str | Path, experience_ids: tuple[str, ...],
                 scene_ids: tuple[str, ...]) -> np.ndarray | None:
-    """Score matrix (K, Q) of a well-formed full score file, or None (use the strict reader)."""
+    """Score matrix (K, Q) of a well-formed full score file, or None (use the strict reader).
+
+    Taken only when: the header is exactly `scene_id,experience_id,score`; a
+    CSV has no quote, no bare CR, no byte-order mark and no blank line; every
+    id is known; every score is written as a plain decimal number without
+    spaces (`0.5`, `-3`, `1e-4`; converted by Python's `float`, as the strict
+    reader does) or, in Parquet, stored as floating point or integers; every
+    score is finite; every (scene, experience) pair appears exactly once.
+    Selection-only tables (no `score` column) are small and always read strictly.
+    """
     import pyarrow as pa
 
     path = Path(path)

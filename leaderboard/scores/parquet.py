@@ -1,28 +1,12 @@
 """Reading an uploaded Parquet file with a bound on what it decodes to, not on what it claims.
 
-A Parquet footer states sizes that the pages need not keep: one
-dictionary-encoded 2,000-character string repeated 1,000,000 times is a
-200 KB file whose footer claims 200 KB, and it decodes to 2 GB. The footer is
-therefore only a first filter; the bounds hold on the decoded data:
-
-- before anything is decompressed (from the page headers, `leaderboard.scores.parquet_pages`):
-  no page larger than `max_page_bytes`, and all pages together within
-  `max_bytes` before their dictionaries are expanded;
-- before anything is decoded (from the schema): flat columns only, at most
-  `max_columns` of them, and the columns that must hold numbers (`score`)
-  of a number type, so a text column there is refused rather than decoded
-  and parsed;
-- while decoding, `BATCH_ROWS` rows at a time: text columns whose pages can
-  expand (dictionary or prefix-sharing encodings) are read as dictionaries
-  (each distinct value once, plus one index per row), so a value is checked
-  against `max_cell_chars` and the size the batch would expand to is
-  computed before it is expanded; text stored whole in its pages decodes to
-  about what the pages hold and has its cells checked per batch; all
-  batches together stay within `max_bytes`. The first batch past a bound stops the read with an
-  `InputError` naming the column (and the line, for a cell). A batch's dictionary holds the
-  values of its whole row group, so a too-long value no row of the batch uses waits for the
-  batch whose row uses it (named by that line); one no row uses is refused after the last
-  batch, without a line.
+A footer can understate the decoded size a thousandfold, so it is only a first filter;
+the bounds hold on the data: page sizes before anything is decompressed
+(`leaderboard.scores.parquet_pages`), the schema before anything is decoded, and the
+decoded size and cells `BATCH_ROWS` rows at a time, expandable text read as dictionaries
+so a batch's size is known before it is expanded. The first batch past a bound stops the
+read with an `InputError` naming the column (and the line, for a cell). The steps and
+limits: docs/service.md ("Parquet: what is decoded, not what the footer claims").
 """
 
 from __future__ import annotations

@@ -1,37 +1,14 @@
 """Render the public leaderboard as static files: HTML and JSON, no server code.
 
-The leaderboard is published, not computed per request: the publish job calls
-`build_leaderboard` with every published report and writes the returned files
-into the object store, from where a static server (or the object store
-itself) serves them. Reading the leaderboard therefore costs no Python and no
-Redis, and every page is self-contained (inline CSS, inline SVG, one small
-inline script for sorting; nothing is fetched from an API or a CDN).
+The publish job calls `build_leaderboard` with every published report and writes the
+returned files (keyed by path under the site root) into the object store, so reading
+the leaderboard costs no Python and no Redis. Pages are self-contained and follow the
+audit's reading (`leaderboard.site.standings`); a reference rule not computed here is
+not published (its reason goes to the operator's logs).
 
-The pages follow the audit (`leaderboard.site.standings`): rows are ranked by A
-with a CI-aware rank, hindsight rules are reference lines, every row says
-whether it beats best-fixed and its shuffle envelope, and a setting that
-cannot discriminate says so and is left out of the cross-setting summary.
-A reference rule that could not be computed on this installation is not
-published at all (its reason is for the operator, in the logs).
-
-Layout of the returned mapping (keys are paths relative to the site root)::
-
-    index.html, index.json                   what the benchmark is, every setting,
-                                             the cross-setting summary
-    settings/<setting_id>.html, .json        ranked rows, reference lines, plots
-    reports/<row_id>.html, .json             the full audit report of one row
-    thumbs/<setting_id>.png                  a query scene of the setting, when given
-    docs/index.html, docs/<name>.html        the project's documents (`documents`)
-    dataset/index.html, croissant.json       the dataset card and its Croissant record
-
-Links to the API (`../api/v1/...`) are relative: the service serves the site
-under `/leaderboard/` and nginx at the root, both beside `/api/`. The submit
-block names the server: the `public_url` the site was built with, else (a
-line of script) the address the page was loaded from.
-
-The function is pure: the same entries and settings give the same bytes, in
-whatever order the entries are passed (rows are sorted, JSON keys are sorted
-and no clock is read); the index lists settings in the order given.
+The function is pure: the same entries and settings give the same bytes, in whatever
+order the entries are passed. Files, ranking and links: docs/leaderboard.md, and
+docs/service.md ("The published leaderboard").
 """
 
 from __future__ import annotations

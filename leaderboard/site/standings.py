@@ -1,26 +1,12 @@
 """Where each published row stands on its setting: the audit's reading, not a race on success.
 
-Pure functions from report dicts to frozen results; no I/O. The published
-pages (`leaderboard.site.build`) only format what is decided here:
-
-- a setting **discriminates** by the noise-aware rule
-  (`leaderboard.metrics.discrimination`: random success within 0.30-0.85 and
-  the 95% interval of headroom_cf, the cross-fitted oracle minus random,
-  above 0, as on the data pages); one that does not says which part it
-  misses, with the numbers, and is left out of cross-setting summaries. The
-  paper's bar (oracle - random at least 0.10) is shown beside it, labelled as
-  the paper's; a report made before the rule existed is read by the paper's
-  bar and says so. Apart from that, A is **undefined** where oracle
-  minus random is below `defaults.ADVANTAGE_MIN_DENOMINATOR`: there no rule
-  can be told apart from random, and rows are ranked by success;
-- the hindsight rows (random, best-fixed, oracle) are **reference lines**,
-  not competitors: A = 0, best-fixed's A and A = 1;
-- every other row is **ranked** by A (by success where A is undefined) with
-  a CI-aware rank: 1 + the number of rows whose 95% interval lies wholly
-  above the row's own, so rows whose intervals overlap share a rank;
-- a row **matters** only where it beats best-fixed in success and its gap
-  lies above its frequency-matched shuffle envelope (AUDIT_SPEC, "Reading a
-  result"); each row carries both marks.
+Pure functions from report dicts to frozen results; no I/O. The published pages
+(`leaderboard.site.build`) only format what is decided here: whether a setting
+discriminates (`leaderboard.metrics.discrimination`, the paper's bar beside it), where
+A is undefined (`defaults.ADVANTAGE_MIN_DENOMINATOR`: rows ranked by success), the
+hindsight rows as reference lines, the CI-aware rank of every other row, and its two
+marks (beats best-fixed; gap above its shuffle envelope). The rules, with their
+numbers: docs/leaderboard.md ("How rows are ranked").
 """
 
 from __future__ import annotations
