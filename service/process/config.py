@@ -1,33 +1,9 @@
 """The one place that reads the service's environment variables.
 
 Everything else receives a `ServiceConfig` (or a plain config dict in
-tests); no other module looks at `os.environ`.
-
-Variables
----------
-EXPAUDIT_STORE          a local directory, or ``s3://bucket[/prefix]``
-EXPAUDIT_S3_ENDPOINT    S3 endpoint URL (MinIO, SeaweedFS, ...); empty = AWS
-EXPAUDIT_S3_REGION      S3 region name (default us-east-1)
-AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY   S3 credentials
-EXPAUDIT_REDIS_URL      redis://host:port/db
-EXPAUDIT_ADMIN_TOKEN    bearer token with admin rights (token management)
-EXPAUDIT_MAX_UPLOAD_BYTES, EXPAUDIT_RATE_LIMIT_PER_MINUTE,
-EXPAUDIT_MAX_ACTIVE_SUBMISSIONS                   limits (see service.process.defaults)
-EXPAUDIT_TRUSTED_PROXIES reverse proxies in front of the web process that append to
-                        X-Forwarded-For (default 0: the header is ignored)
-EXPAUDIT_PUBLIC_URL     the base URL users reach the service at (links in output)
-EXPAUDIT_N_SHUFFLES, EXPAUDIT_N_BOOTSTRAP         audit resampling counts (default 2000)
-EXPAUDIT_CATALOG        a directory of settings to serve instead of the frozen benchmark
-EXPAUDIT_FROZEN_ROOT    the published frozen benchmark data (default: the one shipped in
-                        `benchmark_data/frozen`); read only by the service
-EXPAUDIT_CELLS_DIR      where runners append the cells they compute and web and workers read
-                        them (default: `cells` beside a local store, `var/cells` beside the
-                        default `var/store`; `var/cells` with an S3 store)
-EXPAUDIT_SANDBOX        where container submissions run: local | docker | none
-EXPAUDIT_SELECTOR_WALL_SECONDS      wall-clock limit of one selector run
-EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY submissions to sealed settings per token owner per UTC day
-EXPAUDIT_WORKER_QUEUES  queues `expaudit worker` serves, comma-separated (default publish,audit;
-                        add `selectors` to run container submissions without a runner)
+tests); no other module looks at `os.environ`. Every variable (`EXPAUDIT_STORE`,
+`EXPAUDIT_REDIS_URL`, `EXPAUDIT_SANDBOX`, ...) with its meaning and default:
+docs/service.md ("Configuration").
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
 """gunicorn settings of the web process (`gunicorn -c python:service.process.gunicorn_conf`).
 
-`forwarder_headers` is emptied: by default gunicorn takes `SCRIPT_NAME` and
-`PATH_INFO` headers from clients on 127.0.0.1 (its trusted proxy list) and
-answers 500 when the script name is no prefix of the path. The service is
-served at the root (a proxy that publishes it under a prefix strips the
-prefix), so these headers are dropped like any other header with an
-underscore; `service.web.request_body.FixedScriptName` ignores a script name
-that reaches the app some other way.
-
-`child_exit`: with the Prometheus client in multiprocess mode
-(`PROMETHEUS_MULTIPROC_DIR`, set by `expaudit serve` and the container's
-`web` role), a web process that exited is marked dead, so its live gauges
-stop counting; its counters stay in the directory, so the totals a scrape
-adds up never fall when gunicorn replaces a worker (`service.process.metrics`).
-
-The worker class is chosen by the command: `expaudit serve`, which faces
-clients with nothing in front, runs gevent workers (`service.serve.embedded.web_command`);
-the container's `web` role keeps sync workers behind nginx, which buffers
-whole requests before passing them on.
+`forwarder_headers` is emptied: gunicorn would take `SCRIPT_NAME` and `PATH_INFO` from
+clients on 127.0.0.1 and answer 500 when the script name is no prefix of the path; the
+service is served at the root (`service.web.request_body.FixedScriptName` ignores a
+script name that arrives otherwise). `child_exit` marks a replaced web process dead for
+the Prometheus client's multiprocess mode (`service.process.metrics`). The worker class
+is the command's: gevent under `expaudit serve`, sync behind nginx in the container's
+`web` role. Why: docs/service.md ("Running it").
 """
 
 import os

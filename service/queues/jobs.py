@@ -1,25 +1,14 @@
 """Jobs on RQ: the audit of a submission and the leaderboard rebuild.
 
-Each job has one boundary (`_run_boundary`) that maps any exception to a
-submission state:
-
-- a submitter error (bad scores file, unknown setting) -> `failed` with
-  fault "submitter", never retried;
-- anything else is an infrastructure failure: RQ retries it with backoff
-  (`defaults.JOB_RETRY_INTERVALS_S`); after the last retry the submission is
-  `failed` with fault "infrastructure". If even that state cannot be written
-  (the store is down), the submission stays open and the reconciler runs it
-  again later.
-
-The audit job also covers the two kinds of work that are not a plain
-scores file: a container submission's selector runs in the sandbox of the
-process serving its queue first (`service.selectors.run`; `queue_for` puts
-these audits on the `selectors` queue, which `expaudit runner` serves), and
-a setting whose matrix misses cells has them enqueued for the runners while
-the job ends and leaves a continuation behind (`service.queues.rollout_jobs`, docs/runners.md).
-
-Workers get their connections (and the sandbox) once, at start, through
-`install_context`; importing this module connects to nothing.
+Each job has one boundary (`_run_boundary`) that maps any exception to a submission
+state: a submitter error fails it at once with fault "submitter"; anything else is
+retried (`defaults.JOB_RETRY_INTERVALS_S`) and then fails with fault "infrastructure",
+or, if even that cannot be written, stays open for the reconciler. A container
+submission's selector runs first, on the `selectors` queue (`queue_for`,
+`service.selectors.run`), and missing cells are left to the runners
+(`service.queues.rollout_jobs`). Workers get their connections (and the sandbox) once,
+through `install_context`; importing this module connects to nothing.
+Details: docs/service.md ("Jobs and failures"), docs/runners.md.
 """
 
 from __future__ import annotations

@@ -1,26 +1,14 @@
 """Missing matrix cells: planned in chunks, run by runners on the `rollouts` queue.
 
-When an audit needs cells that are not stored (a sealed setting filled on
-demand, a matrix still being generated), the audit job
-
-1. plans the setting's cells in fixed chunks (one experience x a block of
-   `ROLLOUT_CHUNK_STATES` units x all seeds, where a unit is a physical state
-   for a camera-blind mechanism (Replay) and a scene, one render of a state,
-   for an image policy); the chunk id is a hash of its cells, so every
-   submission that needs a chunk names the same RQ job and concurrent
-   submissions share it;
-2. enqueues the chunks with missing cells that are not queued or running
-   (under one Redis lock per query set, so two audits never enqueue one
-   chunk twice), re-enqueueing a failed or finished chunk whose cells are
-   still missing at most `ROLLOUT_MAX_RUNS` times (a resumed chunk skips the
-   cells it already stored);
-3. writes `rollouts: {done, total}` on the submission and ends, leaving a
-   continuation of itself on the audit queue that RQ enqueues once the next
-   pending chunk has finished or failed (`depends_on`, `allow_failure`): no
-   worker is held while the runners work, and the progress moves once per
-   chunk.
-
-The runner side is `service.runner.rollout_runner` (`expaudit runner`).
+When an audit needs cells that are not stored, the audit job plans them in chunks (one
+experience x `ROLLOUT_CHUNK_STATES` units x all seeds) whose RQ job id is a hash of its
+cells, so submissions share them; enqueues those with missing cells under one Redis lock
+per query set, re-running a chunk whose cells are still missing at most
+`ROLLOUT_MAX_RUNS` times; then writes the progress on the submission and ends, leaving a
+continuation that RQ enqueues when the next pending chunk ends (`depends_on`,
+`allow_failure`), so no worker is held while the runners work. The runner side is
+`service.runner.rollout_runner`. The steps: docs/runners.md ("What happens to a
+submission").
 """
 
 from __future__ import annotations

@@ -1,33 +1,17 @@
 """The runner: an RQ worker on the `rollouts` and `selectors` queues.
 
 On `selectors` it runs the audit jobs of container submissions
-(`service.queues.jobs.audit_job`, with the job context and sandbox it was given):
-in a deployment only the runner holds the Docker socket the selectors run on.
-On `rollouts` it executes matrix cells:
-
-Each job is one chunk planned by `service.queues.rollout_jobs` (one experience, a
-block of units, every seed). The runner executes the chunk's cells that are
-not stored yet and appends each result, with its provenance (state hashes,
-code version, package versions, wall time), to the journal of the
-computed-cells directory it was started with (`EXPAUDIT_CELLS_DIR`, under
-the service's data directory), in the generation pipeline's format. The
-frozen root is only read: it may be inside the installed package, which the
-local sandbox shows every selector, or a source checkout. A chunk run again
-after a crash skips the cells already stored, so chunks are resumable. The executor follows the chunk's mechanism:
-
-- Replay (camera-blind, units are physical states): the project's Replay
-  executor (`simulator.executor.run_cell` on a `simulator.stack_sim.StackSim`);
-- image policies (`policy`, `policy_dr`; units are scenes, one render of a
-  state each): a `simulator.policy_executor.PolicyRunner` per task, on the
-  device and with the environments in lockstep the runner was started with,
-  loading each experience's frozen policy from the root's `policies/`.
-
-The worker does not fork per job (`SimpleWorker`): simulators take seconds
-to build and are kept, with the loaded policies, for the life of the process.
-Nothing connects at import; `run_runner` gets its Redis connection, frozen
-root, computed-cells directory, job context and policy device passed in. This module imports the
-simulator (MuJoCo), so the `expaudit runner` command loads it only when it
-runs.
+(`service.queues.jobs.audit_job`); in a deployment only the runner holds the Docker
+socket. On `rollouts` it executes a chunk planned by `service.queues.rollout_jobs`,
+skipping cells already stored (so chunks resume), with the mechanism's executor (Replay:
+`simulator.executor.run_cell` on a `StackSim`; image policies: a
+`simulator.policy_executor.PolicyRunner` per task, on the device it was started with),
+and appends each cell with its provenance to the journal of `EXPAUDIT_CELLS_DIR`. The
+frozen root is only read. It does not fork per job (`SimpleWorker`): simulators and
+policies are kept for the process's life. Nothing connects at import (`run_runner` gets
+its connection and directories passed in), and `expaudit runner` loads this module (and
+MuJoCo) only when it runs.
+Details: docs/runners.md.
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
 """The report of a submission on a sealed setting: headline numbers through the Ladder.
 
-A public setting's report holds every metric of the audit; on a sealed
-setting most of them would leak cells (per-experience quality, per-scene
-margins, exact success rates that differ by one scene between two crafted
-files, AUROCs of scores that tie everywhere but one scene). So a sealed
-report is computed from the outcomes here and holds only:
-
-- the success of the submitted choices, released by the Ladder
-  (`service.sealed.ladder`): a multiple of the setting's margin, and only when it
-  beats the submitter's best on this setting by that margin;
-- the setting's random and oracle success on the same grid (two fixed
-  numbers, the same in every report);
-- the advantage computed from those released numbers.
-
-The Ladder's state (each submitter's best per sealed setting, and what every
-submission released) lives in the object store, under a Redis lock so that
-two audits of one submitter are released one after the other. The submitter
-is the token's owner (named by the operator when the token was created,
-recorded in the manifest), not the token: all the tokens of an owner climb one
-Ladder, so a new token for the same owner gets no free first release. A re-executed
-audit (its worker died after releasing) finds its release recorded and
-reports the same thing again.
+A full report would leak a sealed setting's cells, so a sealed report is computed from
+the outcomes here and holds only the success of the submitted choices as released by
+the Ladder (`service.sealed.ladder`), the setting's random and oracle success on the
+same grid, and the advantage computed from those. The Ladder's state lives in the
+object store, under a Redis lock; the submitter is the token's owner, so all of an
+owner's tokens climb one Ladder, and a re-executed audit reports its recorded release
+again. Why and what leaks otherwise: docs/sealed.md.
 """
 
 from __future__ import annotations

@@ -1,35 +1,13 @@
 """`expaudit serve`: web + worker on embedded defaults, in one command.
 
-- Redis: the configured URL, or a `redis-server` started here on a free port
-  with its data (AOF) under `var/redis`, stopped on exit.
-- Store: the configured one, by default the directory `var/store`.
-- Admin token: the configured one, or one generated into `var/admin-token`
-  (mode 0600; the file's path is printed, never the token).
-- Before serving, a site is published from the stored submissions in seconds
-  (`service.serve.first_start`), saying that the reference rows are being computed;
-  the worker computes them in the background and republishes the site.
-- Rollouts: when the simulator is installed (the `sim` extra: robosuite),
-  one `expaudit runner` is started on the frozen root the worker reads; it
-  appends the cells it computes to `var/cells` (EXPAUDIT_CELLS_DIR), never to
-  the frozen root, so a submission that needs missing cells (the sealed
-  `stack-replay-k10-hidden`) completes here too and `var/` holds all the
-  state. Without it, such submissions wait for a runner started elsewhere;
-  `serve` says which case applies.
-- Container submissions: the worker serves the `selectors` queue as well as
-  `publish` and `audit`, so they run here with or without a runner.
-- The web server faces clients with no proxy in front, so gunicorn runs gevent
-  workers (`WEB_WORKER_CLASS`): a client that drips its headers or its upload
-  holds a greenlet, not a process, and one whose headers take longer than
-  `WEB_HEADER_TIMEOUT_S` is disconnected; `/healthz` answers meanwhile.
-- Metrics: the web processes write their counts to the Prometheus client's
-  multiprocess files under `var/metrics` (emptied at start), so a scrape adds
-  up every process. `/metrics` is off the public port unless
-  `public_metrics`; `metrics_port` serves them on a listener of their own
-  (`METRICS_HOST` unless told), answered by this process.
-- Supervision: a child that exits (the worker, the runner, gunicorn, the
-  private Redis) is started again, as a process supervisor would: after 1 s,
-  doubling up to `SUPERVISOR_MAX_BACKOFF_S` while it keeps dying, back to 1 s
-  once it has run `SUPERVISOR_STABLE_S`. `serve` ends only on SIGINT/SIGTERM.
+Everything missing from the configuration is made under `var/`: a private `redis-server`,
+the store, an admin token (its file's path printed, never the token), the computed cells
+of a runner started when the simulator is installed, the metrics files. A site is
+published in seconds before serving (`service.serve.first_start`), the worker serves
+the `selectors` queue too, and gunicorn runs gevent workers (`WEB_WORKER_CLASS`), since
+no proxy shields it from slow clients. Each child that exits is restarted with back-off
+(`SUPERVISOR_MAX_BACKOFF_S`, `SUPERVISOR_STABLE_S`); `serve` ends only on SIGINT/SIGTERM.
+What each part does and why: docs/service.md ("Running it").
 """
 
 from __future__ import annotations
