@@ -1,23 +1,17 @@
 """The one exception tree of the project: every error raised on purpose has a base here.
 
     ExpauditError                     raised on purpose by the project's code
-    ├── UserError                     the caller's input or surroundings: the command prints one
-    │   │                             line and exits with status 2; nothing is caught by name
+    ├── UserError                     the caller's input or surroundings: one line, exit status 2
     │   ├── InvalidInput              a file, field or value that breaks a documented format
     │   ├── UnknownName               a setting, rule or other name that is not declared
     │   ├── DataNotFound              frozen data, a policy or a report not present here
     │   └── Unreachable               a server or Redis the command was pointed at, not answering
-    ├── InternalError                 the project's own machinery failed (a sandbox, a job, the
-    │                                 object store): retried or reported, never charged to a user
+    ├── InternalError                 the project's own machinery failed: retried or reported
     ├── service.errors.ServiceError   an HTTP answer with its status code (the web process)
-    └── sandbox.base.SandboxError
-                                      a sandbox run; each subclass is also a UserError kind or
-                                      an InternalError (a bad run spec, a failing cgroup)
+    └── sandbox.base.SandboxError     a sandbox run: each subclass a UserError or InternalError
 
-Each package subclasses these where the error is raised (`leaderboard.errors.InputError`
-is an `InvalidInput`; `benchmark_data.registry.UnknownSettingError` an `UnknownName`), and
-may also subclass the built-in error callers already catch (`KeyError`, `FileNotFoundError`).
-`tests/expaudit/test_errors.py` finds every exception class of the project and checks it is here.
+Packages subclass these where they raise (`leaderboard.errors.InputError` is an `InvalidInput`),
+also the built-in errors callers catch (`KeyError`); nothing is caught by name.
 """
 from __future__ import annotations
 

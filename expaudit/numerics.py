@@ -1,26 +1,15 @@
 """One floating-point path on every x86 machine: the CPU kernels of OpenBLAS and torch are pinned.
 
-numpy's bundled OpenBLAS picks its kernels by CPU at load time (Haswell on
-AVX2 machines, Cooperlake or SkylakeX on AVX-512 ones, Zen on AMD), and the
-kernels round differently. The operational-space controller runs small
-matrix products every physics step, so a rollout's final state, and
-sometimes its outcome, depends on the kernel: stored Replay cells
-re-executed on an AVX-512 machine differ in their final state hashes unless
-the kernel is pinned. The benchmark's cells were executed with the Haswell
-kernel, which every x86-64 CPU with AVX2 runs.
+numpy's OpenBLAS and torch pick their CPU kernels at load time (OpenBLAS: Haswell,
+SkylakeX, Cooperlake, Zen, ...), the kernels round differently, and a rollout's final
+state (for a closed-loop policy, its whole episode) follows the last bit. So stored cells
+re-execute bit for bit only with the kernels they were made with: Haswell for OpenBLAS,
+AVX2 for torch (`TORCH_CPU_CAPABILITY`), pinned on x86-64 CPUs with AVX2 only.
 
-torch dispatches its CPU operators the same way (AVX2 or AVX-512 code), and
-an image policy runs closed loop, so a last-bit difference in one action
-changes the rest of the episode: re-executed with torch's scalar kernels
-instead of AVX2 ones, 8 of 8 stored policy cells end in another state.
-torch is pinned to AVX2 (`TORCH_CPU_CAPABILITY`). Both pins apply only on
-x86-64 CPUs with AVX2; elsewhere the libraries choose for themselves.
-
-`pin_kernels` only sets defaults (an explicit `OPENBLAS_CORETYPE` or
-`ATEN_CPU_CAPABILITY` wins) and must run before numpy and torch are first
-imported; every expaudit package calls it on import. `blas_kernel` and
-`torch_cpu_capability` report what the loaded libraries actually use, which
-each stored cell records.
+`pin_kernels` only sets defaults (an explicit `OPENBLAS_CORETYPE` or `ATEN_CPU_CAPABILITY`
+wins) and must run before numpy and torch are first imported; every expaudit package
+calls it on import. `blas_kernel` and `torch_cpu_capability` report what the loaded
+libraries use, which each stored cell records. Measurements: docs/data.md.
 """
 
 from __future__ import annotations

@@ -3,24 +3,14 @@
     expaudit runner [--redis-url URL] [--frozen-root DIR] [--cells-dir DIR] [--burst]
                     [--policy-device DEVICE] [--policy-envs N]
 
-`--redis-url` defaults to $EXPAUDIT_REDIS_URL and `--frozen-root` to
-$EXPAUDIT_FROZEN_ROOT, else the frozen data shipped in the package: the
-published data, only read. Computed cells are appended to the journals of
-`--cells-dir` (default $EXPAUDIT_CELLS_DIR, else `cells` beside a local store:
-`var/cells`), which web and workers read too, so in a deployment it is a
-volume shared with them. The audits of container submissions
-(queue `selectors`) run here in the sandbox of $EXPAUDIT_SANDBOX, with the
-same store and catalog configuration as the worker; in a deployment the runner
-alone holds the Docker socket.
+Each option defaults to its environment variable (docs/runners.md, "Running a runner"):
+the frozen root is only read, computed cells go to `--cells-dir` (shared with web and
+workers), container submissions run in the sandbox of $EXPAUDIT_SANDBOX, and image-policy
+cells run on `--policy-device` (default cpu) with `--policy-envs` environments in
+lockstep (default 1, which keeps every cell bit-reproducible on a CPU).
 
-Image-policy cells run their forward passes on `--policy-device` (default
-$EXPAUDIT_POLICY_DEVICE, else `cpu`; `cuda` or `cuda:N` for a GPU) with
-`--policy-envs` environments stepped in lockstep (default
-$EXPAUDIT_POLICY_ENVS, else 1; one on a CPU keeps every cell bit-reproducible).
-
-This module builds the parser; the handler (`runner_handlers`) checks the
-options and loads the service's runner, Redis and the sandbox, so it is loaded
-when the command runs and `expaudit --help` stays light.
+This module builds the parser; the handler (`runner_handlers`) checks the options and
+loads the service's runner, Redis and the sandbox, so `expaudit --help` stays light.
 """
 
 from __future__ import annotations
