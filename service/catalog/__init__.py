@@ -1,4 +1,5 @@
-"""The settings the service serves: their frozen data, downloads and a selector's /input.
+"""The settings the service serves: their frozen data, downloads and a selector's /input, and
+the readout settings (`readout`: one per task and bank version).
 
 The names below are what the rest of the project imports from this package; each
 loads its module on first use.
@@ -11,4 +12,5 @@ from expaudit.lazy import lazy_face
 __all__, __getattr__ = lazy_face(__name__, {
     ".catalog": ("BenchmarkCatalog", "Catalog", "DataUnavailable", "SelectorsUnsupported", "StaticCatalog",
                  "UnknownSetting", "export_setting", "fingerprint", "open_catalog"),
+    ".readout": ("ReadoutCatalog", "ReadoutSetting", "open_readout_catalog"),
 })

@@ -1,4 +1,8 @@
-"""Settings (list, detail with completeness) and their downloads."""
+"""Settings (list, detail with completeness) and their downloads.
+
+Two kinds are listed: the retrieval settings of the catalog (`kind` "retrieval") and the
+readout settings, one per task and bank version (`kind` "readout", `service.catalog.readout`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ from flask import Blueprint, Response, jsonify, redirect, request
 from expaudit.errors import DataNotFound
 from benchmark_data.downloads import (DOWNLOAD_FORMAT_VERSION, DOWNLOADS, describe,
                                      library_archive)
-from service.catalog import DataUnavailable, downloads, fingerprint
+from service.catalog import DataUnavailable, UnknownSetting, downloads, fingerprint
+from service.catalog.readout import open_readout_catalog
 from service.web.context import services
 from service.errors import Forbidden, NotFound, ValidationFailed
 
@@ -17,7 +22,7 @@ api = Blueprint("settings", __name__)
 def _detail(setting_id: str) -> dict:
     svc = services()
     setting = svc.catalog.get_setting(setting_id)
-    return {**setting.public_dict(), "completeness": svc.catalog.completeness(setting_id).to_dict(),
+    return {**setting.public_dict(), "kind": "retrieval", "completeness": svc.catalog.completeness(setting_id).to_dict(),
             "downloads": _download_links(setting_id)}
 
 
@@ -29,15 +34,32 @@ def _download_links(setting_id: str) -> dict:
             for d in downloads.offered_downloads(services().catalog, setting_id)}
 
 
+def _readout_detail(setting) -> dict:
+    """A readout setting: its bank's public facts, and whether it takes submissions here."""
+    try:
+        open_readout_catalog(services().config, services().catalog).check_sealed(setting.id)
+        available, reason = True, None
+    except DataUnavailable as exc:
+        available, reason = False, str(exc)
+    return {**setting.public_dict(), "accepts_submissions": available, "unavailable_reason": reason}
+
+
 @api.get("/settings")
 def list_settings():
     svc = services()
-    return jsonify({"settings": [_detail(s.id) for s in svc.catalog.list_settings()]})
+    readout = [_readout_detail(s) for s in open_readout_catalog(svc.config, svc.catalog).list_settings()]
+    return jsonify({"settings": [_detail(s.id) for s in svc.catalog.list_settings()] + readout})
 
 
 @api.get("/settings/<setting_id>")
 def get_setting(setting_id: str):
-    return jsonify(_detail(setting_id))
+    try:
+        return jsonify(_detail(setting_id))
+    except UnknownSetting:
+        readout = open_readout_catalog(services().config, services().catalog)
+        if not readout.is_readout(setting_id):
+            raise
+        return jsonify(_readout_detail(readout.get_setting(setting_id)))
 
 
 def _format(allowed: tuple[str, ...], default: str) -> str:

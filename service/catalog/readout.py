@@ -1,0 +1,145 @@
+"""The readout settings the service serves: one per task and bank version (docs/readout.md).
+
+A readout setting is a bank of the frozen data (`<root>/readout/<task>-v1/`, read by
+`benchmark_data.readout_banks`): its observations are public, the labels of `confirm` and
+`eval` are in the sealed directory (`EXPAUDIT_READOUT_SEALED`, default `var/readout_sealed/`
+of the source tree) and never leave the server. A setting is listed when its bank is
+there; it takes submissions when its sealed labels are there too and match the bank's
+`sealed_labels_sha256` (else `DataUnavailable`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+from benchmark_data.readout_banks import BANK_VERSION, TASKS, bank_dir, sealed_dir, sealed_labels_path
+from leaderboard.readout.bank import Bank, read_bank
+from service.catalog.catalog import BenchmarkCatalog, DataUnavailable, UnknownSetting
+
+KIND = "readout"
+"""The `kind` of a readout setting in `GET /settings` (the others are `retrieval`)."""
+
+
+def setting_id(task: str, version: str = BANK_VERSION) -> str:
+    return f"{task}-readout-{version}"
+
+
+@dataclass(frozen=True)
+class ReadoutSetting:
+    """One task's bank as a setting: where its files are and what `GET /settings` says of it."""
+
+    id: str
+    task: str
+    version: str
+    bank: Path
+    sealed_labels: Path
+
+    def info(self) -> dict:
+        return json.loads((self.bank / "bank.json").read_text(encoding="utf-8"))
+
+    def public_dict(self) -> dict:
+        info = self.info()
+        return {"id": self.id, "kind": KIND, "task": self.task, "version": self.version,
+                "coordinate": info.get("coordinate"), "unit": info.get("unit"),
+                "sealed": True, "audited_split": "confirm",
+                "initializations": info.get("initializations"), "observations": info.get("counts"),
+                "inputs": ["features", "predictions"],
+                "description": (f"Readout audit of the {self.task} bank {self.version}: a representation's "
+                                f"fitted readout of the {info.get('coordinate')} on the confirm "
+                                "initializations (labels sealed)")}
+
+
+class ReadoutCatalog:
+    """The readout settings under a frozen root (None: the package's), with their sealed
+    labels in `sealed` (None: `benchmark_data.readout_banks.sealed_dir()`)."""
+
+    def __init__(self, root: str | Path | None = None, sealed: str | Path | None = None,
+                 enabled: bool = True) -> None:
+        self.root = None if root is None else Path(root)
+        self.sealed = Path(sealed) if sealed is not None else sealed_dir()
+        self.enabled = enabled
+
+    def list_settings(self) -> list[ReadoutSetting]:
+        out = []
+        if not self.enabled:
+            return out
+        for task in TASKS:
+            bank = bank_dir(task, self.root)
+            if (bank / "bank.json").is_file():
+                out.append(ReadoutSetting(setting_id(task), task, BANK_VERSION, bank,
+                                          sealed_labels_path(task, self.sealed)))
+        return out
+
+    def is_readout(self, sid: str) -> bool:
+        return any(s.id == sid for s in self.list_settings())
+
+    def get_setting(self, sid: str, field: str = "setting_id") -> ReadoutSetting:
+        for setting in self.list_settings():
+            if setting.id == sid:
+                return setting
+        raise UnknownSetting(sid, field)
+
+    def observations(self, sid: str) -> pd.DataFrame:
+        """The bank's public observation table (`observation_id`, `split`, `kind`, `shard`, ...)."""
+        path = self.get_setting(sid).bank / "observations.parquet"
+        return _observations(str(path), _signature(path))
+
+    def check_sealed(self, sid: str) -> Path:
+        """The sealed labels file of `sid`, present and matching `bank.json`; else `DataUnavailable`."""
+        setting = self.get_setting(sid)
+        path = setting.sealed_labels
+        if not path.is_file():
+            raise DataUnavailable(sid, "its sealed confirm labels are not installed on this server")
+        expected = setting.info().get("sealed_labels_sha256")
+        if expected is not None and _sha256(str(path), _signature(path)) != expected:
+            raise DataUnavailable(sid, "its sealed labels differ from the bank's sealed_labels_sha256")
+        return path
+
+    def bank(self, sid: str) -> Bank:
+        """The engine's bank with the sealed labels read (for the audit; never served)."""
+        path = self.check_sealed(sid)
+        bank = self.get_setting(sid).bank
+        return _bank(str(bank), str(path), _signature(bank / "labels.parquet"), _signature(path))
+
+
+def _signature(path: Path) -> tuple:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
+@lru_cache(maxsize=8)
+def _observations(path: str, signature: tuple) -> pd.DataFrame:
+    return pd.read_parquet(path)
+
+
+@lru_cache(maxsize=8)
+def _sha256(path: str, signature: tuple) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@lru_cache(maxsize=4)
+def _bank(directory: str, sealed: str, labels_signature: tuple, sealed_signature: tuple) -> Bank:
+    return read_bank(directory, sealed_labels=sealed)
+
+
+@lru_cache(maxsize=4)
+def _catalog(root: str | None, sealed: str | None, enabled: bool) -> ReadoutCatalog:
+    return ReadoutCatalog(root, sealed, enabled)
+
+
+def open_readout_catalog(config, catalog=None, sealed: str | Path | None = None) -> ReadoutCatalog:
+    """The readout settings of a `ServiceConfig`: the banks under its frozen root, the sealed
+    labels in `sealed` (None: the sealed directory, `EXPAUDIT_READOUT_SEALED`).
+
+    Served beside the benchmark's own settings (`catalog` None or a `BenchmarkCatalog`), or
+    beside any catalog when the configuration names a frozen root (`EXPAUDIT_FROZEN_ROOT`);
+    a lab's own catalog of matrices alone has none.
+    """
+    enabled = config.frozen_root is not None or catalog is None or isinstance(catalog, BenchmarkCatalog)
+    return _catalog(config.frozen_root, str(sealed if sealed is not None else sealed_dir()), enabled)
