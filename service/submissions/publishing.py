@@ -41,7 +41,7 @@ from leaderboard.site.sealed_html import is_sealed_report
 from service.catalog import BenchmarkCatalog, Catalog, fingerprint
 from service.catalog.downloads import offered_downloads
 from service.submissions.site_assets import setting_thumbnails
-from service.submissions.records import State, SubmissionRepo
+from service.submissions.records import READOUT_KINDS, State, SubmissionRepo
 from service.store import LocalStore, ObjectNotFound, ObjectStore
 
 log = logging.getLogger(__name__)
@@ -121,6 +121,8 @@ def submission_entries(repo: SubmissionRepo, include: str | None = None,
             manifest, status = repo.manifest(sid), repo.status(sid)
         except ObjectNotFound:
             continue
+        if manifest.kind in READOUT_KINDS:
+            continue  # a readout report is not a retrieval leaderboard row
         done = set(status.reports)
         ready = status.state is State.PUBLISHED or (sid == include and status.state is State.SCORING)
         if not ready or not done.issuperset(manifest.settings):

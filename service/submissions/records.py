@@ -70,6 +70,10 @@ def new_submission_id() -> str:
     return f"sub-{stamp}-{secrets.token_hex(6)}"
 
 
+READOUT_KINDS = ("features", "predictions")
+"""Manifest kinds of a readout submission (docs/readout.md, "Submissions over HTTP")."""
+
+
 @dataclass(frozen=True)
 class Manifest:
     """What was submitted; written once and never changed.
@@ -86,15 +90,17 @@ class Manifest:
         filename: the uploaded file's name (used in error messages).
         selection_only: the scores only name one pick per scene.
         created_at: ISO 8601 UTC.
-        kind: "scores" (an uploaded scores file) or "container" (a selector the
-            service runs; `input_key` is then its archive, or empty for an image).
+        kind: "scores" (an uploaded scores file), "container" (a selector the
+            service runs; `input_key` is then its archive, or empty for an image),
+            or "features" / "predictions" (a readout upload, `READOUT_KINDS`).
         selector_backend: "local" or "docker" for a container submission.
         selector_image: the image reference pinned by digest (Docker backend).
         token_owner: the owner the operator named for the token (`TokenInfo.owner`);
             None in manifests written before tokens had owners.
-        scores_key: object key of the upload's validated scores
-            (`leaderboard.scores.encode_scores`), which the audit reads instead of
-            parsing the upload again; None for a container submission and in
+        scores_key: object key of the upload's validated table (scores:
+            `leaderboard.scores.encode_scores`; a readout upload:
+            `leaderboard.readout.upload.encode_upload`), which the audit reads instead
+            of parsing the upload again; None for a container submission and in
             manifests written before it was stored.
     """
 

@@ -16,12 +16,14 @@ from service.selectors import submissions as container_submissions
 from service.process import defaults, tolerated
 
 from service.queues import jobs
+from service.queues.readout_jobs import enqueue_readout_audit
 from service.web.context import Services, current_token, services
 from service.errors import Conflict, NotFound, ServiceUnavailable, ValidationFailed
-from service.submissions import (DIRTY_KEY, Manifest, State, catalog_limits, new_submission_id,
-                                 request_fields, utc_now)
+from service.submissions import (DIRTY_KEY, READOUT_KINDS, Manifest, State, catalog_limits,
+                                 new_submission_id, request_fields, utc_now)
 from service.sealed import give_back_sealed_quota, sealed_settings, take_sealed_quota
 from service.store import ObjectNotFound, StoreError
+from service.web.readout_uploads import check_readout_upload, readout_setting
 from leaderboard.scores import (SettingScores, detect_format, encode_scores, read_frame,
                                 requested_settings, validate_upload)
 
@@ -160,6 +162,8 @@ class Prepared:
     image: str | None = None
     validated: tuple[SettingScores, ...] = ()
     """A scores file's validated table, stored beside it for the worker (parsed once)."""
+    table: bytes | None = None
+    """A readout upload's checked table (`leaderboard.readout.upload.encode_upload`)."""
 
 
 def _prepare_scores(svc: Services, upload: Upload) -> Prepared:
@@ -176,6 +180,12 @@ def _prepare_container(svc: Services, upload: Upload) -> Prepared:
                                                    svc.catalog, svc.config.sandbox)
     return Prepared(checked.data, checked.filename, checked.input_format, [checked.setting_id],
                     False, kind="container", backend=checked.backend, image=checked.image)
+
+
+def _prepare_readout(svc: Services, upload: Upload, setting_id: str, name: str) -> Prepared:
+    checked = check_readout_upload(svc, setting_id, upload.data, upload.filename, upload.fields, name)
+    return Prepared(upload.data, upload.filename, checked.input_format, [setting_id], False,
+                    kind=checked.kind, table=checked.table)
 
 
 def _accepted(sid: str, replayed: bool = False) -> Response:
@@ -215,9 +225,14 @@ def _create_in_slot(svc: Services, token, upload: Upload, container: bool, key: 
     """Check the request and create the submission in the concurrency slot `slot`."""
     name = _display_name(upload.fields, upload.filename.split("@")[0])  # image: its repository
     public = _flag(upload.fields, "public")
-    prepared = _prepare_container(svc, upload) if container else _prepare_scores(svc, upload)
-    _check_complete(svc, prepared.setting_ids)
-    sealed = sealed_settings(svc.catalog, prepared.setting_ids)
+    readout = None if container else readout_setting(svc, upload.fields)
+    if readout is not None:  # confirm labels are sealed: counted like a sealed setting
+        prepared = _prepare_readout(svc, upload, readout, name)
+        sealed = [readout]
+    else:
+        prepared = _prepare_container(svc, upload) if container else _prepare_scores(svc, upload)
+        _check_complete(svc, prepared.setting_ids)
+        sealed = sealed_settings(svc.catalog, prepared.setting_ids)
     claim = None
     if sealed:
         claim = take_sealed_quota(svc.redis, svc.store, token.owner,  # per owner, not token
@@ -252,6 +267,9 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
         scores = encode_scores(list(prepared.validated))
         scores_key = f"inputs/scores/sha256/{hashlib.sha256(scores).hexdigest()}"
         svc.store.put_if_absent(scores_key, scores)
+    if prepared.table is not None:
+        scores_key = f"inputs/readout/sha256/{hashlib.sha256(prepared.table).hexdigest()}"
+        svc.store.put_if_absent(scores_key, prepared.table)
     sid = replay or new_submission_id()
     if key is not None and replay is None:
         key_hash = hashlib.sha256(key.encode()).hexdigest()
@@ -281,7 +299,10 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
     # Stored is accepted: the reconciler enqueues it once Redis is back.
     with tolerated(log, "submission %s stored but not enqueued (%s)", sid):
         svc.active.commit(token.token_id, slot, sid)
-        jobs.enqueue_audit(svc.redis, sid, container=manifest.kind == "container")
+        if manifest.kind in READOUT_KINDS:
+            enqueue_readout_audit(svc.redis, sid)
+        else:
+            jobs.enqueue_audit(svc.redis, sid, container=manifest.kind == "container")
     return _accepted(sid)
 
 
