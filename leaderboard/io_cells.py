@@ -139,17 +139,20 @@ class Cells:
         return InputError(self.source, message, line=line, field=field, value=value)
 
     def check_columns(self, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
-        """Every required column present, none unexpected (extra data is never ignored), data rows present."""
+        """Every required column present, none unexpected (extra data is never ignored), data rows
+        present. A column error lists the columns expected and echoes those the table has."""
         names = [str(c) for c in self.frame.columns]
         expected = ", ".join(required + optional)
+        found = f"the file's columns: {', '.join(name[:80] for name in names[:20])}"
+        found += ", ..." if len(names) > 20 else ""
         for column in required:
             if column not in names:
-                raise self.error(f"missing column (expected columns: {expected})", field=column)
+                raise self.error(f"missing column (expected columns: {expected}); {found}",
+                                 field=column)
         for column in names:
             if column not in required + optional:
-                raise self.error(
-                    f"is not a known column (expected: {expected})", field="header", value=column
-                )
+                raise self.error(f"is not a known column (expected: {expected}); {found}",
+                                 field="header", value=column)
         if len(set(names)) != len(names):
             raise self.error("has a repeated column name", field="header")
         if len(self.frame) == 0:

@@ -108,7 +108,7 @@ def parse_scores_table(frame: pd.DataFrame, experience_ids, scene_ids, *, source
         return ScoresInput(matrix, False)
     cells = Cells(frame, source)
     selection_only = "score" not in [str(c) for c in frame.columns]
-    cells.check_columns(SELECTION_COLUMNS, () if selection_only else ("score",))
+    cells.check_columns(SELECTION_COLUMNS, ("score",))  # without `score`: a selection
     scn = cells.index_of("scene_id", scene_ids, "scene_id")
     exp = cells.index_of("experience_id", experience_ids, "experience_id of the library")
     if selection_only:

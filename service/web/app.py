@@ -70,6 +70,7 @@ def create_app(config: dict | None = None, *, store: ObjectStore | None = None,
         active=ActiveSubmissions(redis), metrics=Metrics(redis))
     app.extensions[_FAILED_AUTH] = FailedAuthLimiter(redis, defaults.FAILED_AUTH_PER_MINUTE)
     app.extensions[ops.METRICS_ROUTE] = metrics_route
+    app.extensions[ops.BODY_LIMIT] = body_limit
     _register_blueprints(app)
     _register_error_handlers(app)
     _register_metrics_hooks(app)
@@ -189,13 +190,26 @@ def _register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):
-        code = {413: "too_large", 404: "not_found", 405: "method_not_allowed",
+        if exc.code == 413:
+            return _too_large()
+        code = {404: "not_found", 405: "method_not_allowed",
                 500: "internal_error"}.get(exc.code, "bad_request")
-        field = "body" if exc.code == 413 else None
-        response, status = _error(exc.code or 400, code, exc.description or exc.name, field)
+        response, status = _error(exc.code or 400, code, exc.description or exc.name)
         if exc.code == 405 and getattr(exc, "valid_methods", None):
             response.headers["Allow"] = ", ".join(exc.valid_methods)
         return response, status
+
+
+def _too_large():
+    """413 naming the upload (its `filename` where the request gives it), its size and this
+    server's limit (also at `GET /api/v1/limits`, which the client reads before sending)."""
+    limit, size = request.max_content_length, request.content_length
+    name = request.args.get("filename")
+    what = f"the upload '{name[:120]}'" if name else "the request body"
+    sized = f" is {size:,} bytes," if size is not None else " is"
+    mib = f" ({limit / 2**20:.1f} MiB)" if limit >= 2**20 else ""
+    return _error(413, "too_large", f"{what}{sized} over this server's upload limit of "
+                  f"{limit:,} bytes{mib}", "body", limit_bytes=limit, size_bytes=size)
 
 
 def _register_metrics_hooks(app: Flask) -> None:

@@ -272,7 +272,8 @@ def _submission_paths() -> dict:
                     "400": _err("Malformed request"), "401": _UNAUTH,
                     "404": _NOTFOUND,
                     "409": _err("Idempotency-Key reused with another body, or setting incomplete"),
-                    "413": _err("Upload larger than the size limit"),
+                    "413": _err("Upload larger than the size limit (the message names the "
+                                "limit; GET /api/v1/limits gives it)"),
                     "422": _err("The scores file or a field is invalid"), "429": _RATE,
                     "503": _err("The store or Redis is unavailable or the store refuses writes, "
                                 "or the submission of this Idempotency-Key is still being written "
@@ -372,7 +373,7 @@ def _token_paths() -> dict:
 
 
 def _ops_paths() -> dict:
-    """Health and metrics (outside /api/v1)."""
+    """Health and metrics (outside /api/v1), and the upload limit."""
     return {
         "/healthz": {"get": {
             "summary": "Liveness and dependencies (store, Redis)", "tags": ["operations"],
@@ -384,6 +385,12 @@ def _ops_paths() -> dict:
                               "properties": {"status": {"type": "string"}, "store": {"type": "string"},
                                              "redis": {"type": "string"}}},
                              "A dependency is down, or the store refuses writes (each says why)")}}},
+        "/api/v1/limits": {"get": {
+            "summary": "This server's upload limit (a client checks a file against it before "
+                       "sending)", "tags": ["operations"],
+            "responses": {"200": _json({"type": "object", "required": ["max_upload_bytes"],
+                                        "properties": {"max_upload_bytes": {"type": "integer"}}},
+                                       "The limits")}}},
         "/metrics": {"get": {
             "summary": "Prometheus metrics", "tags": ["operations"],
             "responses": {"200": {"description": "Text exposition format",

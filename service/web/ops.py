@@ -1,4 +1,4 @@
-"""Operations: health, Prometheus metrics, the OpenAPI document and its page.
+"""Operations: health, Prometheus metrics, the upload limit, the OpenAPI document and its page.
 
 `/healthz` reads the store, checks that it takes a write (a probe object of
 this process, written and deleted) and pings Redis: a store that reads but
@@ -45,6 +45,16 @@ def openapi_json():
 @api.get("/docs")
 def api_docs():
     return Response(docs_page(openapi_document()), mimetype="text/html")
+
+
+BODY_LIMIT = "expaudit.body_limit"
+"""`app.extensions` key: the app's request body limit (`service.submissions.BodyLimit`)."""
+
+
+@api.get("/limits")
+def limits():
+    """What this server accepts, so a client can check an upload before sending it."""
+    return jsonify({"max_upload_bytes": current_app.extensions[BODY_LIMIT]()})
 
 
 @root.get("/healthz")

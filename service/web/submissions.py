@@ -67,7 +67,9 @@ def _install_final_documents(state) -> None:
 _NAME_CHARS = r"\w .,:()+/-"
 """What a display name is made of: letters, digits, spaces and .,:()+/-."""
 _NAME_PATTERN = re.compile(f"[{_NAME_CHARS}]{{1,100}}")
-_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+_FLAGS = {"true": True, "false": False, "": False}
+"""The values of a flag field (any case; absent or empty is false): what the API document
+and the error say, so a `yes` or `1` slip is refused rather than read as consent to publish."""
 
 
 @dataclass(frozen=True)
@@ -95,11 +97,10 @@ def _read_upload() -> Upload:
 
 def _flag(fields: dict[str, str], name: str) -> bool:
     value = fields.get(name, "").strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ValidationFailed(f"{name} must be true or false, got '{fields[name]}'", field=name)
+    if value not in _FLAGS:
+        raise ValidationFailed(f"{name} must be true or false, got '{fields[name][:80]}'",
+                               field=name)
+    return _FLAGS[value]
 
 
 def _display_name(fields: dict[str, str], filename: str) -> str:
@@ -109,8 +110,12 @@ def _display_name(fields: dict[str, str], filename: str) -> str:
         return stem or "unnamed"
     name = fields["name"]
     if not _NAME_PATTERN.fullmatch(name) or not name.strip():
-        raise ValidationFailed("name must be 1-100 letters, digits, spaces or .,:()+/- "
-                               f"characters, not only spaces, got {name[:120]!r}", field="name")
+        bad = re.search(f"[^{_NAME_CHARS}]", name)
+        why = (f"character {bad.group()!r} at position {bad.start() + 1} is not allowed" if bad
+               else f"it is {len(name)} characters long" if len(name) > 100 else "it is only spaces")
+        raise ValidationFailed(f"name must be 1-100 letters, digits, spaces or .,:()+/- "
+                               f"characters, not only spaces: {why}, got {name[:120]!r}",
+                               field="name")
     return name
 
 
