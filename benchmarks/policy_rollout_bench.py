@@ -11,11 +11,15 @@ machine hit both alike:
   multisampling at robomimic's usual 84x84), sampled down to the policy's
   image size (nearest pixel, counted as render time) so the same network reads it.
 
-Each simulator has its own camera (a lean camera changes its model's geom
-groups). Per control step it prints render, inference and simulation
-milliseconds; the ratio is lean / default episodes/s. An untrained policy
-(`PolicySpec()`) rarely succeeds, so episodes run to the horizon: the numbers
-are per step of full-length episodes.
+The policy is of mechanism 2 (`simulator.policy_recipe`), which reads the
+agent and wrist views side by side; both loops render the agent view only
+and hand it to the policy in both halves, so the ratio isolates the agent
+view's render (`benchmarks/policy_cameras_bench.py` times the real
+two-camera loop). Each simulator has its own camera (a lean camera changes
+its model's geom groups). Per control step it prints render, inference and
+simulation milliseconds; the ratio is lean / default episodes/s. An
+untrained policy of the recipe's spec rarely succeeds, so episodes run to
+the horizon: the numbers are per step of full-length episodes.
 
 Usage: OMP_NUM_THREADS=1 MUJOCO_GL=egl .venv/bin/python benchmarks/policy_rollout_bench.py
        [--episodes 6] [--horizon 100] [--policy DIR] [--default-size 84]
@@ -50,10 +54,13 @@ class Clock:
 
 
 class TimedCamera:
-    """A policy camera whose renders are timed and, if needed, sampled down to the policy's size."""
+    """A policy camera whose renders are timed and, if needed, sampled down to the policy's size;
+    with `both_halves`, an agent-view camera's image is handed on twice, side by side, in the
+    two-camera policy's frame layout."""
 
-    def __init__(self, camera, clock: Clock, out_size: int) -> None:
+    def __init__(self, camera, clock: Clock, out_size: int, both_halves: bool = False) -> None:
         self.camera, self.clock = camera, clock
+        self.both_halves = both_halves
         self.index = None
         if camera.size != out_size:
             self.index = (np.arange(out_size) * camera.size) // out_size
@@ -66,6 +73,8 @@ class TimedCamera:
         image = self.camera.render()
         if self.index is not None:
             image = np.ascontiguousarray(image[self.index][:, self.index])
+        if self.both_halves:
+            image = np.concatenate([image, image], axis=1)
         self.clock.add("render", start)
         return image
 
@@ -108,20 +117,25 @@ class TimedSim:
         return ok
 
 
-def load_actor(policy: str | None):
-    """The policy to drive both loops: a stored one, or a fresh untrained `PolicySpec()`."""
+def recipe_actor(directory: str | None):
+    """(actor, image size, label) of a policy: a stored one, or an untrained one of the recipe's
+    spec (`benchmark_data.generation.recipe_policies.recipe_spec`)."""
     import torch
 
-    from simulator.policy_model import PolicyActor, PolicySpec, build_policy, load_policy
+    from benchmark_data.generation.recipe_policies import recipe_spec
+    from simulator.policy_recipe import (CAMERAS, RecipeActor, RecipePolicy, _obs_sizes, build_bc_rnn,
+                                         build_encoder)
 
     torch.set_num_threads(1)
-    if policy:
-        algo, spec = load_policy(Path(policy))
-        return PolicyActor(algo), spec, f"stored policy {policy}"
-    spec = PolicySpec()
-    algo = build_policy(spec)
+    if directory:
+        policy = RecipePolicy.load(Path(directory))
+        return RecipeActor(policy), policy.spec.image_size, f"stored policy {directory}"
+    spec = recipe_spec()
+    encoders = {cam: build_encoder(spec, cam).eval() for cam in CAMERAS}
+    algo = build_bc_rnn(spec)
     algo.set_eval()
-    return PolicyActor(algo), spec, "untrained PolicySpec() policy"
+    stats = {key: (np.zeros(n, np.float32), np.ones(n, np.float32)) for key, n in _obs_sizes(spec).items()}
+    return RecipeActor(RecipePolicy(spec, encoders, algo, stats)), spec.image_size, "untrained recipe policy"
 
 
 def episodes(n: int):
@@ -138,14 +152,13 @@ def run(n: int, horizon: int, policy: str | None, default_size: int) -> dict:
     from simulator.policy_camera import PolicyCamera
     from simulator.stack_sim import StackSim
 
-    actor, spec, label = load_actor(policy)
-    print(f"{label}; image {spec.image_size}px; {n} episodes x {horizon} steps per loop")
+    actor, size, label = recipe_actor(policy)
+    print(f"{label}; image {size}px; {n} episodes x {horizon} steps per loop")
     loops = {}
-    for name, kwargs in (("lean", {"size": spec.image_size}),
-                         ("default", {"lean": False, "size": default_size})):
+    for name, kwargs in (("lean", {"size": size}), ("default", {"lean": False, "size": default_size})):
         clock = Clock()
         sim = StackSim()
-        camera = TimedCamera(PolicyCamera(sim, **kwargs), clock, spec.image_size)
+        camera = TimedCamera(PolicyCamera(sim, **kwargs), clock, size, both_halves=True)
         loops[name] = (TimedSim(sim, clock), camera, TimedActor(actor, clock), clock)
     return run_loops(loops, episodes(n + 1), horizon)
 
@@ -184,7 +197,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=6, help="timed episodes per loop (default 6)")
     parser.add_argument("--horizon", type=int, default=100, help="control steps per episode (default 100)")
-    parser.add_argument("--policy", default=None, help="directory of a stored policy (spec.json, weights.pt)")
+    parser.add_argument("--policy", default=None,
+                        help="directory of a stored policy (spec.json, weights.pt; mechanism 2)")
     parser.add_argument("--default-size", type=int, default=84,
                         help="image side of the default-render loop (default 84)")
     args = parser.parse_args(argv)

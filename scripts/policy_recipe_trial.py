@@ -145,18 +145,17 @@ def run_frozen(task: str, args, workdir: Path, meta: dict) -> int:
     """The published policy of the experience on the same kinds of episodes."""
     from benchmark_data.policy_files import policy_dir, read_training
     from simulator.demo_recording import DemoPlan
-    from simulator.policy_camera import PolicyCamera
-    from simulator.policy_model import PolicyActor, load_policy
+    from simulator.policy_executor import load_actor, make_camera
 
     record = read_training(args.mechanism, args.experience_id)
     layout_cls = _sim_layout(task)
     kept = [DemoPlan(d["index"], layout_cls.from_dict(d["layout"]), d["draw_key"], d["draw"])
             for d in record["demos"]]
-    algo, spec = load_policy(policy_dir(args.mechanism, args.experience_id))
-    camera = PolicyCamera(recipe_policies.sim_class(task)(), task=task, size=spec.image_size)
+    actor, size = load_actor(str(policy_dir(args.mechanism, args.experience_id)))
+    camera = make_camera(recipe_policies.sim_class(task)(), task, size)
     try:
         run_episodes(task, args.experience_id, recipe_policies.gate_items(task, kept, args.own, args.states),
-                     camera, PolicyActor(algo),
+                     camera, actor,
                      args.seed, workdir, "frozen" if args.seed == 0 else f"frozen-seed{args.seed}",
                      {**meta, "policy": "published"})
     finally:

@@ -4,10 +4,10 @@ A policy cell is (mechanism, query set, experience, scene, seed): the policy
 reads the camera, so every appearance draw of a state is its own episode and
 `Cell.state_id` holds the scene id (state + draw). Results have the same
 form and journals as Replay's (`simulator.executor.CellResult`); the code version
-of a policy cell covers the sources of the policy's mechanism version and its
-frozen weights (`simulator.provenance.policy_code_version`). A version-1 policy
-reads the agent view (`simulator.policy_model`), a version-2 one the agent and
-wrist views side by side (`simulator.policy_recipe`).
+of a policy cell is the policy's declared mechanism version and its frozen
+weights (`simulator.provenance.policy_code_version`). A policy (mechanism 2,
+`simulator.policy_recipe`) reads the agent and wrist views side by side
+(`simulator.wrist_camera.DualCamera`).
 
 Cells are grouped by (mechanism, experience) so a process loads each policy
 once; a group runs `envs` environments in lockstep with one batched forward
@@ -30,9 +30,6 @@ from simulator import policy_rollout
 from simulator.appearance import sample_draw
 from simulator.door_sim import DoorSim
 from simulator.executor import Cell, CellResult, NotInWorld, journaled
-from simulator.policy_camera import PolicyCamera
-from simulator.policy_model import PolicyActor, load_policy
-from simulator.policy_recipe import MECHANISM_VERSION as RECIPE_MECHANISM
 from simulator.policy_recipe import RecipeActor, RecipePolicy
 from simulator.policy_rollout import noise_for, run_batch
 from simulator.provenance import policy_code_version, policy_mechanism_of, policy_package_versions
@@ -68,27 +65,20 @@ class PolicyWorld:
     policy_dirs: dict[tuple[str, str], str]  # (mechanism, experience id) -> directory
 
 
-def load_actor(directory: str, device: str = "cpu") -> tuple[object, tuple[int, int]]:
-    """(actor, camera kind) of a frozen policy; the kind is (mechanism version, image size).
-
-    A version-2 policy reads both cameras (`simulator.policy_recipe`) and runs on the CPU only.
-    """
-    if policy_mechanism_of(directory) == RECIPE_MECHANISM:
-        if device != "cpu":
-            raise InvalidInput(f"{directory}: two-camera (mechanism 2) policies run on the CPU only, "
-                               f"not on policy device {device!r}: set EXPAUDIT_POLICY_DEVICE=cpu")
-        policy = RecipePolicy.load(Path(directory))
-        return RecipeActor(policy), (RECIPE_MECHANISM, policy.spec.image_size)
-    algo, spec = load_policy(Path(directory), device)
-    return PolicyActor(algo, device), (1, spec.image_size)
+def load_actor(directory: str, device: str = "cpu") -> tuple[RecipeActor, int]:
+    """(actor, image size) of a frozen policy; its mechanism is checked first (a retired one is
+    refused by name). Policies read both cameras and run on the CPU only."""
+    policy_mechanism_of(directory)
+    if device != "cpu":
+        raise InvalidInput(f"{directory}: two-camera (mechanism 2) policies run on the CPU only, "
+                           f"not on policy device {device!r}: set EXPAUDIT_POLICY_DEVICE=cpu")
+    policy = RecipePolicy.load(Path(directory))
+    return RecipeActor(policy), policy.spec.image_size
 
 
-def make_camera(sim, task: str, kind: tuple[int, int]):
-    """The camera a policy of camera kind `kind` reads (see `load_actor`)."""
-    version, size = kind
-    if version == RECIPE_MECHANISM:
-        return DualCamera(sim, task=task, size=size)
-    return PolicyCamera(sim, task=task, size=size)
+def make_camera(sim, task: str, size: int) -> DualCamera:
+    """The camera a policy of image size `size` reads (see `load_actor`): agent and wrist views."""
+    return DualCamera(sim, task=task, size=size)
 
 
 def gl_renderer(camera) -> str:
@@ -111,7 +101,7 @@ class PolicyRunner:
         self.world = world
         self.device = device
         self.envs = envs
-        self._envs: dict = {}  # camera kind -> (simulators, cameras)
+        self._envs: dict = {}  # image size -> (simulators, cameras)
         self._actors: dict = {}
 
     def use(self, world: PolicyWorld) -> None:
@@ -127,21 +117,21 @@ class PolicyRunner:
                 camera.close()
         self._envs.clear()
 
-    def _environments(self, n: int, kind: tuple[int, int]) -> tuple[list, list]:
-        """`n` simulators with cameras of `kind` (policy mechanism version, image size), made once."""
-        sims, cameras = self._envs.setdefault(kind, ([], []))
+    def _environments(self, n: int, size: int) -> tuple[list, list]:
+        """`n` simulators with cameras of image size `size`, made once."""
+        sims, cameras = self._envs.setdefault(size, ([], []))
         while len(sims) < n:
             sim = StackSim() if self.world.task == "stack" else DoorSim()
             sims.append(sim)
-            cameras.append(make_camera(sim, self.world.task, kind))
+            cameras.append(make_camera(sim, self.world.task, size))
         return sims[:n], cameras[:n]
 
     def actor(self, mechanism: str, experience_id: str):
         return self._loaded(mechanism, experience_id)[0]
 
     def _loaded(self, mechanism: str, experience_id: str):
-        """(actor, camera kind, code version) of a policy, loaded once; the version is taken with
-        the weights. A version-2 policy reads both cameras (`simulator.policy_recipe`)."""
+        """(actor, image size, code version) of a policy, loaded once; the version is taken with
+        the weights."""
         key = (mechanism, experience_id)
         if key not in self._actors:
             directory = self.world.policy_dirs.get(key)
@@ -163,7 +153,7 @@ class PolicyRunner:
         if mechanism not in POLICY_MECHANISM_NAMES:
             raise RunnerMisuse(f"cell mechanism {mechanism!r} is not a policy mechanism "
                                    f"{POLICY_MECHANISM_NAMES}")
-        actor, kind, version = self._loaded(mechanism, eid)
+        actor, size, version = self._loaded(mechanism, eid)
         packages = None
         horizon = policy_rollout.HORIZON[self.world.task]  # read per call (tests shorten it)
         results = []
@@ -175,7 +165,7 @@ class PolicyRunner:
                 if scene is None:
                     raise NotInWorld(f"scene {cell.state_id!r} is not in query set {cell.query_set!r}")
                 scenes.append(scene)
-            sims, cameras = self._environments(len(batch), kind)
+            sims, cameras = self._environments(len(batch), size)
             if packages is None:
                 packages = policy_package_versions(self.device, gl_renderer(cameras[0]))
             before = []

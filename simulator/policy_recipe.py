@@ -18,8 +18,9 @@ steps are cheap on a CPU:
 A policy is `RecipePolicy`: both encoders, the BC-RNN and the statistics;
 `save` / `load` keep it as a state dict (read back with `weights_only=True`)
 and `spec.json`. `RecipeActor` runs it in `simulator.policy_rollout`'s episode
-loop on side-by-side frames (`simulator.wrist_camera.DualCamera`). Version-1
-policies (one agent-view camera, trained end to end) are `simulator.policy_model`'s.
+loop on side-by-side frames (`simulator.wrist_camera.DualCamera`). Every
+published policy is of this mechanism; mechanism 1 (one agent-view camera,
+trained end to end) was retired.
 """
 
 from __future__ import annotations
@@ -214,8 +215,8 @@ def build_bc_rnn(spec: RecipeSpec):
     torch.manual_seed(spec.seed)
     algo = rm.algo_factory(algo_name="bc", config=config, obs_key_shapes={k: [n] for k, n in sizes.items()},
                            ac_dim=ACTION_DIM, device=torch.device("cpu"))
-    # robomimic's key -> modality mapping is global: keep the keys of policies loaded before
-    # (a version-1 policy's image key must stay an image in the same process).
+    # robomimic's key -> modality mapping is global: keep the keys of networks built before in
+    # the same process (robomimic's own config would otherwise drop them).
     mapping = {**others, **obs_utils.OBS_KEYS_TO_MODALITIES}
     by_modality: dict[str, list[str]] = {}
     for key, modality in mapping.items():

@@ -24,12 +24,9 @@ PACKAGES = ("robosuite", "mujoco", "numpy", "numba")
 """Packages whose versions can change a rollout."""
 POLICY_SOURCES = ("osc.py", "stack_sim.py", "stack_scenes.py", "door_sim.py", "door_scenes.py",
                   "appearance.py", "policy_camera.py", "policy_model.py", "policy_rollout.py",
-                  "robomimic_compat.py")
-"""The simulator modules a version-1 policy rollout ran (besides the weights)."""
-RECIPE_POLICY_SOURCES = POLICY_SOURCES + ("policy_recipe.py", "wrist_camera.py")
-"""Policy mechanism 2 adds the two-camera policy on cached features and its camera."""
-POLICY_MECHANISM_SOURCES = {1: POLICY_SOURCES, 2: RECIPE_POLICY_SOURCES}
-"""The sources a policy of each mechanism version runs (its spec.json names the version)."""
+                  "robomimic_compat.py", "policy_recipe.py", "wrist_camera.py")
+"""The simulator modules a policy rollout runs (besides the weights); their hash is recorded
+beside each policy cell as information (`SOURCES_KEY`)."""
 POLICY_PACKAGES = PACKAGES + ("torch", "robomimic")
 """Packages whose versions can change a policy rollout."""
 CPU_KEY = "cpu"
@@ -48,9 +45,11 @@ path, after which the frozen Replay cells are regenerated. The golden cells
 a bump; editing, moving or renaming a source file that keeps behaviour changes nothing here."""
 POLICY_MECHANISM = 2
 """Version of what a policy rollout does (besides the weights), declared like `REPLAY_MECHANISM`:
-1, one agent-view camera (retired: no published policy is of version 1); 2, the recipe of
-docs/policy_protocol.md (`simulator.policy_recipe`: agent and wrist cameras). A frozen policy's
-spec.json names its version."""
+the recipe of docs/policy_protocol.md (`simulator.policy_recipe`: agent and wrist cameras). A
+frozen policy's spec.json names its version. Version 1 (one agent-view camera, trained end to
+end) was retired once no published policy was of it; its spec.json files name no version."""
+RETIRED_POLICY_MECHANISMS = (1,)
+"""Policy mechanism versions whose code is gone: a policy of one is refused by name."""
 LEGACY_REPLAY_CODE_VERSIONS = {"sha256:c20bd05067b753bb": 1}
 """Code versions of Replay cells made while a cell's code version was a hash of the simulator's
 source files (`replay_sources_sha256` then), with their mechanism version. Frozen: those cells
@@ -80,20 +79,23 @@ def replay_sources_sha256() -> str:
     return "sha256:" + _source_hash(OUTCOME_SOURCES).hexdigest()[:16]
 
 
-@lru_cache(maxsize=None)
-def policy_sources_sha256(mechanism: int = POLICY_MECHANISM) -> str:
-    """`sha256:` + 16 hex digits over a policy mechanism's sources (information: `SOURCES_KEY`)."""
-    return "sha256:" + _source_hash(POLICY_MECHANISM_SOURCES[mechanism]).hexdigest()[:16]
+@lru_cache(maxsize=1)
+def policy_sources_sha256() -> str:
+    """`sha256:` + 16 hex digits over `POLICY_SOURCES` (information: `SOURCES_KEY`)."""
+    return "sha256:" + _source_hash(POLICY_SOURCES).hexdigest()[:16]
 
 
 def policy_mechanism_of(policy_dir: str) -> int:
     """The mechanism version a frozen policy was made for: its spec.json's `policy_mechanism`
-    (absent in version 1's specs)."""
+    (absent in the retired version 1's specs), refused unless it is `POLICY_MECHANISM`."""
     spec = json.loads((Path(policy_dir) / "spec.json").read_text())
     version = spec.get("policy_mechanism", 1)
-    if version not in POLICY_MECHANISM_SOURCES:
-        raise InvalidInput(f"{policy_dir}/spec.json: policy_mechanism {version!r} is not one of "
-                           f"{sorted(POLICY_MECHANISM_SOURCES)}")
+    if version in RETIRED_POLICY_MECHANISMS:
+        raise InvalidInput(f"{policy_dir}/spec.json: policy_mechanism {version!r} was retired; "
+                           f"only version {POLICY_MECHANISM} policies load (retrain it with "
+                           "`expaudit data train-policies`)")
+    if version != POLICY_MECHANISM:
+        raise InvalidInput(f"{policy_dir}/spec.json: policy_mechanism {version!r} is not {POLICY_MECHANISM}")
     return version
 
 
@@ -166,7 +168,7 @@ def policy_package_versions(device: str = "cpu", renderer: str | None = None) ->
     inference device, the CPU (`CPU_KEY`) and, when given, the OpenGL renderer the policy camera drew with
     (`RENDERER_KEY`)."""
     versions = json.loads(_versions(POLICY_PACKAGES))
-    versions[SOURCES_KEY] = policy_sources_sha256(POLICY_MECHANISM)
+    versions[SOURCES_KEY] = policy_sources_sha256()
     versions[TORCH_KERNEL_KEY] = torch_cpu_capability()
     versions["device"] = device
     versions[CPU_KEY] = cpu_model()

@@ -1,9 +1,8 @@
 """The policies behind the policy settings, as a docs table: how each was made and its gates.
 
 One row per (task, mechanism, experience) the published settings use, read from the
-policy's `spec.json` and `training.json` under a data root. A version-2 policy
-(`docs/policy_protocol.md`) records its validation episodes and the verdict of each gate;
-a version-1 policy was made before the gates and records none.
+policy's `spec.json` and `training.json` under a data root. A policy (mechanism 2,
+`docs/policy_protocol.md`) records its validation episodes and the verdict of each gate.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from simulator.provenance import policy_mechanism_of
 __all__ = ["policies_table"]
 
 GROUPS = ("own", "draw 0", "draws 1-4")
-"""The validation episode groups each version-2 policy records, in the table's order."""
+"""The validation episode groups each policy records, in the table's order."""
 
 
 def _count(groups: dict, name: str, where) -> str:
@@ -48,7 +47,7 @@ def _gates(gates, where) -> str:
 def policies_table(root=None) -> str:
     """Markdown: one row per policy of the published settings under `root` (default: the
     frozen root), with its version, demonstrations, cloning steps, training minutes and
-    validation episodes (version 2 only)."""
+    validation episodes."""
     lines = ["| task | mechanism | experience | policy version | demonstrations | cloning steps "
              "| training min | own layouts | validation draw 0 | validation draws 1-4 | gates |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -65,9 +64,6 @@ def policies_table(root=None) -> str:
         row = (head + f"| {version} | {training.get('n_demos', 'n/a')} "
                f"| {'n/a' if steps is None else f'{steps:,}'} "
                f"| {'n/a' if train_s is None else round(train_s / 60)} ")
-        if version == 1:  # made before the gates existed
-            lines.append(row + "| - | - | - | made before the gates |")
-            continue
         where = directory / "training.json"
         validation = training.get("validation")
         if not isinstance(validation, dict):

@@ -47,16 +47,12 @@ def register(subparsers) -> None:
     tp.add_argument("--experience", nargs="+", default=None, help="experience ids (default all K=3)")
     tp.add_argument("--workers", type=int, default=2, help="policies trained at once (default 2)")
     tp.add_argument("--force", action="store_true",
-                    help="write policies that exist again (version 2 resumes its work folder: delete "
-                         "the folder to train anew)")
-    tp.add_argument("--mechanism-version", type=int, choices=[1, 2], default=2,
-                    help="2 (default): the recipe of docs/policy_protocol.md, with its validation "
-                         "gates; 1: the single-camera policies")
+                    help="write policies that exist again (resumes the work folder: delete the folder "
+                         "to train anew)")
     tp.add_argument("--workdir", default="policy-training",
-                    help="version 2: folder of the resumable work, one subfolder per policy "
-                         "(default ./policy-training)")
+                    help="folder of the resumable work, one subfolder per policy (default ./policy-training)")
     tp.add_argument("--out", default=None,
-                    help="version 2: data root the policies are written to (default: the staging root "
+                    help="data root the policies are written to (default: the staging root "
                          "benchmark_data/staging; never the published root, whose cells its policies made)")
     tp.add_argument("--root", default=None, help="frozen data root (default: the package's)")
     tp.set_defaults(handler=_run)

@@ -17,7 +17,7 @@ from pathlib import Path
 from benchmark_data.generation.adopt_staging import adopt, drop_stale, staging_state
 from benchmark_data.generation.images import write_base_images, write_query_images
 from benchmark_data.generation.library_stream import build_door_library
-from benchmark_data.generation.policies import evaluate_policy, train_policy
+from benchmark_data.generation.policies import evaluate_policy
 from benchmark_data.generation.query_set_build import door_scene_rows
 from benchmark_data.generation.recipe_policies import train_recipe_policy
 from benchmark_data.generation.rollouts import (ensure_stack_inputs, plan_all, plan_policy_setting,
@@ -27,6 +27,7 @@ from benchmark_data.paths import STAGING_ROOT, root_or_default
 from benchmark_data.policy_files import is_trained, policy_dir, policy_experiences
 from benchmark_data.query_sets import write_scenes
 from benchmark_data.registry import LIBRARY_IDS, N_SEEDS, QUERY_SETS, SETTINGS, Mechanism, get_setting
+from expaudit.errors import InvalidInput
 from expaudit.numerics import blas_kernel, cpu_model, torch_cpu_capability
 from simulator.appearance import SceneRenderer
 from simulator.door_sim import DoorSim
@@ -77,41 +78,30 @@ def train_policies(args: argparse.Namespace) -> int:
     if not todo:
         print("expaudit data train-policies: no policy matches the filters", file=sys.stderr)
         return 2
-    version = args.mechanism_version
-    if version == 1:
-        if args.out is not None:
-            print("expaudit data train-policies: --out is for --mechanism-version 2 "
-                  "(version 1 trains into --root)", file=sys.stderr)
-            return 2
-        out = args.root
-        newer = [f"{m}/{e}" for _, m, e in todo
-                 if is_trained(m, e, out) and policy_mechanism_of(str(policy_dir(m, e, out))) != 1]
-        if newer:
-            print(f"expaudit data train-policies: {root_or_default(out)} holds policies of another "
-                  f"mechanism version ({', '.join(newer)}), which its cells were made with; version 1 "
-                  "would replace them: give --root a copy of the data to train version 1 into",
-                  file=sys.stderr)
-            return 2
-    else:
-        out = Path(args.out) if args.out is not None else STAGING_ROOT
-        if out.resolve() == root_or_default(args.root).resolve():
-            print(f"expaudit data train-policies: --out {out} is the published root, whose cells were "
-                  "made by the policies there: new policies are made in a staging root until their cells "
-                  "are regenerated and adopted (expaudit data adopt-staging; benchmark_data/staging/README.md)",
-                  file=sys.stderr)
-            return 2
+    out = Path(args.out) if args.out is not None else STAGING_ROOT
+    if out.resolve() == root_or_default(args.root).resolve():
+        print(f"expaudit data train-policies: --out {out} is the published root, whose cells were "
+              "made by the policies there: new policies are made in a staging root until their cells "
+              "are regenerated and adopted (expaudit data adopt-staging; benchmark_data/staging/README.md)",
+              file=sys.stderr)
+        return 2
 
     def trained(mechanism: str, eid: str) -> bool:
+        """Trained in `out` by today's mechanism; a policy of a retired mechanism is trained anew."""
         if not is_trained(mechanism, eid, out):
             return False
-        return version == 1 or policy_mechanism_of(str(policy_dir(mechanism, eid, out))) == version
+        try:
+            policy_mechanism_of(str(policy_dir(mechanism, eid, out)))
+        except InvalidInput:
+            return False
+        return True
 
     pending = [k for k in todo if args.force or not trained(k[1], k[2])]
     _log(f"{len(todo)} policies selected, {len(todo) - len(pending)} already trained, "
          f"{len(pending)} to train on {args.workers} process(es)")
     if not pending:
         return 0
-    jobs = [(t, m, e, args.root, out, version, args.workdir) for t, m, e in pending]
+    jobs = [(t, m, e, args.root, out, args.workdir) for t, m, e in pending]
     if args.workers <= 1:
         for job in jobs:
             train_one(job)
@@ -126,12 +116,9 @@ def train_one(job) -> None:
     """Train one policy (a worker of `train_policies`; torch loads in the training, after this
     process's OpenMP threads are set to one)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    task, mechanism, eid, root, out, version, workdir = job
-    if version == 1:
-        path = train_policy(task, mechanism, eid, root, log=_log)
-    else:
-        path = train_recipe_policy(task, mechanism, eid, Path(workdir) / f"{eid}-{mechanism}", root=out,
-                                   library_root=root, log=lambda line: _log(f"{mechanism} {eid}: {line}"))
+    task, mechanism, eid, root, out, workdir = job
+    path = train_recipe_policy(task, mechanism, eid, Path(workdir) / f"{eid}-{mechanism}", root=out,
+                               library_root=root, log=lambda line: _log(f"{mechanism} {eid}: {line}"))
     _log(f"wrote {path}")
 
 

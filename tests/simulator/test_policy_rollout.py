@@ -1,8 +1,9 @@
 """Policy episodes on the Stack simulator: the lean camera, seeded noise, determinism (needs MuJoCo).
 
-A tiny untrained policy drives short episodes: what is checked (the camera
-leaves the physics alone, an episode is a pure function of its cell, a batch
-of one is an episode) holds for any weights.
+A tiny untrained policy (mechanism 2: agent and wrist views side by side)
+drives short episodes: what is checked (the camera leaves the physics alone,
+an episode is a pure function of its cell, a batch of one is an episode)
+holds for any weights.
 """
 
 import numpy as np
@@ -26,13 +27,13 @@ EXPERIENCE = "stack-e000"
 def actor():
     import torch
 
-    from simulator.policy_model import PolicyActor, PolicySpec, build_policy
+    from simulator.policy_recipe import RecipeActor
+    from tests.support.policy_training import TINY, untrained_policy
 
+    assert TINY.image_size == SIZE
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    algo = build_policy(PolicySpec(hidden_dim=16, feature_dim=16, keypoints=8, image_size=SIZE))
-    algo.set_eval()
-    yield PolicyActor(algo)
+    yield RecipeActor(untrained_policy(TINY))
     torch.set_num_threads(threads)
 
 
@@ -54,6 +55,28 @@ def lean():
 @pytest.fixture(scope="module")
 def lean_b():
     sim, camera = _sim_and_camera()
+    yield sim, camera
+    camera.close()
+
+
+def _dual():
+    from simulator.stack_sim import StackSim
+    from simulator.wrist_camera import DualCamera
+
+    sim = StackSim()
+    return sim, DualCamera(sim, size=SIZE)
+
+
+@pytest.fixture(scope="module")
+def dual():
+    sim, camera = _dual()
+    yield sim, camera
+    camera.close()
+
+
+@pytest.fixture(scope="module")
+def dual_b():
+    sim, camera = _dual()
     yield sim, camera
     camera.close()
 
@@ -154,8 +177,8 @@ def test_noise_is_a_function_of_the_cell():
         assert not np.array_equal(a.jitter, other.jitter)
 
 
-def test_episode_is_a_function_of_its_cell(lean, actor, state):
-    sim, camera = lean
+def test_episode_is_a_function_of_its_cell(dual, actor, state):
+    sim, camera = dual
     first = _episode(sim, camera, actor, state, seed=0)
     assert first[0].steps <= HORIZON
     _episode(sim, camera, actor, query_states("stack-orig")[17], seed=5)  # dirty sim and RNN state
@@ -163,10 +186,10 @@ def test_episode_is_a_function_of_its_cell(lean, actor, state):
     assert _episode(sim, camera, actor, state, seed=1)[1] != first[1]  # other noise, other trajectory
 
 
-def test_batch_of_one_is_an_episode(lean, actor, state):
+def test_batch_of_one_is_an_episode(dual, actor, state):
     from simulator.policy_rollout import noise_for, run_batch
 
-    sim, camera = lean
+    sim, camera = dual
     single = _episode(sim, camera, actor, state, seed=2)
     results = run_batch([sim], [camera], actor, [lambda s: s.restore(state.layout)],
                         [sample_draw(state.state_id, 0)],
@@ -174,14 +197,14 @@ def test_batch_of_one_is_an_episode(lean, actor, state):
     assert (results[0], sim.state_hash()) == single
 
 
-def test_batch_of_two_is_deterministic_per_layout(lean, lean_b, actor):
+def test_batch_of_two_is_deterministic_per_layout(dual, dual_b, actor):
     """Guaranteed: the same batch gives the same outcomes. Not asserted: that env 0 of a batch
     equals its single-environment episode (batched CPU inference may differ in the last bits)."""
     from simulator.policy_rollout import noise_for, run_batch
 
     states = query_states("stack-orig")
     pair = (states[3], states[17])
-    sims, cameras = [lean[0], lean_b[0]], [lean[1], lean_b[1]]
+    sims, cameras = [dual[0], dual_b[0]], [dual[1], dual_b[1]]
 
     def batch():
         results = run_batch(sims, cameras, actor, [lambda s, st=st: s.restore(st.layout) for st in pair],

@@ -1,9 +1,9 @@
 """The runner on image-policy chunks: per-scene cells with a frozen policy, resumable, refused by name.
 
 A tiny frozen root (two physical states of `stack-orig`, all their renders,
-and the K=3 Stack library) gets a tiny `policy` of `stack-e000` trained for
-two steps on one recorded demonstration and frozen with its files as
-`expaudit data train-policies` writes them. What is checked (one journal
+and the K=3 Stack library) gets a tiny `policy` of `stack-e000` (mechanism 2:
+agent and wrist views) trained for a few steps on one recorded demonstration
+and frozen with its files as `expaudit data train-policies` writes them. What is checked (one journal
 record per scene and seed with the policy's provenance, resuming, the
 errors) holds for any weights; the episode horizon is cut to a few control
 steps so the file runs in seconds.
@@ -67,7 +67,7 @@ needs_data = pytest.mark.skipif(not real_data_available(), reason="frozen data n
 
 @pytest.fixture(scope="module")
 def frozen(tmp_path_factory):
-    """A tiny frozen root with a trained (two steps) `policy` of stack-e000 and no `policy_dr`."""
+    """A tiny frozen root with a trained (a few steps) `policy` of stack-e000 and no `policy_dr`."""
     pytest.importorskip("robosuite")
     pytest.importorskip("torch")
     pytest.importorskip("robomimic")
@@ -75,32 +75,29 @@ def frozen(tmp_path_factory):
 
     from benchmark_data.generation.policies import experience_scene
     from benchmark_data.policy_files import policy_dir
-    from simulator.policy_camera import PolicyCamera
+    from simulator.policy_recipe import train_recipe
     from simulator.stack_policy_demos import plan_demos, record_demo
-    from simulator.policy_model import PolicySpec, save_policy, train
     from simulator.stack_sim import StackSim
+    from simulator.wrist_camera import DualCamera
+    from tests.support.policy_training import TINY, freeze
 
     root = tmp_path_factory.mktemp("frozen")
     copy_library(root, experience_ids(3))  # the K=3 library, so its setting's tensor loads
     copy_query_set(root, QUERY_SET, STATES)
-    spec = PolicySpec(train_steps=2, batch_size=2, hidden_dim=16, feature_dim=16, keypoints=8,
-                      image_size=32)
     base, style = experience_scene("stack", EXPERIENCE, root)
     sim = StackSim()
-    camera = PolicyCamera(sim, task="stack", size=spec.image_size)
+    camera = DualCamera(sim, task="stack", size=TINY.image_size)
     threads = torch.get_num_threads()
     try:
         demo, _ = record_demo(sim, camera, plan_demos(EXPERIENCE, base, 1, False)[0], style,
                               EXPERIENCE)
-        algo, curve = train([demo], spec)
+        policy, curves = train_recipe("stack", [demo], TINY)
     finally:
         camera.close()
         torch.set_num_threads(threads)
-    out = policy_dir("policy", EXPERIENCE, root)
-    save_policy(algo, spec, out)
-    (out / "training.json").write_text(json.dumps({
+    freeze(policy, policy_dir("policy", EXPERIENCE, root), {
         "task": "stack", "mechanism": "policy", "experience_id": EXPERIENCE, "n_demos": 1,
-        "curve": [{"step": s, "loss": loss} for s, loss in curve]}) + "\n")
+        "curve": [{"step": s, "loss": loss} for s, loss in curves["cloning"]]})
     return root
 
 

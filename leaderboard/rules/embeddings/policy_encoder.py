@@ -2,19 +2,17 @@
 
 Definition. The policy encoder of a task (stack or door) is the visual
 encoder of that task's K=3 Policy+DR policies (the frozen policies,
-`policies/policy_dr/<experience_id>/`): robomimic's `VisualCore` for the
-observation key `agentview_image` (backbone, spatial-softmax keypoints and
-the linear projection to `spec.feature_dim`), the part of the policy that
-turns the camera image into the features its LSTM reads. The embedding of
-an image is the concatenation of the three policies' visual features, in
-experience order (e000, e001, e002), each computed on the image resized to
-that policy's `spec.image_size` (Pillow bilinear, RGB, /255, channels
-first, exactly robomimic's own image processing after the resize), so a
-vector has 3 x `feature_dim` entries. Vectors are compared by cosine
-similarity, like the other cosine encoders. For a policy of mechanism 2
-(`simulator.policy_recipe`: agent and wrist cameras) the encoder is its
-agent-view `VisualCore`, and the resized image is centre-cropped to its
-`spec.crop_size` first, as its episodes read it; the wrist encoder sees the
+`policies/policy_dr/<experience_id>/`, of mechanism 2: `simulator.policy_recipe`,
+agent and wrist cameras): the agent view's robomimic `VisualCore` (backbone,
+spatial-softmax keypoints and the linear projection to `spec.feature_dim`),
+the part of the policy that turns the camera image into the features its
+LSTM reads. The embedding of an image is the concatenation of the three
+policies' visual features, in experience order (e000, e001, e002), each
+computed on the image resized to that policy's `spec.image_size` (Pillow
+bilinear, RGB, /255, channels first, robomimic's own image processing after
+the resize) and centre-cropped to its `spec.crop_size`, as its episodes read
+it, so a vector has 3 x `feature_dim` entries. Vectors are compared by cosine
+similarity, like the other cosine encoders. The wrist encoder sees the
 hand's view, which a query image does not show.
 
 The encoder needs the task: Stack settings use the Stack policies, Door
@@ -54,9 +52,7 @@ from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS, UnknownTask
 from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.rules.embeddings.base import WEIGHTS_MISSING, NotComputed, check_images, file_sha256
 from leaderboard.rules.embeddings.setting_scores import BASE_TAR, QUERY_TAR, read_tar_images
-from simulator.policy_model import IMAGE_KEY, load_policy
 from simulator.provenance import policy_mechanism_of
-from simulator.robomimic_compat import import_robomimic
 
 NAME = "policy_encoder"
 TASKS = ("stack", "door")
@@ -118,20 +114,6 @@ def policies_hash(directories: Sequence[Path]) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def visual_core(algo):
-    """The `VisualCore` of the `agentview_image` key inside a robomimic BC-RNN policy."""
-    import_robomimic()  # robomimic's modules import torchvision, which may need the stand-in
-    from robomimic.models.obs_core import VisualCore
-
-    try:
-        core = algo.nets["policy"].nets["encoder"].nets["obs"].obs_nets[IMAGE_KEY]
-    except (KeyError, AttributeError) as exc:
-        raise PolicyMismatch(f"policy has no observation encoder for {IMAGE_KEY!r}: {exc}") from exc
-    if not isinstance(core, VisualCore):
-        raise PolicyMismatch(f"policy encoder of {IMAGE_KEY!r} is {type(core).__name__}, expected VisualCore")
-    return core.eval()
-
-
 def image_batch(images: Sequence[np.ndarray], size: int) -> np.ndarray:
     """(N, 3, size, size) float32 in [0, 1]: Pillow bilinear resize, RGB, /255, channels first."""
     from PIL import Image
@@ -152,18 +134,17 @@ def centre_crop(batch: np.ndarray, crop: int) -> np.ndarray:
 
 
 def _agent_view_encoder(directory: Path):
-    """(VisualCore, image size, centre crop or 0) of a frozen policy's agent view."""
-    try:
-        if policy_mechanism_of(str(directory)) == 2:
-            from simulator.policy_recipe import RecipePolicy
+    """(VisualCore, image size, centre crop or 0) of a frozen policy's agent view (a policy of a
+    retired mechanism is refused by name)."""
+    from simulator.policy_recipe import RecipePolicy
 
-            policy = RecipePolicy.load(directory)
-            return policy.encoders["agentview"].eval(), policy.spec.image_size, policy.spec.crop_size
-        algo, spec = load_policy(directory)
+    policy_mechanism_of(str(directory))
+    try:
+        policy = RecipePolicy.load(directory)
     except RuntimeError as exc:
         detail = " ".join(part.strip() for part in str(exc).splitlines()[:2])
         raise PolicyMismatch(f"policy {directory}/weights.pt does not match its spec.json: {detail}") from exc
-    return visual_core(algo), spec.image_size, 0
+    return policy.encoders["agentview"].eval(), policy.spec.image_size, policy.spec.crop_size
 
 
 class PolicyEncoder:

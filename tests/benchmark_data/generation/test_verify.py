@@ -36,15 +36,11 @@ pytestmark = [pytest.mark.sim,
 def _freeze_policy(root, seed: int) -> str:
     """Write a tiny seeded `policy` of EXPERIENCE with its three frozen files; returns its directory."""
     from benchmark_data.policy_files import policy_dir
-    from simulator.policy_model import PolicySpec, build_policy, save_policy
+    from tests.support.policy_training import freeze, untrained_policy
 
-    spec = PolicySpec(hidden_dim=16, feature_dim=16, keypoints=8, image_size=32, seed=seed)
-    out = policy_dir("policy", EXPERIENCE, root)
-    save_policy(build_policy(spec), spec, out)
-    (out / "training.json").write_text(json.dumps({
-        "task": "stack", "mechanism": "policy", "experience_id": EXPERIENCE, "n_demos": 0,
-        "curve": []}) + "\n")
-    return str(out)
+    return freeze(untrained_policy(seed=seed), policy_dir("policy", EXPERIENCE, root),
+                  {"task": "stack", "mechanism": "policy", "experience_id": EXPERIENCE, "n_demos": 0,
+                   "curve": []})
 
 
 @pytest.fixture(scope="module")

@@ -289,16 +289,16 @@ def test_the_excess_over_the_floor_is_the_paired_difference_of_the_two_shares():
     assert excess_over_noise_floor(y, states, draws, seeds=(0,)).difference is None
 
 
-def test_the_policies_table_reads_both_policy_versions_and_names_a_malformed_record(tmp_path):
+def test_the_policies_table_refuses_a_retired_policy_and_names_a_malformed_record(tmp_path):
     from benchmark_data.pages.policies_table import policies_table
 
     old = policy_dir("policy", "stack-e000", tmp_path)
     old.mkdir(parents=True)
     (old / "weights.pt").write_bytes(b"")
-    (old / "spec.json").write_text(json.dumps({"train_steps": 6000}))
+    (old / "spec.json").write_text(json.dumps({"train_steps": 6000}))  # version 1 named no version
     (old / "training.json").write_text(json.dumps({"n_demos": 80, "train_wall_s": 300.9}))
-    assert ("| stack | Policy | stack-e000 | 1 | 80 | 6,000 | 5 | - | - | - | made before the gates |"
-            in policies_table(tmp_path))
+    with pytest.raises(InvalidInput, match="spec.json: policy_mechanism 1 was retired"):
+        policies_table(tmp_path)
 
     (old / "spec.json").write_text(json.dumps({"policy_mechanism": 2, "train_steps": 20000}))
     for record, message in [

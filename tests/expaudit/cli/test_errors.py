@@ -165,17 +165,36 @@ def test_a_bug_inside_a_data_or_runner_command_keeps_its_traceback(monkeypatch, 
 
 
 def test_training_never_replaces_the_policies_published_cells_were_made_with(capsys, monkeypatch):
-    """Version 1 trains into --root; where that root holds version-2 policies (the published root
-    does) it is refused before any training, as is version 2 asked to write into the published root."""
+    """Training asked to write into the published root is refused before any training, with or
+    without --force."""
     import expaudit.cli.data_sim_handlers as handlers
     from benchmark_data.paths import FROZEN_ROOT
 
     trained = []
     monkeypatch.setattr(handlers, "train_one", trained.append)
     one = ["--task", "stack", "--mechanism", "policy", "--experience", "stack-e000"]
-    _fails(capsys, ["data", "train-policies", "--mechanism-version", "1", "--force", *one],
-           "holds policies of another mechanism version (policy/stack-e000)", "give --root a copy")
-    _fails(capsys, ["data", "train-policies", "--mechanism-version", "1", *one],
-           "holds policies of another mechanism version")
     _fails(capsys, ["data", "train-policies", "--out", str(FROZEN_ROOT), *one], "is the published root")
+    _fails(capsys, ["data", "train-policies", "--out", str(FROZEN_ROOT), "--force", *one],
+           "is the published root")
     assert trained == []
+
+
+def test_training_trains_anew_a_policy_of_the_retired_mechanism(tmp_path, monkeypatch):
+    """A staging root's policy of mechanism 1 (its spec.json names no version) counts as not
+    trained, so the run replaces it; a mechanism-2 policy there is kept without --force."""
+    import json
+
+    import expaudit.cli.data_sim_handlers as handlers
+    from benchmark_data.policy_files import policy_dir
+
+    trained = []
+    monkeypatch.setattr(handlers, "train_one", trained.append)
+    for eid, spec in (("stack-e000", {"train_steps": 6000}), ("stack-e001", {"policy_mechanism": 2})):
+        directory = policy_dir("policy", eid, tmp_path)
+        directory.mkdir(parents=True)
+        (directory / "spec.json").write_text(json.dumps(spec))
+        for name in ("weights.pt", "training.json"):
+            (directory / name).write_text("{}")
+    assert main(["data", "train-policies", "--task", "stack", "--mechanism", "policy", "--workers", "1",
+                 "--experience", "stack-e000", "stack-e001", "--out", str(tmp_path)]) == 0
+    assert [job[:3] for job in trained] == [("stack", "policy", "stack-e000")]

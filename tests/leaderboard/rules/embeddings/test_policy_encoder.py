@@ -1,15 +1,14 @@
 """policy_encoder: the Policy+DR visual encoder as an embedding rule, and its feature export.
 
-Tiny policies (32x32 images, 16 features) saved into a temporary frozen
-root stand in for the frozen Policy+DR policies; what is checked (the
-definition, determinism, the dimension, "not computed" reasons, the export)
-does not depend on the network's size or training.
+Tiny untrained mechanism-2 policies (32x32 images, 16 features) saved into a
+temporary frozen root stand in for the frozen Policy+DR policies; what is
+checked (the definition, determinism, the dimension, "not computed" reasons,
+the export) does not depend on the network's size or training.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import shutil
 import subprocess
 import sys
@@ -22,24 +21,25 @@ import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("robomimic")
+pytest.importorskip("mujoco")  # the two-camera policies' module loads their camera
 
 from benchmark_data.policy_files import encoder_features_path, policy_dir  # noqa: E402
 from leaderboard.rules.embeddings import NotComputed, embedding_scores, load_encoder  # noqa: E402
 from leaderboard.rules.embeddings.policy_encoder import (  # noqa: E402
     FEATURES_COLUMN, PolicyEncoder, export_features, load_policy_encoder, main,
     task_experience_ids)
-from simulator.policy_model import IMAGE_KEY, PolicySpec, build_policy, load_policy, save_policy  # noqa: E402
+from tests.support.policy_training import TINY as TRAINING_TINY  # noqa: E402
+from tests.support.policy_training import freeze, untrained_policy  # noqa: E402
 
-TINY = PolicySpec(image_size=32, hidden_dim=16, feature_dim=16, keypoints=8)
+TINY = replace(TRAINING_TINY, feature_dim=16, keypoints=8)
 STACK = ("stack-e000", "stack-e001", "stack-e002")
 
 
-def save_tiny(root, experience_id: str, seed: int) -> None:
-    """A freshly initialised tiny policy with the three frozen files of a trained one."""
-    spec = replace(TINY, seed=seed)
-    directory = policy_dir("policy_dr", experience_id, root)
-    save_policy(build_policy(spec), spec, directory)
-    (directory / "training.json").write_text(json.dumps({"experience_id": experience_id}) + "\n")
+def save_tiny(root, experience_id: str, seed: int, spec=TINY):
+    """A freshly initialised tiny policy with the three frozen files of a trained one; returns it."""
+    policy = untrained_policy(spec, seed)
+    freeze(policy, policy_dir("policy_dr", experience_id, root), {"experience_id": experience_id})
+    return policy
 
 
 @pytest.fixture(scope="module")
@@ -76,27 +76,22 @@ def test_vectors_are_identical_across_loads_and_have_three_times_feature_dim(roo
     assert scores.shape == (1, 3) and scores[0, 0] == pytest.approx(1.0, abs=1e-6)
 
 
-def test_vector_is_each_policys_visual_core_on_robomimics_own_image_processing(root):
-    """The definition: concatenated VisualCore features, e000 first, of the resized image."""
-    import torch
+def test_vector_is_each_policys_agent_view_core_on_the_resized_image(root):
+    """The definition: concatenated agent-view VisualCore features, e000 first, of the resized
+    image, as the policy's own episodes encode a frame (`simulator.policy_recipe.encode`)."""
     from PIL import Image
 
-    from simulator.robomimic_compat import import_robomimic
+    from simulator.policy_recipe import RecipePolicy, encode
 
-    obs_utils = import_robomimic().obs_utils
     image = _images(1, size=64, seed=3)[0]
     small = np.asarray(Image.fromarray(image).resize((TINY.image_size,) * 2, Image.BILINEAR))
-    parts = []
-    for eid in STACK:
-        algo, _ = load_policy(policy_dir("policy_dr", eid, root))
-        processed = obs_utils.process_obs_dict({IMAGE_KEY: torch.from_numpy(small[None].copy())})
-        core = algo.nets["policy"].nets["encoder"].nets["obs"].obs_nets[IMAGE_KEY]
-        with torch.inference_mode():
-            parts.append(core(processed[IMAGE_KEY]).numpy())
+    parts = [encode(RecipePolicy.load(policy_dir("policy_dr", eid, root)).encoders["agentview"], small[None].copy())
+             for eid in STACK]
     expected = np.concatenate(parts, axis=1)[0]
     got = load_encoder("policy_encoder", task="stack", root=root).embed([image])[0]
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
-    assert not np.allclose(got[:16], got[16:32])  # three different policies, in order
+    f = TINY.feature_dim
+    assert not np.allclose(got[:f], got[f:2 * f])  # three different policies, in order
 
 
 def test_content_hash_covers_every_weights_file(root, tmp_path):
@@ -107,8 +102,9 @@ def test_content_hash_covers_every_weights_file(root, tmp_path):
     after = load_policy_encoder("stack", other)
     assert before.content_hash != after.content_hash
     image = _images(1)
-    assert np.array_equal(before.embed(image)[:, :32], after.embed(image)[:, :32])
-    assert not np.array_equal(before.embed(image)[:, 32:], after.embed(image)[:, 32:])
+    f2 = 2 * TINY.feature_dim
+    assert np.array_equal(before.embed(image)[:, :f2], after.embed(image)[:, :f2])
+    assert not np.array_equal(before.embed(image)[:, f2:], after.embed(image)[:, f2:])
 
 
 def test_a_missing_policy_is_not_computed_and_named(root, tmp_path):
@@ -185,7 +181,7 @@ def test_export_writes_every_query_and_base_image_deterministically(images_root,
     assert list(frame.experience_id[6:]) == list(STACK) and frame.scene_id[6:].isna().all()
     assert pq.read_schema(path).field(FEATURES_COLUMN).type.value_type == "float"
     vectors = np.stack(frame[FEATURES_COLUMN].to_list())
-    assert vectors.shape == (9, 48)
+    assert vectors.shape == (9, 3 * TINY.feature_dim)
     encoder = load_policy_encoder("stack", images_root)
     base_tar = images_root / "libraries" / "stack-stream" / "base_images.tar"
     from leaderboard.rules.embeddings.setting_scores import read_tar_images
@@ -221,26 +217,15 @@ def test_export_entry_point_reports_a_missing_task(images_root, capsys):
     assert "door: not computed: weights missing" in err and "policies/policy_dr/door-e000" in err
 
 
-def test_a_two_camera_policy_contributes_its_agent_view_encoder_on_the_centre_crop(tmp_path):
-    """Mechanism-2 policies: the agent-view VisualCore on the resized image's centre crop, as
+def test_a_cropped_policy_contributes_its_agent_view_encoder_on_the_centre_crop(tmp_path):
+    """The agent-view VisualCore on the resized image's centre crop of a cropped policy, as
     its episodes read it (`simulator.policy_recipe.RecipeActor`)."""
-    import torch
     from PIL import Image
 
-    from simulator.policy_recipe import (CAMERAS, RecipePolicy, RecipeSpec, _obs_sizes, build_bc_rnn,
-                                      build_encoder, centre_crop, encode)
+    from simulator.policy_recipe import centre_crop, encode
 
-    spec = RecipeSpec(image_size=32, feature_dim=16, keypoints=8, hidden_dim=16, crop_size=28)
-    policies = []
-    for seed, eid in enumerate(STACK):
-        torch.manual_seed(seed)
-        encoders = {cam: build_encoder(spec, cam).eval() for cam in CAMERAS}
-        stats = {k: (np.zeros(n, np.float32), np.ones(n, np.float32)) for k, n in _obs_sizes(spec).items()}
-        policy = RecipePolicy(spec, encoders, build_bc_rnn(spec), stats)
-        directory = policy_dir("policy_dr", eid, tmp_path)
-        policy.save(directory)
-        (directory / "training.json").write_text(json.dumps({"experience_id": eid}) + "\n")
-        policies.append(policy)
+    spec = replace(TINY, crop_size=28)
+    policies = [save_tiny(tmp_path, eid, seed, spec) for seed, eid in enumerate(STACK)]
     image = _images(1, size=64, seed=5)[0]
     small = np.asarray(Image.fromarray(image).resize((32, 32), Image.BILINEAR))
     expected = np.concatenate([encode(p.encoders["agentview"], centre_crop(small[None], 28)) for p in policies],
@@ -248,3 +233,16 @@ def test_a_two_camera_policy_contributes_its_agent_view_encoder_on_the_centre_cr
     encoder = load_encoder("policy_encoder", task="stack", root=tmp_path)
     assert encoder.dimension == 3 * 16
     np.testing.assert_allclose(encoder.embed([image])[0], expected, rtol=0, atol=1e-6)
+
+
+def test_a_policy_of_the_retired_mechanism_is_refused_by_name(root, tmp_path):
+    """A spec.json that names no mechanism is version 1's, whose network is gone: the encoder
+    names the file rather than reading its weights as a two-camera policy."""
+    from expaudit.errors import InvalidInput
+
+    old = tmp_path / "frozen"
+    shutil.copytree(root, old)
+    spec = policy_dir("policy_dr", "stack-e001", old) / "spec.json"
+    spec.write_text('{"image_size": 32}\n')
+    with pytest.raises(InvalidInput, match=r"stack-e001/spec.json: policy_mechanism 1 was retired"):
+        load_policy_encoder("stack", old)
