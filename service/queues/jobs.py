@@ -33,7 +33,7 @@ from service.queues import rollout_jobs
 from service.auth import ActiveSubmissions
 from service.catalog import Catalog, SelectorsUnsupported, UnknownSetting
 from service.selectors import SelectorFailed, run_container
-from service.submissions import (AuditOptions, DIRTY_KEY, Fault, State, Status, SubmissionRepo,
+from service.submissions import (AuditOptions, DIRTY_KEY, READOUT_KINDS, Fault, State, Status, SubmissionRepo,
                                  catalog_limits, rebuild_leaderboard, submission_context)
 from service.sealed import audit_sealed
 from service.store import ObjectNotFound, ObjectStore, StoreError
@@ -112,6 +112,21 @@ def enqueue_audit(redis: redis_lib.Redis, sid: str, *, container: bool) -> Job:
         audit_job, sid, job_id=f"audit-{sid}", retry=_retry(), job_timeout=defaults.JOB_TIMEOUT_S,
         result_ttl=defaults.RESULT_TTL_S, failure_ttl=defaults.FAILURE_TTL_S,
         description=f"audit {sid}")
+
+
+READOUT_AUDIT_JOB = "service.queues.readout_jobs.readout_audit_job"
+"""The readout audit job, named (its module imports this one)."""
+
+
+def enqueue_audit_of(redis: redis_lib.Redis, sid: str, kind: str) -> Job:
+    """Enqueue the audit of submission `sid` by its manifest's kind: the one place that routes
+    audits, used by the submission route and the reconciler alike."""
+    if kind in READOUT_KINDS:
+        return Queue(queue_for(container=False), connection=redis).enqueue(
+            READOUT_AUDIT_JOB, sid, job_id=f"audit-{sid}", retry=_retry(),
+            job_timeout=defaults.JOB_TIMEOUT_S, result_ttl=defaults.RESULT_TTL_S,
+            failure_ttl=defaults.FAILURE_TTL_S, description=f"readout audit {sid}")
+    return enqueue_audit(redis, sid, container=kind == "container")
 
 
 def enqueue_publish(redis: redis_lib.Redis, sid: str | None = None) -> Job:
@@ -433,7 +448,7 @@ def reconcile(store: ObjectStore, redis: redis_lib.Redis) -> ReconcileResult:
         if audited:
             enqueue_publish(redis, sid)
         else:
-            enqueue_audit(redis, sid, container=manifest.kind == "container")
+            enqueue_audit_of(redis, sid, manifest.kind)
         enqueued.append(sid)
     rebuild = store.exists(DIRTY_KEY)
     if rebuild:

@@ -16,15 +16,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import redis as redis_lib
-from rq import Queue
-from rq.job import Job
-
 from leaderboard.readout.audit import run_readout_audit
 from leaderboard.readout.upload import decode_upload
 from leaderboard.site.readout_report import render_readout_html
 from service.catalog.readout import ReadoutCatalog, open_readout_catalog
-from service.process import defaults
 from service.process.config import from_env
 from service.queues import jobs
 from service.sealed.readout_report import served_readout_report
@@ -32,13 +27,6 @@ from service.submissions import State, Status
 
 SPLIT = "confirm"
 """The split a readout submission is audited on: the reported numbers (docs/readout.md)."""
-
-
-def enqueue_readout_audit(redis: redis_lib.Redis, sid: str) -> Job:
-    """Enqueue the audit of readout submission `sid` on the audit queue."""
-    return Queue(jobs.queue_for(container=False), connection=redis).enqueue(
-        readout_audit_job, sid, job_id=f"audit-{sid}", retry=jobs._retry(), job_timeout=defaults.JOB_TIMEOUT_S,
-        result_ttl=defaults.RESULT_TTL_S, failure_ttl=defaults.FAILURE_TTL_S, description=f"readout audit {sid}")
 
 
 def readout_catalog(ctx) -> ReadoutCatalog:

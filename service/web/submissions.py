@@ -16,10 +16,9 @@ from service.selectors import submissions as container_submissions
 from service.process import defaults, tolerated
 
 from service.queues import jobs
-from service.queues.readout_jobs import enqueue_readout_audit
 from service.web.context import Services, current_token, services
 from service.errors import Conflict, NotFound, ServiceUnavailable, ValidationFailed
-from service.submissions import (DIRTY_KEY, READOUT_KINDS, Manifest, State, catalog_limits,
+from service.submissions import (DIRTY_KEY, Manifest, State, catalog_limits,
                                  new_submission_id, request_fields, utc_now)
 from service.sealed import give_back_sealed_quota, sealed_settings, take_sealed_quota
 from service.store import ObjectNotFound, StoreError
@@ -304,10 +303,7 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
     # Stored is accepted: the reconciler enqueues it once Redis is back.
     with tolerated(log, "submission %s stored but not enqueued (%s)", sid):
         svc.active.commit(token.token_id, slot, sid)
-        if manifest.kind in READOUT_KINDS:
-            enqueue_readout_audit(svc.redis, sid)
-        else:
-            jobs.enqueue_audit(svc.redis, sid, container=manifest.kind == "container")
+        jobs.enqueue_audit_of(svc.redis, sid, manifest.kind)
     return _accepted(sid)
 
 

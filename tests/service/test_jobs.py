@@ -208,6 +208,24 @@ def test_the_reconciler_routes_audits_like_the_submission_route(store, redis_con
     assert jobs.reconcile(store, redis_conn).enqueued == ()  # pending jobs are not doubled
 
 
+def test_the_reconciler_restarts_a_readout_submission_as_a_readout_audit(store, redis_conn):
+    """A readout upload whose job Redis lost is re-enqueued as the readout audit, not as the
+    retrieval audit (which would fail it as a scores file it is not)."""
+    body = b"checked readout table"
+    sha = hashlib.sha256(body).hexdigest()
+    store.put_if_absent(f"inputs/readout/sha256/{sha}", body)
+    sid = new_submission_id()
+    SubmissionRepo(store).create(Manifest(
+        submission_id=sid, owner="tok-test", owner_name="test", name="features",
+        settings=("door-readout-v1",), input_key=f"inputs/readout/sha256/{sha}", input_sha256=sha,
+        input_format="parquet", filename="features.parquet", selection_only=False,
+        created_at=utc_now(), kind="features"))
+    assert jobs.reconcile(store, redis_conn).enqueued == (sid,)
+    job = Job.fetch(f"audit-{sid}", connection=redis_conn)
+    assert job.func_name == "service.queues.readout_jobs.readout_audit_job"
+    assert job.origin == "audit"
+
+
 def test_site_writes_only_changed_files_and_drops_vanished_ones(store):
     from service.submissions.publishing import LEADERBOARD_PREFIX, write_site
 
