@@ -93,6 +93,7 @@ RUN pip install --no-cache-dir --index-url "${TORCH_INDEX}" "torch==2.13.0" "tor
 
 COPY pyproject.toml README.md ./
 COPY expaudit ./expaudit
+COPY expaudit_client ./expaudit_client
 COPY leaderboard ./leaderboard
 COPY benchmark_data ./benchmark_data
 COPY service ./service
@@ -129,6 +130,7 @@ ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
 
 COPY pyproject.toml README.md ./
 COPY expaudit ./expaudit
+COPY expaudit_client ./expaudit_client
 COPY leaderboard ./leaderboard
 COPY benchmark_data ./benchmark_data
 COPY service ./service

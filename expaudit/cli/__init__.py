@@ -8,7 +8,8 @@ where they are used). This package is the top layer: nothing else in the
 project imports it.
 
 Errors: a `UserError` of the project's one exception tree (bad input, an
-unknown name, missing data, a server or Redis that does not answer) or an
+unknown name, missing data, a server or Redis that does not answer), a
+`ClientError` of the HTTP client (`expaudit_client`, installable alone) or an
 `OSError` (a file of the user's surroundings) is one line on stderr and exit
 status 2; anything else is a bug and keeps its traceback. Third-party errors
 are turned into the tree where they happen (the HTTP client, the service
@@ -23,6 +24,7 @@ import sys
 
 from expaudit import __version__
 from expaudit.errors import UserError
+from expaudit_client import ClientError
 
 # Modules that expose `register(subparsers)`; each adds its own subcommands.
 SUBCOMMAND_MODULES = (
@@ -46,8 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-USER_ERRORS = (UserError, OSError)
-"""What the command reports in one line: the user's input or surroundings, never a bug."""
+USER_ERRORS = (UserError, ClientError, OSError)
+"""What the command reports in one line: the user's input or surroundings, never a bug
+(`ClientError`: the installable client's own base, which cannot import the tree)."""
 
 
 def _one_line(exc: BaseException) -> str:

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import sys
 
-from service.client import ApiError, Client
-from service.process import client_defaults
+from expaudit_client import ApiError, Client
 
 
 def client_for(args) -> Client:
-    """The client of `args.server` with `args.token` (each else its environment default)."""
-    server, token = client_defaults()  # $EXPAUDIT_SERVER and $EXPAUDIT_TOKEN
-    return Client(server if args.server is None else args.server,
-                  token if args.token is None else args.token)
+    """The client of `args.server` with `args.token` (each else $EXPAUDIT_SERVER and
+    $EXPAUDIT_TOKEN)."""
+    return Client.from_env(args.server, args.token)
 
 
 def api_call(function) -> int:

@@ -153,13 +153,6 @@ LADDER_LOCK_TIMEOUT_S = 30
 sealed setting (docs/sealed.md). Its holder reads and writes one small store
 object, so a lock left by a dead worker lapses in seconds, not a job's time."""
 
-STATUS_POLL_INTERVAL_S = 0.5
-"""How often the client polls a submission's status right after it changed."""
-
-STATUS_POLL_MAX_INTERVAL_S = 5.0
-"""The client's polling slows down to this while a status does not change (a wait
-for rollouts lasts minutes): 12 requests a minute, a tenth of the rate limit."""
-
 AUDIT_QUEUE = "audit"
 """RQ queue of audit jobs (one per submission)."""
 

@@ -319,7 +319,8 @@ def test_the_installed_package_carries_its_data_files(tmp_path):
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
-    for package in ("expaudit", "leaderboard", "benchmark_data", "service", "simulator", "sandbox"):
+    for package in ("expaudit", "expaudit_client", "leaderboard", "benchmark_data", "service",
+                    "simulator", "sandbox"):
         shutil.copytree(ROOT / package, source / package,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",

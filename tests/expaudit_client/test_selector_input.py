@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from service.client import Client
+from expaudit_client import Client
 
 
 def _archive(entries: dict[str, bytes]) -> bytes:

@@ -152,7 +152,7 @@ def test_admin_token_file_is_created_once_and_private(tmp_path):
 
 
 def test_api_error_names_status_code_and_field():
-    from service.client import ApiError
+    from expaudit_client import ApiError
 
     error = ApiError(422, "invalid", "format must be one of ['csv']", "format")
     assert str(error) == "HTTP 422 invalid: format must be one of ['csv'] (field 'format')"

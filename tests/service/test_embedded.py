@@ -188,7 +188,7 @@ def test_serve_says_why_it_starts_no_runner(tmp_path, redis_server, monkeypatch)
 def test_submit_wait_prints_rollout_progress_and_state_changes(tmp_path, redis_server):
     """The waiting client follows a submission whose audit waits for runners: every change
     of the rollout count is a line, as is every change of state; the failure ends it."""
-    from service.client import Client
+    from expaudit_client import Client
     from service.submissions.records import Fault, State, Status, SubmissionRepo
     from service.store.storage import LocalStore
 

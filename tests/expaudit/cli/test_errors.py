@@ -65,7 +65,7 @@ def test_a_burst_worker_fails_at_once_when_redis_is_unreachable(capsys, tmp_path
 
 def test_a_bad_server_url_is_one_line(capsys):
     _fails(capsys, ["status", "sub-x", "--server", "notaurl", "--token", "t"],
-           "'notaurl/api/v1/submissions/sub-x' is not a server URL")
+           "'notaurl' is not a server URL: it has no scheme; give http://notaurl")
 
 
 def test_redis_that_does_not_answer_is_named_without_its_password(capsys, tmp_path):
