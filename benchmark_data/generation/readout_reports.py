@@ -10,7 +10,10 @@ counts them and each `p_holm` is adjusted over the whole family. The report is o
 engine's (`leaderboard.readout.run_readout_audit`), with `features` added (each
 representation's weights hash, code version and dtype, from its `features.json`).
 
-Written to `readout/<task>-v1/reports/reference-<split>.json`, both tasks at once.
+Written to `readout/<task>-v1/reports/reference-<split>.json`, both tasks at once. On a sealed
+split (confirm) that published file is the report's sealed view (`leaderboard.readout.sealed_view`:
+no per-initialization values or curves, which would reveal the labels); the whole report goes
+to the sealed directory as `reports/<task>-reference-<split>.json`.
 
     python -m benchmark_data.generation.readout_reports [--split confirm] \
         --sealed-labels door=FILE --sealed-labels stack=FILE
@@ -32,9 +35,9 @@ from typing import Mapping, Sequence
 
 from benchmark_data.generation.readout_features import (COMPUTED, FEATURES_JSON, TASKS, bank_dir, features_dir,
                                                         representation_names)
-from benchmark_data.readout_banks import SEALED_SPLITS, sealed_labels_path
+from benchmark_data.readout_banks import SEALED_SPLITS, sealed_dir, sealed_labels_path
 from expaudit.errors import DataNotFound, InvalidInput
-from leaderboard.readout import holm_family, read_bank, read_features, run_readout_audit
+from leaderboard.readout import holm_family, read_bank, read_features, run_readout_audit, sealed_view
 from leaderboard.readout.defaults import MIN_ESTIMABLE_INITIALIZATIONS
 from leaderboard.readout.sign_tests import SignTest
 
@@ -45,6 +48,11 @@ FAMILY_SCOPE = "the primary tests of every reference representation of both task
 
 def report_path(task: str, split: str, root: str | Path | None = None) -> Path:
     return bank_dir(task, root) / REPORTS / f"reference-{split}.json"
+
+
+def sealed_report_path(task: str, split: str, sealed: str | Path | None = None) -> Path:
+    """Where the whole report of a sealed split is kept (the sealed directory, never published)."""
+    return Path(sealed or sealed_dir()) / REPORTS / f"{task}-reference-{split}.json"
 
 
 def _sealed_default(task: str, split: str) -> Path | None:
@@ -130,14 +138,24 @@ def _write(path: Path, report: dict) -> Path:
 
 def write_reference_reports(*, split: str = "confirm", root: str | Path | None = None,
                             sealed_labels: Mapping[str, str | Path] | None = None,
-                            min_estimable: int = MIN_ESTIMABLE_INITIALIZATIONS) -> list[Path]:
+                            min_estimable: int = MIN_ESTIMABLE_INITIALIZATIONS,
+                            sealed: str | Path | None = None) -> list[Path]:
     """Compute and write both tasks' `reports/reference-<split>.json`; returns their paths.
     Nothing is written unless both reports could be made."""
     reports = reference_reports(split=split, root=root, sealed_labels=sealed_labels, min_estimable=min_estimable)
-    return [_write(report_path(task, split, root), report) for task, report in reports.items()]
+    return [_publish(task, split, report, root, sealed) for task, report in reports.items()]
 
 
-def readjust_reference_reports(*, split: str = "confirm", root: str | Path | None = None) -> list[Path]:
+def _publish(task: str, split: str, report: dict, root, sealed) -> Path:
+    """Write the published form of `report` (its sealed view) and, on a sealed split, keep the
+    whole report in the sealed directory."""
+    if split in SEALED_SPLITS:
+        _write(sealed_report_path(task, split, sealed), report)
+    return _write(report_path(task, split, root), sealed_view(report))
+
+
+def readjust_reference_reports(*, split: str = "confirm", root: str | Path | None = None,
+                               sealed: str | Path | None = None) -> list[Path]:
     """Re-run the joint Holm adjustment on both tasks' written reports; returns their paths."""
     reports = {}
     for task in TASKS:
@@ -145,7 +163,12 @@ def readjust_reference_reports(*, split: str = "confirm", root: str | Path | Non
         if not path.is_file():
             raise DataNotFound(f"{task}: no reference report at reports/{path.name}")
         reports[task] = json.loads(path.read_text())
-    return [_write(report_path(task, split, root), report) for task, report in joint_family(reports).items()]
+    kept = {task: sealed_report_path(task, split, sealed) for task in TASKS}
+    if all(path.is_file() for path in kept.values()):  # the whole reports too, where this machine has them
+        for task, report in joint_family({t: json.loads(p.read_text()) for t, p in kept.items()}).items():
+            _write(kept[task], report)
+    return [_write(report_path(task, split, root), sealed_view(report))
+            for task, report in joint_family(reports).items()]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

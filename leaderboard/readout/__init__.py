@@ -12,27 +12,17 @@ simulator or the frozen data.
 
 from __future__ import annotations
 
-import importlib
+from expaudit.lazy import lazy_face
 
-_SURFACE = {
-    "ControlledGrid": "leaderboard.readout.grid",
-    "InitializationMetrics": "leaderboard.readout.metrics", "initialization_metrics": "leaderboard.readout.metrics",
-    "METRIC_NAMES": "leaderboard.readout.metrics",
-    "RidgeReadout": "leaderboard.readout.ridge", "fit_ridge": "leaderboard.readout.ridge",
-    "summarize": "leaderboard.readout.summaries", "paired_difference": "leaderboard.readout.summaries",
-    "bootstrap_interval": "leaderboard.readout.summaries",
-    "sign_test": "leaderboard.readout.sign_tests", "holm": "leaderboard.readout.sign_tests",
-    "holm_family": "leaderboard.readout.sign_tests", "primary_tests": "leaderboard.readout.sign_tests",
-    "failure_prediction": "leaderboard.readout.predictors",
-    "read_bank": "leaderboard.readout.bank", "read_features": "leaderboard.readout.inputs",
-    "read_predictions": "leaderboard.readout.inputs",
-    "run_readout_audit": "leaderboard.readout.audit",
-}
-
-__all__ = sorted(_SURFACE)
-
-
-def __getattr__(name: str):
-    if name not in _SURFACE:
-        raise AttributeError(f"module 'leaderboard.readout' has no attribute {name!r}")
-    return getattr(importlib.import_module(_SURFACE[name]), name)
+__all__, __getattr__ = lazy_face(__name__, {
+    ".grid": ("ControlledGrid",),
+    ".metrics": ("InitializationMetrics", "initialization_metrics", "METRIC_NAMES"),
+    ".ridge": ("RidgeReadout", "fit_ridge"),
+    ".summaries": ("summarize", "paired_difference", "bootstrap_interval"),
+    ".sign_tests": ("sign_test", "holm", "holm_family", "primary_tests"),
+    ".predictors": ("failure_prediction",),
+    ".bank": ("read_bank",),
+    ".inputs": ("read_features", "read_predictions"),
+    ".audit": ("run_readout_audit",),
+    ".report": ("sealed_view",),
+})

@@ -71,3 +71,25 @@ def build_report(info: BankInfo, inputs: dict, results, tests, differences) -> d
             "tests": [t.to_dict() for t in tests],
         },
     }
+
+
+SEALED_SPLITS = ("confirm", "eval")
+"""Splits whose labels are never published (READOUT_SPEC; docs/readout.md)."""
+WITHHELD = ("initializations", "curves")
+"""Per-representation parts of a report that would reveal a sealed split's labels: a
+per-initialization gain is (p6 - p1) / (q6 - q1) with p computable from public features."""
+WITHHELD_NOTE = ("Sealed split: per-initialization values and curves are withheld, as they would "
+                 "reveal the split's labels; summaries, paired differences and tests are complete.")
+
+
+def sealed_view(report: dict) -> dict:
+    """The report as it may be published: on a sealed split, without the per-initialization
+    values and curves of any representation (a report on a public split is returned whole)."""
+    if report["inputs"]["split"] not in SEALED_SPLITS:
+        return report
+    representations = [{key: value for key, value in rep.items() if key not in WITHHELD}
+                       for rep in report["representations"]]
+    notes = list(report["notes"])
+    if WITHHELD_NOTE not in notes:
+        notes.append(WITHHELD_NOTE)
+    return {**report, "notes": notes, "representations": representations}

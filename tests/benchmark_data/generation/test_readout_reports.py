@@ -46,9 +46,16 @@ def root(tmp_path):
     return root, {task: made["sealed"] for task in rf.TASKS}
 
 
-def test_the_reference_report_holds_every_computed_representation_and_names_the_rest(root):
+@pytest.fixture
+def kept(tmp_path):
+    """A sealed directory of the test's own for the whole reports."""
+    return tmp_path / "sealed-dir"
+
+
+def test_the_reference_report_holds_every_computed_representation_and_names_the_rest(root, kept):
     root, sealed = root
-    paths = rr.write_reference_reports(split="confirm", root=root, sealed_labels=sealed, min_estimable=SMALL)
+    paths = rr.write_reference_reports(split="confirm", root=root, sealed_labels=sealed, min_estimable=SMALL,
+                                       sealed=kept)
     assert paths == [rf.bank_dir(task, root) / "reports" / "reference-confirm.json" for task in rf.TASKS]
     report = json.loads(paths[0].read_text())
     assert [r["name"] for r in report["representations"]] == ["policy_dr/door-e000", "raw32"]
@@ -83,12 +90,33 @@ def test_the_primary_tests_of_both_tasks_are_one_holm_family(root):
     assert joint == pytest.approx(min(1.0, 36 * smallest)) and joint > per_task
 
 
-def test_adjusting_written_reports_again_gives_the_same_family(root):
+def test_adjusting_written_reports_again_gives_the_same_family(root, kept):
     root, sealed = root
-    paths = rr.write_reference_reports(split="confirm", root=root, sealed_labels=sealed, min_estimable=SMALL)
-    before = [p.read_text() for p in paths]
-    assert rr.readjust_reference_reports(split="confirm", root=root) == paths
-    assert [p.read_text() for p in paths] == before
+    paths = rr.write_reference_reports(split="confirm", root=root, sealed_labels=sealed, min_estimable=SMALL,
+                                       sealed=kept)
+    whole = [rr.sealed_report_path(task, "confirm", kept) for task in rf.TASKS]
+    before = [p.read_text() for p in paths + whole]
+    assert rr.readjust_reference_reports(split="confirm", root=root, sealed=kept) == paths
+    assert [p.read_text() for p in paths + whole] == before
+
+
+def test_a_published_confirm_report_reveals_no_label_and_the_sealed_copy_is_whole(root, kept):
+    """A per-initialization gain is (p6 - p1) / (q6 - q1), and p is computable from the public
+    features, so per-initialization values and curves of confirm stay in the sealed directory."""
+    root, sealed = root
+    paths = rr.write_reference_reports(split="confirm", root=root, sealed_labels=sealed, min_estimable=SMALL,
+                                       sealed=kept)
+    for task, path in zip(rf.TASKS, paths):
+        published = json.loads(path.read_text())
+        whole = json.loads(rr.sealed_report_path(task, "confirm", kept).read_text())
+        for shown, full in zip(published["representations"], whole["representations"]):
+            assert "initializations" not in shown and "curves" not in shown
+            assert full["initializations"] and "curves" in full
+            assert shown["summary"] == full["summary"]
+        assert published["primary_tests"] == whole["primary_tests"]
+        labels = {repr(q) for rep in whole["representations"] for curve in rep["curves"]
+                  for context in curve["contexts"] for q in context["coordinate"]}
+        assert labels and not [q for q in labels if q in path.read_text()]
 
 
 def test_a_task_without_any_features_is_refused(tmp_path):
