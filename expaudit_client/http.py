@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from expaudit_client.errors import (ApiError, BadServerUrl, SelectorNotFound, ServerUnreachable,
-                                    WaitTimedOut)
+                                    UploadTooLarge, WaitTimedOut)
 from expaudit_client.selector_files import selector_archive, unpack_input
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
@@ -115,8 +115,10 @@ class Client:
 
     def submit(self, path: str | Path, settings: list[str] | None = None, *, name: str | None = None,
                public: bool = False, idempotency_key: str | None = None) -> dict:
-        """Upload a scores file (CSV, Parquet or JSON); returns the status document (`queued`)."""
+        """Upload a scores file (CSV, Parquet or JSON); returns the status document (`queued`).
+        A file over the server's upload limit is refused before a byte is sent."""
         path = Path(path)
+        self._check_size(path)
         fields = {"public": "true" if public else "false"}
         if settings:
             fields["setting"] = ",".join(settings)
@@ -124,6 +126,20 @@ class Client:
             fields["name"] = name
         return self._post_form(fields, {"file": (path.name, path.read_bytes(),
                                                  "application/octet-stream")}, idempotency_key)
+
+    def _check_size(self, path: Path) -> None:
+        """Raise `UploadTooLarge` for a file over the server's limit (`GET /api/v1/limits`; a
+        server without that route checks on its own, answering 413)."""
+        size = path.stat().st_size
+        try:
+            limit = self.limits()["max_upload_bytes"]
+        except ApiError as exc:
+            if exc.status == 404:
+                return
+            raise
+        if size > limit:
+            raise UploadTooLarge(f"{path}: {size:,} bytes, over the server's upload limit of "
+                                 f"{limit:,} bytes ({self.server}); nothing was sent")
 
     def submit_selector(self, selector: str | Path, setting: str, *, name: str | None = None,
                         public: bool = False, idempotency_key: str | None = None) -> dict:
