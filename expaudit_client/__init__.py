@@ -12,7 +12,7 @@ imports nothing of the service; the `expaudit` command uses it too.
 from __future__ import annotations
 
 from expaudit_client.errors import (ApiError, BadSelectorInput, BadServerUrl, ClientError,
-                                    LinkInSelector, SelectorNotFound, ServerUnreachable,
+                                    DownloadNotOffered, LinkInSelector, SelectorNotFound, ServerUnreachable,
                                     TargetNotEmpty, UploadTooLarge, WaitTimedOut)
 from expaudit_client.http import DEFAULT_SERVER, FINAL_STATES, Client, server_url
 from expaudit_client.selector_files import selector_archive, unpack_input
@@ -20,6 +20,6 @@ from expaudit_client.selector_files import selector_archive, unpack_input
 __version__ = "0.1.0"
 
 __all__ = ["ApiError", "BadSelectorInput", "BadServerUrl", "Client", "ClientError",
-           "DEFAULT_SERVER", "FINAL_STATES", "LinkInSelector", "SelectorNotFound",
+           "DEFAULT_SERVER", "DownloadNotOffered", "FINAL_STATES", "LinkInSelector", "SelectorNotFound",
            "ServerUnreachable", "TargetNotEmpty", "UploadTooLarge", "WaitTimedOut",
            "selector_archive", "server_url", "unpack_input"]

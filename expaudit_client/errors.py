@@ -5,6 +5,7 @@
     ├── ServerUnreachable        refused, timed out or cut off (also a ConnectionError)
     ├── BadServerUrl             a server address that is no http(s) URL (also a ValueError)
     ├── UploadTooLarge           a file over the server's upload limit, found before sending
+    ├── DownloadNotOffered       a download the setting does not offer (also a LookupError)
     ├── LinkInSelector           a selector directory holding a symbolic link
     ├── SelectorNotFound         neither a directory, a .tar.gz nor an image@sha256:...
     ├── TargetNotEmpty           the /input target exists and is not empty
@@ -17,7 +18,8 @@ The `expaudit` command reports every `ClientError` as one line, like the project
 
 from __future__ import annotations
 
-__all__ = ["ApiError", "BadSelectorInput", "BadServerUrl", "ClientError", "LinkInSelector",
+__all__ = ["ApiError", "BadSelectorInput", "BadServerUrl", "ClientError", "DownloadNotOffered",
+           "LinkInSelector",
            "SelectorNotFound", "ServerUnreachable", "TargetNotEmpty", "UploadTooLarge",
            "WaitTimedOut"]
 
@@ -51,6 +53,10 @@ class BadServerUrl(ClientError, ValueError):
 
 class UploadTooLarge(ClientError, ValueError):
     """A file larger than the server's upload limit, refused before a byte is sent."""
+
+
+class DownloadNotOffered(ClientError, LookupError):
+    """A download key the setting's document does not list."""
 
 
 class LinkInSelector(ClientError, ValueError):

@@ -21,8 +21,8 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from expaudit_client.errors import (ApiError, BadServerUrl, SelectorNotFound, ServerUnreachable,
-                                    UploadTooLarge, WaitTimedOut)
+from expaudit_client.errors import (ApiError, BadServerUrl, DownloadNotOffered, SelectorNotFound,
+                                    ServerUnreachable, UploadTooLarge, WaitTimedOut)
 from expaudit_client.selector_files import selector_archive, unpack_input
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
@@ -88,7 +88,11 @@ class Client:
             response = urllib.request.urlopen(request, timeout=self.timeout)
         except urllib.error.HTTPError as exc:
             with exc:
-                raise _api_error(exc.code, exc.headers, _read(exc, url)) from None
+                error = _api_error(exc.code, exc.headers, _read(exc, url))
+            if error.status == 401 and not self.token:
+                error.args = (f"{error}: no token was sent; set EXPAUDIT_TOKEN (or pass "
+                              "--token) to a token from the service's operator",)
+            raise error from None
         except urllib.error.URLError as exc:
             raise ServerUnreachable(f"cannot reach {url} ({exc.reason}): is the server running "
                                     "and --server right?") from exc
@@ -254,6 +258,25 @@ class Client:
         params = {"format": fmt} if fmt else None
         return self._save(f"/api/v1/settings/{setting_id}/{what}", params, setting_id,
                           f"{setting_id}-{what}" + (f".{fmt}" if fmt else ""), Path(out_dir))
+
+    def download_all(self, setting_id: str, keys: list[str] | None = None,
+                     fmt: str | None = None, out_dir: str | Path = ".") -> list[Path]:
+        """Save the setting's downloads named by `keys` (None: every one it offers, as its
+        document's `downloads` lists them); `fmt` replaces the format of those that have one."""
+        offered = self.setting(setting_id).get("downloads", {})
+        unknown = [key for key in keys or () if key not in offered]
+        if unknown:
+            raise DownloadNotOffered(f"setting '{setting_id}' offers no download {unknown}; it "
+                                     f"offers {sorted(offered)}")
+        saved = []
+        for key in keys or list(offered):
+            url = urllib.parse.urlsplit(offered[key])
+            params = dict(urllib.parse.parse_qsl(url.query))
+            if fmt and "format" in params:
+                params["format"] = fmt
+            fallback = f"{setting_id}-{key}" + (f".{params['format']}" if "format" in params else "")
+            saved.append(self._save(url.path, params or None, setting_id, fallback, Path(out_dir)))
+        return saved
 
     def _save(self, path: str, params: Mapping[str, object] | None, setting_id: str,
               fallback: str, out_dir: Path) -> Path:

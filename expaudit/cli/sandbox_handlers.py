@@ -64,7 +64,7 @@ def input_command(args: argparse.Namespace) -> int:
         files = sum(1 for p in target.rglob("*") if p.is_file())
         print(f"{target}: the /input tree of {args.setting} ({files} files)")
         return 0
-    return api_call(run)
+    return api_call(run, args)
 
 
 HANDLERS = {

@@ -1,5 +1,5 @@
 """`expaudit serve | worker | reconcile | submit | submit-selector | status | submissions |
-publish | report | download | token`.
+publish | report | run-log | download | token`.
 
 Server-side commands read the service config (`service.process.config`) with
 flags overriding them; client-side commands talk to `--server` (default
@@ -97,13 +97,29 @@ def register(subparsers) -> None:
     client_flags(status)
     status.set_defaults(handler=_run, service_command="status")
 
-    download = subparsers.add_parser("download", help="download a setting's data")
-    download.add_argument("setting")
-    download.add_argument("--what", choices=["outcomes", "scenes", "experiences"], default="outcomes")
-    download.add_argument("--format", choices=["parquet", "csv", "npz", "json"], default="parquet")
-    download.add_argument("--out", default=".", help="directory to write into")
+    download = subparsers.add_parser(
+        "download", help="download a setting's data (every file it offers, or those named)",
+        description="Save the downloads the setting's document lists (GET /api/v1/settings/"
+                    "SETTING): outcomes, scenes, experiences, query_images, library, "
+                    "base_images, trajectories, selector_input, where the setting has them.")
+    download.add_argument("setting", metavar="SETTING", help="the setting id")
+    download.add_argument("--what", action="append", metavar="KEY",
+                          help="a download to fetch (repeat for several; default: every one "
+                               "the setting offers), e.g. outcomes, query_images, library")
+    download.add_argument("--format", choices=["parquet", "csv", "npz", "json"],
+                          help="format of the tables (outcomes: parquet, csv, npz; scenes and "
+                               "experiences: csv, parquet, json); default: each one's own")
+    download.add_argument("--out", default=".", help="directory to write into (default: here)")
     client_flags(download)
     download.set_defaults(handler=_run, service_command="download")
+
+    run_log = subparsers.add_parser(
+        "run-log", help="show a selector submission's run: status, exit code, stdout, stderr",
+        description="Print how the selector of a container submission ran and the tails of its "
+                    "stdout and stderr (GET /api/v1/submissions/ID/run; its owner only).")
+    run_log.add_argument("submission_id", metavar="SUBMISSION_ID")
+    client_flags(run_log)
+    run_log.set_defaults(handler=_run, service_command="run-log")
 
     token = subparsers.add_parser("token", help="manage tokens (admin)")
     token_sub = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)

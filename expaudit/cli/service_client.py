@@ -1,6 +1,6 @@
 """The HTTP client of the commands that talk to a server (`submit`, `status`, `selector input`
 ...): `--server` and `--token`, else $EXPAUDIT_SERVER and $EXPAUDIT_TOKEN; an API error
-printed with the field, line and value the server named."""
+printed on one line with the field, line and value the server named."""
 
 from __future__ import annotations
 
@@ -15,13 +15,12 @@ def client_for(args) -> Client:
     return Client.from_env(args.server, args.token)
 
 
-def api_call(function) -> int:
-    """Run `function`; an `ApiError` is printed with its details and gives exit status 1."""
+def api_call(function, args) -> int:
+    """Run `function`; an `ApiError` (the service refused the request) is one line,
+    `expaudit COMMAND: error: ...` with the field, file, line and value the server named,
+    and exit status 1."""
     try:
         return function()
     except ApiError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        for key in ("source", "line", "value"):
-            if exc.details.get(key) is not None:
-                print(f"  {key}: {exc.details[key]}", file=sys.stderr)
+        print(f"expaudit {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1

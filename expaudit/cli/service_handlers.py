@@ -94,7 +94,7 @@ def _submit(args) -> int:
         client = client_for(args)
         status = client.submit(args.file, args.setting, name=args.name, public=args.public)
         return _follow(client, status, args.wait)
-    return api_call(run)
+    return api_call(run, args)
 
 
 def _submit_selector(args) -> int:
@@ -103,7 +103,7 @@ def _submit_selector(args) -> int:
         status = client.submit_selector(args.selector, args.setting, name=args.name,
                                         public=args.public)
         return _follow(client, status, args.wait)
-    return api_call(run)
+    return api_call(run, args)
 
 
 def _follow(client, status: dict, wait: bool) -> int:
@@ -155,7 +155,7 @@ def _submissions(args) -> int:
         if not listed:
             print("no submissions yet")
         return 0
-    return api_call(run)
+    return api_call(run, args)
 
 
 def _publish(args) -> int:
@@ -168,7 +168,7 @@ def _publish(args) -> int:
                   f"{client.public_report_url(status['id'], setting)}"
                   + ("" if status["state"] == "published" else " (once published)"))
         return 0
-    return api_call(run)
+    return api_call(run, args)
 
 
 def _report(args) -> int:
@@ -185,7 +185,7 @@ def _report(args) -> int:
             return 1
         _print_reports(client, status, args.setting)
         return 0
-    return api_call(run)
+    return api_call(run, args)
 
 
 def _status(args) -> int:
@@ -196,15 +196,30 @@ def _status(args) -> int:
         for setting in status.get("report_urls", {}):
             print(f"  report {setting}: {_report_url(client, status, setting)}")
         return 0
-    return api_call(run)
+    return api_call(run, args)
 
 
 def _download(args) -> int:
     def run() -> int:
-        path = client_for(args).download(args.setting, args.what, args.format, args.out)
-        print(path)
+        for path in client_for(args).download_all(args.setting, args.what, args.format, args.out):
+            print(path)
         return 0
-    return api_call(run)
+    return api_call(run, args)
+
+
+def _run_log(args) -> int:
+    def run() -> int:
+        record = client_for(args).selector_run(args.submission_id)
+        print(f"{args.submission_id}  {record.get('status')}  exit code {record.get('exit_code')}"
+              f"  {record.get('wall_seconds')} s" + (f"  {record['reason']}"
+                                                      if record.get("reason") else ""))
+        for stream in ("stdout", "stderr"):
+            tail = record.get(f"{stream}_tail") or ""
+            print(f"--- {stream} (last {len(tail)} characters)")
+            if tail:
+                print(tail.rstrip("\n"))
+        return 0 if record.get("status") == "ok" else 1
+    return api_call(run, args)
 
 
 def _token_create(args) -> int:
@@ -214,7 +229,7 @@ def _token_create(args) -> int:
               file=sys.stderr)
         print(info["token"])
         return 0
-    return api_call(run)
+    return api_call(run, args)
 
 
 HANDLERS = {
@@ -228,6 +243,7 @@ HANDLERS = {
     "report": _report,
     "status": _status,
     "download": _download,
+    "run-log": _run_log,
     "token create": _token_create,
 }
 """The handler of each service command, by the `service_command` its parser sets."""

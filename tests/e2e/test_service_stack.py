@@ -118,7 +118,8 @@ def test_cli_submit_wait_status_download(stack, tmp_path):
     sid = submitted.stdout.split()[0]
     status = stack.run_cli("status", sid, env=env)
     assert status.returncode == 0 and "published" in status.stdout
-    download = stack.run_cli("download", summary.id, "--format", "npz", "--out", str(tmp_path), env=env)
+    download = stack.run_cli("download", summary.id, "--what", "outcomes", "--format", "npz",
+                             "--out", str(tmp_path), env=env)
     assert download.returncode == 0, download.stderr
     import numpy as np
 
