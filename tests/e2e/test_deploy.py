@@ -545,7 +545,7 @@ def test_nginx_front_door_routes_leaderboard_and_api(tmp_path):
 # ------------------------------------------------------------ documentation --
 
 def _config_variables() -> set[str]:
-    source = (ROOT / "service" / "config.py").read_text()
+    source = (ROOT / "service" / "process" / "config.py").read_text()
     return set(re.findall(r'"((?:EXPAUDIT|AWS)_[A-Z_]+)"', source))
 
 
