@@ -17,7 +17,9 @@ Three stages, each skipped when its output exists (so a rerun resumes):
 `confirm` and `eval` observation ids are opaque: HMAC-SHA256 of the cell's description under
 a key kept in the sealed directory (made once, never committed). Their labels are
 regenerated deterministically from the same key; without the key the images still identify
-the cells (renders are bit-identical), so the mapping can be rebuilt by matching pixels.
+the cells where renders are bit-identical to the bank's, so the mapping can be rebuilt by
+matching pixels (`rebuild_sealed_labels`), except for an initialization with more than one
+rejected cell: those rows have no images.
 """
 
 from __future__ import annotations
@@ -36,9 +38,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmark_data.generation.readout_sealed import match_rows, problem_text
 from benchmark_data.readout_banks import (BANK_VERSION, LABEL_COLUMNS, OBSERVATION_COLUMNS, PUBLIC_SPLITS,
-                                          SEALED_SPLITS, bank_dir, read_images, read_labels, sealed_dir,
-                                          sealed_labels_path)
+                                          SEALED_SPLITS, bank_dir, read_bank, read_images, read_labels,
+                                          read_observations, sealed_dir, sealed_labels_path)
 from expaudit.errors import InvalidInput
 from simulator.provenance import PACKAGES, _versions
 from simulator.readout_bank import observe_initialization
@@ -366,6 +369,92 @@ def generate(task: str, splits=None, *, limit: int | None = None, work: Path | N
             _atomic_write(work / "grid.json", grid_file.read_bytes())
     generate_chunks(task, splits, work=work, sealed=sealed, limit=limit)
     return assemble(task, work=work, out=out, sealed=sealed, limit=limit)
+
+
+# ---- rebuilding lost sealed labels ---------------------------------------------------------
+REBUILD_DIR = "sealed-rebuild"
+"""Subdirectory of the work directory where `rebuild_sealed_labels` renders the sealed splits."""
+
+
+def _committed_sealed(task: str, root) -> tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray]]:
+    """Sealed rows of `observations.parquet` in their order, `image` indexing the views."""
+    obs = read_observations(task, root)
+    obs = obs[obs["split"].isin(SEALED_SPLITS)].reset_index(drop=True)
+    obs["image"] = -1
+    agent, wrist = [], []
+    for shard, rows in obs[obs["shard"] != ""].groupby("shard", sort=False):
+        with np.load(bank_dir(task, root) / shard) as z:
+            agent.append(z["agentview"][rows["row"].to_numpy()])
+            wrist.append(z["wrist"][rows["row"].to_numpy()])
+        obs.loc[rows.index, "image"] = sum(len(a) for a in agent[:-1]) + np.arange(len(rows))
+    return obs, (np.concatenate(agent), np.concatenate(wrist))
+
+
+def _regenerated(work: Path, split: str,
+                 limit: int | None) -> tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray]]:
+    """A split's regenerated rows in generation order, `image` indexing the chunks' views."""
+    chunks = range(n_chunks(split, limit))
+    frame = pd.concat([pd.read_parquet(chunk_paths(work, split, c)[0]) for c in chunks], ignore_index=True)
+    ids, agent, wrist = [], [], []
+    for c in chunks:
+        with np.load(chunk_paths(work, split, c)[1]) as z:
+            ids.append(z["observation_id"])
+            agent.append(z["agentview"])
+            wrist.append(z["wrist"])
+    where = {oid: i for i, oid in enumerate(np.concatenate(ids))}
+    frame["image"] = frame["observation_id"].map(where).fillna(-1).astype(int)
+    return frame, (np.concatenate(agent), np.concatenate(wrist))
+
+
+def rebuild_sealed_labels(task: str, *, root: str | Path | None = None, work: Path | None = None,
+                          sealed: Path | None = None, limit: int | None = None) -> dict:
+    """Rebuild the sealed labels of a committed bank without its id key and install them.
+
+    Renders `confirm` and `eval` again (the generation's chunks, resumable, in
+    `<work dir>/sealed-rebuild`), matches every committed sealed observation to its cell by
+    both views' pixels (`readout_sealed.match_rows`), writes the labels in the committed row
+    order and installs the file at `sealed_labels_path` only if its sha256 is bank.json's
+    `sealed_labels_sha256`; any difference is an error and the sealed path is left as it was.
+    `limit` is the generation's (initializations per split, for a bank made with it).
+    """
+    bank = read_bank(task, root)
+    splits = [s for s in bank.get("splits", []) if s in SEALED_SPLITS]
+    expected = bank.get("sealed_labels_sha256")
+    if not expected or not splits:
+        raise InvalidInput(f"bank.json of {task!r}: sealed_labels_sha256 or a sealed split is missing")
+    target = sealed_labels_path(task, sealed)
+    if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == expected:
+        return {"task": task, "installed": str(target), "sha256": expected, "already": True}
+    work = work or work_dir(task) / REBUILD_DIR
+    if not (work / "grid.json").exists():  # the bank's own grid, not one recomputed from train
+        _atomic_write(work / "grid.json", json.dumps(bank["grid"], indent=1).encode())
+    t0 = time.perf_counter()
+    # The regenerated ids use a throwaway key in the work directory; the committed ids are kept.
+    generate_chunks(task, splits, work=work, sealed=work, limit=limit)
+    render_s = time.perf_counter() - t0
+    committed, views = _committed_sealed(task, root)
+    frames, matchings = [], {}
+    for split in splits:
+        mine = committed[committed["split"] == split]
+        regen, regen_views = _regenerated(work, split, limit)
+        matchings[split] = match_rows(mine, views, regen, regen_views)
+        labels = regen.iloc[np.maximum(matchings[split].positions, 0)].reset_index(drop=True)
+        labels["observation_id"] = mine["observation_id"].to_numpy()
+        frames.append(labels[LABEL_COLUMNS])
+    bad = [(s, m) for s, m in matchings.items() if m.problems]
+    if bad:  # every split's count, then what differs in the first split that differs
+        counts = ", ".join(f"{s} {m.matched} of {len(m.positions)}" for s, m in matchings.items())
+        raise InvalidInput(f"sealed labels of {task!r} not rebuilt: observations matched: "
+                           f"{counts}; {bad[0][0]}: {problem_text(bad[0][1].problems)}")
+    data = _parquet_bytes(pd.concat(frames, ignore_index=True))
+    got = hashlib.sha256(data).hexdigest()
+    if got != expected:
+        raise InvalidInput(f"rebuilt sealed labels of {task!r}: sha256 {got} differs from bank.json's "
+                           f"sealed_labels_sha256 {expected}; nothing installed")
+    _atomic_write(target, data)
+    return {"task": task, "installed": str(target), "sha256": got, "already": False,
+            "rows": int(sum(len(f) for f in frames)), "render_s": round(render_s, 1),
+            "match_s": round(time.perf_counter() - t0 - render_s, 1)}
 
 
 def main(argv=None) -> int:

@@ -121,6 +121,9 @@ def register(subparsers) -> None:
                     help="initializations per split: a small run kept apart from the bank")
     rb.add_argument("--check", type=positive_int, default=None, metavar="N",
                     help="instead: re-render N stored cells and compare with the committed bank")
+    rb.add_argument("--rebuild-sealed", action="store_true",
+                    help="instead: render confirm and eval again, match them to the committed images "
+                         "and install their sealed labels if the sha256 is bank.json's")
     rb.set_defaults(handler=_run)
 
     door = sub.add_parser("door", help="write the Door query sets' scene tables and the Door library")

@@ -217,7 +217,8 @@ def adopt_staging(args: argparse.Namespace) -> int:
 
 
 def readout_banks(args: argparse.Namespace) -> int:
-    """Generate a readout bank (resumable) or check stored cells against fresh renders."""
+    """Generate a readout bank (resumable), check stored cells against fresh renders or rebuild
+    lost sealed labels from the committed images."""
     from benchmark_data.generation import readout_banks as banks
 
     if args.check:
@@ -226,6 +227,9 @@ def readout_banks(args: argparse.Namespace) -> int:
             _log(problem)
         _log(f"{args.task}: {args.check} stored cells re-rendered, {len(problems)} mismatches")
         return 1 if problems else 0
+    if args.rebuild_sealed:
+        _log(f"{args.task}: sealed labels installed: {banks.rebuild_sealed_labels(args.task)}")
+        return 0
     bank = banks.generate(args.task, args.splits.split(","), limit=args.limit)
     for split, record in bank["validation"].items():
         _log(f"{args.task} {split}: {record}")
