@@ -12,7 +12,7 @@ from expaudit.lazy import lazy_face
 __all__, __getattr__ = lazy_face(__name__, {
     ".redis_errors": ("Attempt", "RedisUnavailable", "redis_answers", "tolerated", "REDIS_ERRORS",
                       "TRANSIENT_REDIS_ERRORS"),
-    ".config": ("ConfigError", "ServiceConfig", "client_defaults", "computed_cells_dir", "from_env",
+    ".config": ("ConfigError", "ServiceConfig", "computed_cells_dir", "from_env",
                 "parse_queues", "protected_paths", "redacted_url", "to_env"),
     ".metrics": ("MULTIPROC_DIR_VARIABLE", "Metrics", "serve_metrics"),
     ".defaults": ("RUNNER_QUEUES",),

@@ -264,10 +264,3 @@ def redis_socket(url: str | None) -> str | None:
     if parts.scheme != "unix":
         return None
     return parts.path or None
-
-
-def client_defaults(environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:
-    """(server URL, token) for the client commands: $EXPAUDIT_SERVER, $EXPAUDIT_TOKEN."""
-    env = os.environ if environ is None else environ
-    server = env.get("EXPAUDIT_SERVER") or f"http://127.0.0.1:{defaults.DEFAULT_PORT}"
-    return server, _opt(env, "EXPAUDIT_TOKEN")

@@ -545,7 +545,9 @@ def test_nginx_front_door_routes_leaderboard_and_api(tmp_path):
 # ------------------------------------------------------------ documentation --
 
 def _config_variables() -> set[str]:
-    source = (ROOT / "service" / "process" / "config.py").read_text()
+    """The variables the service's configuration and the API client read."""
+    source = "".join((ROOT / path).read_text() for path in ("service/process/config.py",
+                                                            "expaudit_client/http.py"))
     return set(re.findall(r'"((?:EXPAUDIT|AWS)_[A-Z_]+)"', source))
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from service.catalog.catalog import DirectoryCatalog, StaticCatalog, UnknownSetting, fingerprint
 from service.submissions.records import Fault, State, Status, SubmissionRepo
-from service.process.config import ServiceConfig, ConfigError, client_defaults, from_env, to_env
+from service.process.config import ServiceConfig, ConfigError, from_env, to_env
 from service.store.storage import LocalStore
 from tests.support.servers import synthetic_setting, write_catalog
 
@@ -42,11 +42,6 @@ def test_overrides_reject_unknown_keys():
     with pytest.raises(ConfigError, match=r"unknown configuration key\(s\) \['stor'\]"):
         ServiceConfig().with_overrides({"stor": "x"})
     assert ServiceConfig().with_overrides({"store": "x"}).store == "x"
-
-
-def test_client_defaults():
-    assert client_defaults({}) == ("http://127.0.0.1:8000", None)
-    assert client_defaults({"EXPAUDIT_SERVER": "http://h", "EXPAUDIT_TOKEN": "t"}) == ("http://h", "t")
 
 
 def test_directory_catalog_round_trips_a_setting(tmp_path):

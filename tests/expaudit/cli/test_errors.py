@@ -85,7 +85,7 @@ def test_redis_that_does_not_answer_is_named_without_its_password(capsys, tmp_pa
 def _user_errors():
     from leaderboard.errors import InputError
     from sandbox.base import SandboxConfigError
-    from service.client import ApiError, BadServerUrl, ServerUnreachable
+    from expaudit_client import ApiError, BadServerUrl, ServerUnreachable
     from service.process.config import ConfigError
     from service.store.storage import InvalidKey
     from service.process.redis_errors import RedisUnreachable
