@@ -3,20 +3,21 @@
 The ids of `confirm` and `eval` observations are opaque (an HMAC under the id key of the
 sealed directory), so when the sealed labels and the key are lost, the label of a committed
 observation is found by re-rendering its initialization and looking for the one regenerated
-row whose agent view and wrist view are both bit-identical to the committed images. Rows
+row whose agent view and wrist view both agree with the committed images up to the
+rasterizer's rounding on another CPU (`simulator.readout_protocol.renders_agree`). Rows
 without images (rejected cells) carry only their id: they are placed by elimination, which
 works only when an initialization has a single such row and all its other rows matched.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from expaudit.errors import InvalidInput
+from simulator.readout_protocol import renders_agree
 
 
 @dataclass(frozen=True)
@@ -29,20 +30,14 @@ class Matching:
     problems: list[str] = field(default_factory=list)
 
 
-def _digest(agent: np.ndarray, wrist: np.ndarray) -> bytes:
-    h = hashlib.sha256(np.ascontiguousarray(agent).tobytes())
-    h.update(np.ascontiguousarray(wrist).tobytes())
-    return h.digest()
-
-
 def match_rows(committed: pd.DataFrame, committed_views: tuple[np.ndarray, np.ndarray],
                regenerated: pd.DataFrame, regenerated_views: tuple[np.ndarray, np.ndarray]) -> Matching:
     """Match each committed row to one regenerated row of the same initialization and kind.
 
     Both frames have `observation_id`, `initialization`, `kind` and `image` (index into their
     views, -1 for a row without images); views are `(agent, wrist)` arrays (N, H, W, 3) uint8.
-    A row with images matches a regenerated row whose two views are equal to its own, pixel
-    for pixel; a row without images matches by elimination, when it is its initialization's
+    A row with images matches a regenerated row whose two views agree with its own
+    (`renders_agree`: every pixel within the rasterizer's rounding); a row without images matches by elimination, when it is its initialization's
     only one and every other row of that initialization matched.
     """
     c_agent, c_wrist = committed_views
@@ -57,17 +52,13 @@ def match_rows(committed: pd.DataFrame, committed_views: tuple[np.ndarray, np.nd
         if regen is None:
             problems.append(f"{init}: no regenerated rows for this initialization")
             continue
-        by_pixels: dict[bytes, list[int]] = {}
-        for pos, k in zip(regen.index, regen["image"]):
-            if k >= 0:
-                by_pixels.setdefault(_digest(r_agent[k], r_wrist[k]), []).append(pos)
+        with_images = [(pos, k) for pos, k in zip(regen.index, regen["image"]) if k >= 0]
         before = len(problems)
         for i, oid, kind, k in zip(rows.index, rows["observation_id"], rows["kind"], rows["image"]):
             if k < 0:
                 continue
-            hits = [p for p in by_pixels.get(_digest(c_agent[k], c_wrist[k]), [])
-                    if np.array_equal(r_agent[regenerated.at[p, "image"]], c_agent[k])
-                    and np.array_equal(r_wrist[regenerated.at[p, "image"]], c_wrist[k])]
+            hits = [pos for pos, j in with_images
+                    if renders_agree(r_agent[j], c_agent[k]) and renders_agree(r_wrist[j], c_wrist[k])]
             if not hits:
                 problems.append(f"{oid} ({init}): no regenerated cell has its pixels")
             elif len(hits) > 1:
