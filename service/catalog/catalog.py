@@ -31,7 +31,7 @@ from leaderboard.matrix import MISSING, TransferData
 from leaderboard.outcomes_fast import fast_outcomes
 from service.process import computed_cells_dir
 from service.catalog.downloads import experiences_frame, outcomes_frame, scenes_frame
-from service.catalog.selector_input import prepare_setting_input
+from service.catalog.selector_input import prepare_setting_input, takes_selectors
 
 log = logging.getLogger(__name__)
 
@@ -247,7 +247,7 @@ class BenchmarkCatalog(Catalog):
 
     def supports_selectors(self, setting_id: str) -> bool:
         self.get_setting(setting_id)
-        return get_setting(setting_id).task == "stack"
+        return takes_selectors(setting_id)
 
     def selector_input(self, setting_id: str, directory: Path):
         self.get_setting(setting_id)

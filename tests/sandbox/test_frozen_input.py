@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from sandbox.demo import png_bytes
-from service.catalog.selector_input import prepare_frozen_input, stack_positions
+from service.catalog.selector_input import (TASK_SCHEMAS, door_positions,
+                                             prepare_frozen_input, stack_positions,
+                                             takes_selectors)
 from sandbox.protocol import ProtocolError
 from tests.support.paths import REPO_ROOT
 
@@ -77,9 +79,18 @@ def test_no_outcome_reaches_the_tree(tree):
         assert "success" not in text and "outcome" not in text
 
 
-def test_other_tasks_are_refused(tmp_path):
+def test_a_task_without_a_schema_is_refused(tmp_path, monkeypatch):
+    monkeypatch.delitem(TASK_SCHEMAS, "door")
+    assert not takes_selectors("door-policy-k3-orig") and takes_selectors(SETTING)
     with pytest.raises(ProtocolError, match="setting 'door-policy-k3-orig': task 'door' has no"):
         prepare_frozen_input(tmp_path, "door-policy-k3-orig", scene_png=bytes, base_png=bytes)
+
+
+def test_door_positions_put_the_door_base_and_the_obstacle_at_their_heights():
+    positions = door_positions({"door": [-0.12, -0.35, -1.7], "hinge": 0.1, "latch": 0.0,
+                                "obstacle": [-0.1, -0.06, 0.04, 0.02, 0.05]})
+    assert positions["door"] == [-0.12, -0.35, pytest.approx(1.1)]  # yaw is not a height
+    assert positions["obstacle"] == [-0.1, -0.06, pytest.approx(0.85)]
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,

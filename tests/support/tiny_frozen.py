@@ -36,9 +36,9 @@ def _copy_tar(source: Path, target: Path, names: set[str]) -> None:
         raise FileNotFoundError(f"{source} lacks {sorted(missing)[:3]}")
 
 
-def copy_library(root: Path, experience_ids: list[str]) -> None:
-    """The stack library's rows and base images of `experience_ids`."""
-    library_id = LIBRARY_IDS["stack"]
+def copy_library(root: Path, experience_ids: list[str], task: str = "stack") -> None:
+    """The task's library's rows and base images of `experience_ids`."""
+    library_id = LIBRARY_IDS[task]
     frame = pd.read_parquet(library_dir(library_id) / "experiences.parquet")
     frame = frame[frame["experience_id"].isin(experience_ids)]
     if len(frame) != len(experience_ids):
@@ -62,18 +62,24 @@ def copy_query_set(root: Path, query_set: str, state_ids: list[str]) -> pd.DataF
     return scenes
 
 
-def copy_cells(root: Path, query_set: str, experience_ids: list[str], state_ids: list[str]) -> int:
-    """The stored Replay cells of those experiences and states; returns how many."""
-    cells = load_cells("replay", query_set)
-    cells = cells[cells["experience_id"].isin(experience_ids) & cells["state_id"].isin(state_ids)]
-    path = cells_table("replay", query_set, root)
+def copy_cells(root: Path, query_set: str, experience_ids: list[str], state_ids: list[str],
+               mechanism: str = "replay") -> int:
+    """The stored cells of one mechanism (Replay's are per state, the policies' per scene) of
+    those experiences and states; returns how many."""
+    cells = load_cells(mechanism, query_set)
+    if mechanism != "replay":  # a policy's cell names its scene: keep the states' renders
+        states = cells["state_id"].str.rsplit("-d", n=1).str[0]
+    else:
+        states = cells["state_id"]
+    cells = cells[cells["experience_id"].isin(experience_ids) & states.isin(state_ids)]
+    path = cells_table(mechanism, query_set, root)
     path.parent.mkdir(parents=True, exist_ok=True)
     cells.to_parquet(path, index=False)
     return len(cells)
 
 
-def experience_ids(n: int) -> list[str]:
-    return [f"stack-e{i:03d}" for i in range(n)]
+def experience_ids(n: int, task: str = "stack") -> list[str]:
+    return [f"{task}-e{i:03d}" for i in range(n)]
 
 
 def real_data_available() -> bool:
