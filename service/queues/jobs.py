@@ -4,8 +4,9 @@ Each job has one boundary (`_run_boundary`) that maps any exception to a submiss
 state: a submitter error fails it at once with fault "submitter"; anything else is
 retried (`defaults.JOB_RETRY_INTERVALS_S`) and then fails with fault "infrastructure",
 or, if even that cannot be written, stays open for the reconciler. A container
-submission's selector runs first, on the `selectors` queue (`queue_for`,
-`service.selectors.run`), and missing cells are left to the runners
+submission's audit runs on the `selectors` queue (`queue_for`, `service.selectors.run`)
+and runs its selector before anything else, before any missing cell is planned (a
+selector that fails costs no rollout); missing cells are left to the runners
 (`service.queues.rollout_jobs`). Workers get their connections (and the sandbox) once,
 through `install_context`; importing this module connects to nothing.
 Details: docs/service.md ("Jobs and failures"), docs/runners.md.
@@ -25,7 +26,8 @@ from rq.job import Job, JobStatus
 from expaudit.errors import InternalError
 from leaderboard.audit import run_audit
 from leaderboard.errors import InputError
-from leaderboard.scores import FieldError, StoredScoresDamaged, decode_scores, read_frame, validate_upload
+from leaderboard.scores import (FieldError, StoredScoresDamaged, decode_scores, encode_scores,
+                                read_frame, validate_upload)
 from leaderboard.site.html_report import render_report_html
 from service.process import defaults
 from service.process.redis_errors import tolerated
@@ -35,7 +37,7 @@ from service.catalog import Catalog, SelectorsUnsupported, UnknownSetting
 from service.selectors import SelectorFailed, run_container
 from service.submissions import (AuditOptions, DIRTY_KEY, READOUT_KINDS, Fault, State, Status, SubmissionRepo,
                                  catalog_limits, rebuild_leaderboard, submission_context)
-from service.sealed import audit_sealed
+from service.sealed import audit_sealed, give_back_claim_key
 from service.store import ObjectNotFound, ObjectStore, StoreError
 
 log = logging.getLogger(__name__)
@@ -259,10 +261,11 @@ def _audit(ctx: JobContext, sid: str, status: Status) -> str:
     status = status.advance(state=State.RUNNING, progress=max(status.progress, 0.05),
                             attempts=status.attempts + (0 if resumed else 1), reason=None, fault=None)
     repo.write_status(sid, status)
+    selected = _selector_first(ctx, sid, manifest)  # before any rollout is planned
     waiting, status = _await_rollouts(ctx, sid, manifest, status)
     if waiting is not None:
         return waiting
-    validated, provenance = _scores(ctx, sid, manifest)
+    validated, provenance = selected or _scores(ctx, sid, manifest)
     done = list(status.reports)
     for index, scores in enumerate(validated):
         if scores.setting_id in done:
@@ -290,11 +293,34 @@ def _audit(ctx: JobContext, sid: str, status: Status) -> str:
     return f"audit {sid}: {len(done)} report(s) written"
 
 
-def _scores(ctx: JobContext, sid: str, manifest) -> tuple[list, dict | None]:
-    """The validated scores of each setting, and the selector's provenance (container only)."""
-    if manifest.kind == "container":
+def _selector_first(ctx: JobContext, sid: str, manifest) -> tuple[list, dict] | None:
+    """A container submission's validated scores and provenance; None for a scores upload.
+
+    The selector runs once, before the audit plans any rollout (it never sees outcomes, so
+    it needs none): one that fails ends the submission in seconds without a rollout. What it
+    produced is kept with the submission, so the audit's continuation once the runners
+    filled the matrix (or a retry) reads it instead of running the selector again. A failed
+    selector told nothing about the outcomes, so the sealed quota it was counted under is
+    given back (docs/sealed.md, "The daily quota").
+    """
+    if manifest.kind != "container":
+        return None
+    stored = ctx.repo.selector_scores(sid)
+    if stored is not None:
+        return decode_scores(stored[0]), stored[1]
+    try:
         outcome = run_container(ctx, sid, manifest)
-        return [outcome.scores], outcome.provenance
+    except SelectorFailed as exc:
+        if manifest.sealed_claim is None:
+            raise
+        give_back_claim_key(ctx.redis, ctx.store, manifest.sealed_claim)
+        raise SelectorFailed(f"{exc}; not counted against the day's sealed quota") from None
+    ctx.repo.write_selector_scores(sid, encode_scores([outcome.scores]), outcome.provenance)
+    return [outcome.scores], outcome.provenance
+
+
+def _scores(ctx: JobContext, sid: str, manifest) -> tuple[list, None]:
+    """The validated scores of each setting of a scores upload (no provenance)."""
     if manifest.scores_key is not None:  # validated by the web process: read, not parsed again
         return decode_scores(ctx.store.get_bytes(manifest.scores_key)), None
     raw = ctx.store.get_bytes(manifest.input_key)  # a manifest from before the validated table

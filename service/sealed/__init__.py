@@ -12,5 +12,6 @@ from expaudit.lazy import lazy_face
 __all__, __getattr__ = lazy_face(__name__, {
     ".report": ("audit_sealed",),
     ".readout_report": ("served_readout_report",),
-    ".quota": ("give_back_sealed_quota", "sealed_settings", "take_sealed_quota"),
+    ".quota": ("give_back_claim_key", "give_back_sealed_quota", "sealed_settings",
+               "take_sealed_quota"),
 })

@@ -115,3 +115,23 @@ def give_back_sealed_quota(redis: redis_lib.Redis, store: ObjectStore, claim: Qu
         log.warning("sealed quota claim not deleted (counted again only after a Redis loss "
                     "today): %s", type(exc).__name__)
     redis.decr(QUOTA_KEY.format(owner=claim.owner, day=claim.day))
+
+
+def give_back_claim_key(redis: redis_lib.Redis, store: ObjectStore, claim_key: str) -> bool:
+    """Give back the claim stored at `claim_key` (a `QuotaClaim.key`, as a submission's
+    manifest records it) for a submission that failed before it could tell anything about
+    the outcomes (its selector failed); True if it was still counted.
+
+    Once per claim: the day's counter is lowered only when the claim was still in the store
+    and only while Redis holds that counter (one it lost is rebuilt from the claims).
+    """
+    parts = claim_key.split("/")
+    owner, day = parts[-3], parts[-2]
+    if not claim_key.startswith(CLAIM_PREFIX.format(owner=owner, day=day)) or \
+            not store.exists(claim_key):
+        return False
+    store.delete(claim_key)
+    key = QUOTA_KEY.format(owner=owner, day=day)
+    if redis.exists(key):
+        redis.decr(key)
+    return True

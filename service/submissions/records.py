@@ -9,6 +9,8 @@ Layout (keys under the store root)::
     submissions/<id>/reports/<setting>.json   the audit report (AuditReport.to_dict())
     submissions/<id>/reports/<setting>.html   the same report as a self-contained page
     submissions/<id>/selector/run.json        a container submission's run (logs: owner only)
+    submissions/<id>/selector/scores          its validated scores (`encode_scores`), once it ran
+    submissions/<id>/selector/provenance.json what ran, for the report (written after the scores)
     open/<id>                                 present while the submission is not final
     owners/<owner>/<id>                       index of an owner's submissions
     idempotency/<owner>/<sha256(key)>.json    Idempotency-Key -> submission id
@@ -102,6 +104,9 @@ class Manifest:
             `leaderboard.readout.upload.encode_upload`), which the audit reads instead
             of parsing the upload again; None for a container submission and in
             manifests written before it was stored.
+        sealed_claim: store key of the sealed quota claim the submission was counted
+            under (`service.sealed.quota`), None when it was not counted: a container
+            submission whose selector fails gives it back (docs/sealed.md).
     """
 
     submission_id: str
@@ -120,6 +125,7 @@ class Manifest:
     selector_image: str | None = None
     token_owner: str | None = None
     scores_key: str | None = None
+    sealed_claim: str | None = None
 
     @property
     def sealed_owner(self) -> str:
@@ -278,6 +284,21 @@ class SubmissionRepo:
             return json.loads(self.store.get_bytes(self.selector_run_key(sid)))
         except ObjectNotFound:
             return None
+
+    def write_selector_scores(self, sid: str, scores: bytes, provenance: dict) -> None:
+        """Keep what a container submission's selector produced, so that an audit continued
+        after its rollouts (or retried) reads it instead of running the selector again."""
+        self.store.put_bytes(f"submissions/{sid}/selector/scores", scores)
+        self.store.put_bytes(f"submissions/{sid}/selector/provenance.json", _dump(provenance),
+                             "application/json")  # last: its presence means both are there
+
+    def selector_scores(self, sid: str) -> tuple[bytes, dict] | None:
+        """The stored scores and provenance of a selector that ran, or None."""
+        try:
+            provenance = json.loads(self.store.get_bytes(f"submissions/{sid}/selector/provenance.json"))
+        except ObjectNotFound:
+            return None
+        return self.store.get_bytes(f"submissions/{sid}/selector/scores"), provenance
 
     def write_report(self, sid: str, setting_id: str, report: dict, html: str) -> None:
         self.store.put_bytes(self.report_key(sid, setting_id), _dump(report), "application/json")

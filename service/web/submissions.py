@@ -243,7 +243,8 @@ def _create_in_slot(svc: Services, token, upload: Upload, container: bool, key: 
                                   svc.config.sealed_submissions_per_day)
     created = Created()
     try:
-        return _create(svc, token, key, replay, body_hash, prepared, name, public, slot, created)
+        return _create(svc, token, key, replay, body_hash, prepared, name, public, slot, created,
+                       claim_key=None if claim is None else claim.key)
     finally:
         # Counted only if this request made a submission: not for an answer that repeats a
         # concurrent request's (same Idempotency-Key), nor for a failure before the manifest.
@@ -260,8 +261,9 @@ class Created:
 
 def _create(svc: Services, token, key: str | None, replay: str | None, body_hash: str,
             prepared: Prepared, name: str, public: bool, slot: str | None = None,
-            created: Created | None = None) -> Response:
-    """Store the input and the manifest, then enqueue the audit."""
+            created: Created | None = None, claim_key: str | None = None) -> Response:
+    """Store the input and the manifest (with the sealed quota claim it was counted under,
+    `claim_key`), then enqueue the audit."""
     created = created if created is not None else Created()
     sha = hashlib.sha256(prepared.data).hexdigest()
     input_key = f"inputs/sha256/{sha}"
@@ -288,7 +290,8 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
                         filename=prepared.filename, selection_only=prepared.selection_only,
                         created_at=utc_now(), kind=prepared.kind,
                         selector_backend=prepared.backend, selector_image=prepared.image,
-                        token_owner=token.owner, scores_key=scores_key)
+                        token_owner=token.owner, scores_key=scores_key,
+                        sealed_claim=claim_key)
     try:
         svc.repo.create(manifest)
     except FileExistsError:  # a concurrent request with the same Idempotency-Key won
