@@ -23,7 +23,7 @@ from sandbox.protocol import LibraryItem, QueryScene, SettingInfo, prepare_input
 DEMO_SETTING = "demo"
 IMAGE_SIZE = 24
 """Side of the demo images in pixels (tiny on purpose)."""
-OBJECTS = ("cubeA", "cubeB")
+OBJECTS = ("cube_a", "cube_b")
 
 
 class NotAnRgbImage(SandboxError, InternalError, ValueError):

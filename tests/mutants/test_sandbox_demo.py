@@ -66,7 +66,7 @@ def test_the_default_demo_is_the_one_the_protocol_shows(tmp_path):
         "scene_ids": ["demo-q000", "demo-q001", "demo-q002", "demo-q003", "demo-q004", "demo-q005"]}
     meta = json.loads((tmp_path / "in" / "scenes" / "demo-q000" / "meta.json").read_text())
     rounded = {name: [round(v, 4) for v in xyz] for name, xyz in meta.pop("object_positions").items()}
-    assert rounded == {"cubeA": [0.2142, -0.0114, 0.2501], "cubeB": [0.1685, 0.2578, -0.2251]}
+    assert rounded == {"cube_a": [0.2142, -0.0114, 0.2501], "cube_b": [0.1685, 0.2578, -0.2251]}
     assert meta == {"scene_id": "demo-q000", "state_id": "demo-state000", "layout_level": 0,
                     "appearance_draw": 0}
     rows = _raw32(tmp_path / "in", tmp_path / "out")
@@ -136,8 +136,8 @@ def test_scene_j_is_a_perturbed_copy_of_experience_j_mod_k(tmp_path, k, q, seed)
         assert 0 < np.abs(image - base).max() <= 8, scene_id
         base_meta = json.loads((root / "library" / base_id / "meta.json").read_text())
         meta = json.loads((root / "scenes" / scene_id / "meta.json").read_text())
-        assert set(meta["object_positions"]) == set(base_meta["object_positions"]) == {"cubeA",
-                                                                                       "cubeB"}
+        assert set(meta["object_positions"]) == set(base_meta["object_positions"]) == {"cube_a",
+                                                                                       "cube_b"}
         for name, xyz in meta["object_positions"].items():
             moved = np.abs(np.subtract(xyz, base_meta["object_positions"][name]))
             assert len(xyz) == 3 and 0 < moved.max() < 0.01 and moved.min() > 0, (scene_id, name)

@@ -34,7 +34,7 @@ def test_input_tree_layout_and_permissions(tmp_path, small_demo):
         ["base.png", "meta.json", "trajectory.npz"]
     meta = json.loads((root / "scenes" / "demo-q002" / "meta.json").read_text())
     assert meta["state_id"] == "demo-state001" and meta["layout_level"] == 2
-    assert meta["appearance_draw"] == 0 and set(meta["object_positions"]) == {"cubeA", "cubeB"}
+    assert meta["appearance_draw"] == 0 and set(meta["object_positions"]) == {"cube_a", "cube_b"}
     with np.load(root / "library" / "demo-e000" / "trajectory.npz", allow_pickle=False) as npz:
         np.testing.assert_array_equal(npz["eef_pos"], library[0].trajectory["eef_pos"])
     for path in root.rglob("*"):
