@@ -226,6 +226,16 @@ class Client:
     def publish(self, submission_id: str) -> dict:
         return self._json("POST", f"/api/v1/submissions/{submission_id}/publish")
 
+    def withdraw(self, submission_id: str) -> dict:
+        """Take one of my submissions (any, with the admin token) off the public leaderboard."""
+        return self._json("POST", f"/api/v1/submissions/{submission_id}/withdraw")
+
+    def rename(self, submission_id: str, name: str) -> dict:
+        """Give one of my submissions a new display name (on the leaderboard too)."""
+        return self._json("POST", f"/api/v1/submissions/{submission_id}/rename",
+                          body=json.dumps({"name": name}).encode(),
+                          headers={"Content-Type": "application/json"})
+
     def public_report_url(self, submission_id: str, setting: str) -> str:
         """Where a public submission's report is published (readable without a token)."""
         return f"{self.server}/leaderboard/reports/{submission_id}.{setting}.html"

@@ -1,5 +1,5 @@
 """`expaudit serve | worker | reconcile | submit | submit-selector | status | submissions |
-publish | report | run-log | download | token`.
+publish | withdraw | rename | report | run-log | download | token`.
 
 Server-side commands read the service config (`service.process.config`) with
 flags overriding them; client-side commands talk to `--server` (default
@@ -85,6 +85,18 @@ def register(subparsers) -> None:
     publish.add_argument("submission_id")
     client_flags(publish)
     publish.set_defaults(handler=_run, service_command="publish")
+
+    withdraw = subparsers.add_parser("withdraw", help="take one of my submissions off the public "
+                                                      "leaderboard (the admin token: any)")
+    withdraw.add_argument("submission_id")
+    client_flags(withdraw)
+    withdraw.set_defaults(handler=_run, service_command="withdraw")
+
+    rename = subparsers.add_parser("rename", help="give one of my submissions a new display name")
+    rename.add_argument("submission_id")
+    rename.add_argument("name", help="1-100 letters, digits, spaces or .,:()+/-")
+    client_flags(rename)
+    rename.set_defaults(handler=_run, service_command="rename")
 
     report = subparsers.add_parser("report", help="print a submission's verdict and report URL")
     report.add_argument("submission_id")

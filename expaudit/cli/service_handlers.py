@@ -171,6 +171,25 @@ def _publish(args) -> int:
     return api_call(run, args)
 
 
+def _withdraw(args) -> int:
+    def run() -> int:
+        status = client_for(args).withdraw(args.submission_id)
+        _show(status)
+        print("  private: off the public leaderboard from its next rebuild")
+        return 0
+    return api_call(run, args)
+
+
+def _rename(args) -> int:
+    def run() -> int:
+        status = client_for(args).rename(args.submission_id, args.name)
+        _show(status)
+        print(f"  name: {status['name']}" + ("  (public: the leaderboard shows it from its next "
+                                             "rebuild)" if status["public"] else ""))
+        return 0
+    return api_call(run, args)
+
+
 def _report(args) -> int:
     def run() -> int:
         client = client_for(args)
@@ -240,6 +259,8 @@ HANDLERS = {
     "submit-selector": _submit_selector,
     "submissions": _submissions,
     "publish": _publish,
+    "withdraw": _withdraw,
+    "rename": _rename,
     "report": _report,
     "status": _status,
     "download": _download,

@@ -185,9 +185,11 @@ def _setting_files(view: SettingView, notice: str | None) -> dict[str, bytes]:
                 "reference_lines": [line.to_json() for line in view.references],
                 "columns": [{"key": c.key, "header": c.header, "explanation": c.explanation}
                             for c in COLUMNS],
-                "rows": ranked_rows + reference_rows}
+                "rows": ranked_rows + reference_rows,
+                "best_per_submitter": view.best_per_submitter}
     html = _render("setting.html", view=view, setting=info, columns=COLUMNS,
                    rows=[ranked_view(e, s, view.metric) for e, s in view.ranked],
+                   best=set(view.best_per_submitter),
                    figures=_setting_figures(view), notice=notice)
     return {f"{base}.html": html, f"{base}.json": _json_bytes(document)}
 

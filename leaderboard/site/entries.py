@@ -49,6 +49,9 @@ class LeaderboardEntry:
     not_computed: str | None = None
     submitter: str = ""
     """Who submitted it (the token's name); empty for reference rules."""
+    submitter_id: str = ""
+    """Whose row it is (the owner the operator named for the token): the rows of one
+    submitter, for the best row per submitter; never shown. Empty: `submitter`."""
 
     def __post_init__(self) -> None:
         _check_id("submission_id", self.submission_id)

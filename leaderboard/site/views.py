@@ -59,6 +59,7 @@ def row_json(entry: LeaderboardEntry, standing: standings.Standing | None) -> di
     return {
         "submission_id": entry.submission_id,
         "display_name": entry.display_name,
+        "submitter": entry.submitter or None,
         "kind": entry.kind,
         "role": "ranked" if standing is not None else "reference",
         "submitted_at": entry.submitted_at,
@@ -136,6 +137,17 @@ class SettingView:
         """The highest-placed submission whose ranking value is defined."""
         return next(((e, s) for e, s in self.ranked if e.kind == "submission"
                      and s.rank is not None), None)
+
+    @property
+    def best_per_submitter(self) -> list[str]:
+        """The row id of each submitter's highest-placed submission, in ranking order."""
+        seen, best = set(), []
+        for entry, _standing in self.ranked:
+            who = entry.submitter_id or entry.submitter or entry.submission_id
+            if entry.kind == "submission" and who not in seen:
+                seen.add(who)
+                best.append(entry.submission_id)
+        return best
 
     def reference(self, rule: str) -> standings.ReferenceLine | None:
         return next((line for line in self.references if line.rule == rule), None)

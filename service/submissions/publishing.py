@@ -127,6 +127,7 @@ def submission_entries(repo: SubmissionRepo, include: str | None = None,
         ready = status.state is State.PUBLISHED or (sid == include and status.state is State.SCORING)
         if not ready or not done.issuperset(manifest.settings):
             continue
+        name = repo.display_name(sid, manifest)  # the owner may have renamed it
         for setting_id in manifest.settings:
             report = repo.report(sid, setting_id)
             if setting_id in sealed and not is_sealed_report(report):
@@ -134,9 +135,9 @@ def submission_entries(repo: SubmissionRepo, include: str | None = None,
                 continue
             entries.append(LeaderboardEntry(
                 submission_id=entry_id(sid, setting_id), setting_id=setting_id,
-                display_name=manifest.name, kind="submission",
+                display_name=name, kind="submission",
                 submitted_at=manifest.created_at, report=report,
-                submitter=manifest.owner_name))
+                submitter=manifest.owner_name, submitter_id=manifest.sealed_owner))
     return entries
 
 

@@ -5,7 +5,8 @@ Layout (keys under the store root)::
     inputs/sha256/<hex>                       the uploaded file, immutable, content-addressed
     submissions/<id>/manifest.json            who, what, when; immutable (put_if_absent)
     submissions/<id>/status.json              state, progress, reason, fault; rewritten
-    submissions/<id>/public                   present once the owner made it public
+    submissions/<id>/public                   present while the owner has it public
+    submissions/<id>/name                     its display name once renamed (the manifest keeps the first)
     submissions/<id>/reports/<setting>.json   the audit report (AuditReport.to_dict())
     submissions/<id>/reports/<setting>.html   the same report as a self-contained page
     submissions/<id>/selector/run.json        a container submission's run (logs: owner only)
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
@@ -193,18 +195,26 @@ def _dump(document: dict) -> bytes:
     return json.dumps(document, sort_keys=True, indent=1).encode("utf-8")
 
 
-class RecordCache:
-    """Per-process memory of facts that never change once true.
+PUBLIC_MEMORY_S = 5.0
+"""How long a web process trusts that a submission it saw public still is: an owner can
+withdraw it, and every web process stops showing it within this time (the one that
+answered the withdrawal at once)."""
 
-    Manifests are immutable and a submission, once public, stays public, so
-    both can be remembered without ever being stale; this spares the status
-    endpoint two of its three store reads. Bounded (least recently used out).
+
+class RecordCache:
+    """Per-process memory of records read from the store.
+
+    Manifests are immutable, so they are remembered for good; that a submission
+    is public is remembered for `PUBLIC_MEMORY_S` (its owner may withdraw it).
+    This spares the status endpoint two of its three store reads. Bounded (least
+    recently used out).
     """
 
     def __init__(self, max_items: int = 10_000) -> None:
         self.max_items = max_items
         self.manifests: OrderedDict[str, Manifest] = OrderedDict()
-        self.public: set[str] = set()
+        self.public: dict[str, float] = {}
+        """Submission id -> when it was last seen public (`time.monotonic`)."""
 
     def remember(self, manifest: Manifest) -> None:
         self.manifests[manifest.submission_id] = manifest
@@ -215,7 +225,12 @@ class RecordCache:
     def mark_public(self, sid: str) -> None:
         if len(self.public) >= self.max_items:
             self.public.clear()
-        self.public.add(sid)
+        self.public[sid] = time.monotonic()
+
+    def seen_public(self, sid: str) -> bool:
+        """Whether `sid` was seen public less than `PUBLIC_MEMORY_S` ago."""
+        seen = self.public.get(sid)
+        return seen is not None and time.monotonic() - seen < PUBLIC_MEMORY_S
 
 
 class SubmissionRepo:
@@ -271,6 +286,27 @@ class SubmissionRepo:
     def make_public(self, sid: str) -> None:
         self.store.put_bytes(self.public_key(sid), b"")
 
+    def withdraw(self, sid: str) -> None:
+        """Make a public submission private again (its rows leave the next rebuild)."""
+        self.store.delete(self.public_key(sid))
+        if self.cache is not None:
+            self.cache.public.pop(sid, None)
+
+    @staticmethod
+    def name_key(sid: str) -> str:
+        return f"submissions/{sid}/name"
+
+    def rename(self, sid: str, name: str) -> None:
+        """Give the submission a new display name (the manifest keeps the one it was made with)."""
+        self.store.put_bytes(self.name_key(sid), name.encode("utf-8"), "text/plain; charset=utf-8")
+
+    def display_name(self, sid: str, manifest: Manifest | None = None) -> str:
+        """The submission's current display name: the last rename, else the manifest's."""
+        try:
+            return self.store.get_bytes(self.name_key(sid)).decode("utf-8")
+        except ObjectNotFound:
+            return (manifest or self.manifest(sid)).name
+
     @staticmethod
     def selector_run_key(sid: str) -> str:
         return f"submissions/{sid}/selector/run.json"
@@ -321,7 +357,7 @@ class SubmissionRepo:
         return self.store.exists(self.manifest_key(sid))
 
     def is_public(self, sid: str) -> bool:
-        if self.cache is not None and sid in self.cache.public:
+        if self.cache is not None and self.cache.seen_public(sid):
             return True
         public = self.store.exists(self.public_key(sid))
         if public and self.cache is not None:

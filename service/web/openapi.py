@@ -145,6 +145,10 @@ _UNAUTH = _err("Missing, malformed, unknown or revoked token")
 _RATE = _err("Rate limit, concurrency cap, or too many invalid tokens from this address "
               "(see Retry-After)")
 _NOTFOUND = _err("Not found (or not visible to this caller)")
+_FOREIGN = _err("A public submission of someone else (only its owner or the admin may change it)")
+_RENAME = {"type": "object", "required": ["name"], "properties": {"name": {
+    "type": "string", "minLength": 1, "maxLength": 100,
+    "description": "1-100 letters, digits, spaces or .,:()+/-, not only spaces"}}}
 
 
 def _table_download(summary: str) -> dict:
@@ -225,7 +229,7 @@ def _settings_paths() -> dict:
 
 
 def _submission_paths() -> dict:
-    """Submissions: create, list, status, report, publish."""
+    """Submissions: create, list, status, report, publish, withdraw, rename."""
     return {
         "/api/v1/submissions": {
             "post": {
@@ -317,6 +321,26 @@ def _submission_paths() -> dict:
             "responses": {"200": _json({"$ref": "#/components/schemas/SubmissionStatus"}, "Now public"),
                           "401": _UNAUTH, "404": _NOTFOUND,
                           "409": _err("The submission failed"), "429": _RATE}}},
+        "/api/v1/submissions/{submission_id}/withdraw": {"post": {
+            "summary": "Take my submission off the public leaderboard (private again; the admin "
+                       "token: any submission)",
+            "description": "Its rows leave the leaderboard at the next rebuild; publishing it "
+                           "again is allowed. 404 where the caller cannot see the submission, "
+                           "403 where it is public but not theirs.",
+            "tags": ["submissions"], "security": _AUTH, "parameters": [_SUBMISSION],
+            "responses": {"200": _json({"$ref": "#/components/schemas/SubmissionStatus"}, "Now private"),
+                          "401": _UNAUTH, "403": _FOREIGN, "404": _NOTFOUND, "429": _RATE}}},
+        "/api/v1/submissions/{submission_id}/rename": {"post": {
+            "summary": "Give my submission a new display name (the admin token: any submission)",
+            "description": "The name follows the rules of the upload's name field; a public "
+                           "submission's rows show it from the next rebuild.",
+            "tags": ["submissions"], "security": _AUTH, "parameters": [_SUBMISSION],
+            "requestBody": {"required": True, "content": {
+                "application/json": {"schema": _RENAME},
+                "application/x-www-form-urlencoded": {"schema": _RENAME}}},
+            "responses": {"200": _json({"$ref": "#/components/schemas/SubmissionStatus"}, "Renamed"),
+                          "401": _UNAUTH, "403": _FOREIGN, "404": _NOTFOUND,
+                          "422": _err("No name, or a name that is not allowed"), "429": _RATE}}},
     }
 
 

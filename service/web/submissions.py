@@ -1,4 +1,4 @@
-"""Submissions: create (202 + status URL), status, reports, list mine, publish."""
+"""Submissions: create (202 + status URL), status, reports, list mine, publish, withdraw, rename."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from service.process import defaults, tolerated
 
 from service.queues import jobs
 from service.web.context import Services, current_token, services
-from service.errors import Conflict, NotFound, ServiceUnavailable, ValidationFailed
-from service.submissions import (DIRTY_KEY, Manifest, State, catalog_limits,
+from service.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, ValidationFailed
+from service.submissions import (DIRTY_KEY, PUBLIC_MEMORY_S, Manifest, State, catalog_limits,
                                  new_submission_id, request_fields, utc_now)
 from service.sealed import give_back_sealed_quota, sealed_settings, take_sealed_quota
 from service.store import ObjectNotFound, StoreError
@@ -39,23 +39,31 @@ class FinalDocuments:
     A published or failed submission's status, reports and selector run are
     never rewritten (the jobs end there and the reconciler only handles open
     submissions), so its document can be answered without reading the store.
-    Keyed by (id, script root, public): making a submission public, the one
-    change left, names another entry. Visibility is still checked on every
-    request (`_visible`) before the memory is consulted. Bounded: emptied when
-    full.
+    Keyed by (id, script root, public): making a submission public names another
+    entry. Visibility is still checked on every request (`_visible`) before the
+    memory is consulted. Its owner can also withdraw or rename a final submission,
+    so a document is trusted for `PUBLIC_MEMORY_S` (the process that made the
+    change forgets it at once). Bounded: emptied when full.
     """
 
     def __init__(self, max_items: int = 10_000) -> None:
         self.max_items = max_items
-        self._bodies: dict[tuple[str, str, bool], bytes] = {}
+        self._bodies: dict[tuple[str, str, bool], tuple[float, bytes]] = {}
 
     def get(self, key: tuple[str, str, bool]) -> bytes | None:
-        return self._bodies.get(key)
+        kept = self._bodies.get(key)
+        if kept is None or time.monotonic() - kept[0] >= PUBLIC_MEMORY_S:
+            return None
+        return kept[1]
 
     def put(self, key: tuple[str, str, bool], body: bytes) -> None:
         if len(self._bodies) >= self.max_items:
             self._bodies.clear()
-        self._bodies[key] = body
+        self._bodies[key] = (time.monotonic(), body)
+
+    def forget(self, sid: str) -> None:
+        for key in [k for k in self._bodies if k[0] == sid]:
+            del self._bodies[key]
 
 
 @api.record_once
@@ -384,7 +392,7 @@ def _status_document(svc: Services, sid: str, manifest: Manifest | None = None,
     base = f"{request.script_root}{defaults.API_PREFIX}/submissions/{sid}"
     reports = {s: {"json": f"{base}/report?setting={s}", "html": f"{base}/report?setting={s}&format=html"}
                for s in status.reports}
-    document = {"id": sid, **status.to_dict(), "name": manifest.name,
+    document = {"id": sid, **status.to_dict(), "name": svc.repo.display_name(sid, manifest),
                 "settings": list(manifest.settings), "created_at": manifest.created_at,
                 "public": public, "selection_only": manifest.selection_only,
                 "report_urls": reports, "status_url": base, "kind": manifest.kind}
@@ -488,7 +496,56 @@ def publish_submission(submission_id: str):
         raise Conflict("a failed submission cannot be made public", field="submission_id")
     svc.repo.make_public(submission_id)
     if status.state is State.PUBLISHED:
-        svc.store.put_bytes(DIRTY_KEY, b"")
-        with tolerated(log, "leaderboard rebuild not enqueued (%s); the reconciler will"):
-            jobs.enqueue_publish(svc.redis, None)
+        _rebuild_board(svc)
     return jsonify(_status_document(svc, submission_id))
+
+
+def _rebuild_board(svc: Services) -> None:
+    """Owe a leaderboard rebuild and enqueue it (the reconciler does if Redis is down)."""
+    svc.store.put_bytes(DIRTY_KEY, b"")
+    with tolerated(log, "leaderboard rebuild not enqueued (%s); the reconciler will"):
+        jobs.enqueue_publish(svc.redis, None)
+
+
+def _listed(svc: Services, sid: str, action: str) -> None:
+    """Let the caller change how `sid` is listed: its owner or the admin. Someone else gets
+    404 where the submission is private to them (it does not exist for them) and 403 where
+    it is public (they can see it, not change it)."""
+    token = current_token(required=True)  # 401 before anything about the submission
+    manifest, _public = _visible(svc, sid)
+    if not _owns(token, manifest):
+        raise Forbidden(f"only the owner of submission '{sid}' or the admin may {action} it",
+                        field="submission_id")
+
+
+def _relisted(svc: Services, sid: str, was_public: bool) -> Response:
+    """The status after a withdrawal or rename, the board rebuilt where it showed the rows."""
+    current_app.extensions[_FINAL_DOCUMENTS].forget(sid)
+    if was_public and svc.repo.status(sid).state is State.PUBLISHED:
+        _rebuild_board(svc)
+    return jsonify(_status_document(svc, sid))
+
+
+@api.post("/submissions/<submission_id>/withdraw")
+def withdraw_submission(submission_id: str):
+    """Take a submission off the public leaderboard (private again; it can be published
+    again): its owner, or the admin removing any."""
+    svc = services()
+    _listed(svc, submission_id, "withdraw")
+    was_public = svc.repo.is_public(submission_id)
+    svc.repo.withdraw(submission_id)
+    return _relisted(svc, submission_id, was_public)
+
+
+@api.post("/submissions/<submission_id>/rename")
+def rename_submission(submission_id: str):
+    """Give a submission a new display name: JSON `{"name": ...}` or a form field `name`."""
+    svc = services()
+    _listed(svc, submission_id, "rename")
+    body = request.get_json(silent=True) if request.is_json else request.form
+    name = body.get("name") if body is not None and hasattr(body, "get") else None
+    if not isinstance(name, str) or not name:
+        raise ValidationFailed('rename needs the new display name: JSON {"name": ...} or a '
+                               "form field 'name'", field="name")
+    svc.repo.rename(submission_id, _display_name({"name": name}, ""))
+    return _relisted(svc, submission_id, svc.repo.is_public(submission_id))
