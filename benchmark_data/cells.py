@@ -5,7 +5,6 @@ from __future__ import annotations
 import fcntl
 import os
 from contextlib import contextmanager
-from pathlib import Path
 
 import pandas as pd
 

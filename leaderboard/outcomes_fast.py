@@ -114,8 +114,6 @@ def read_plain_csv_bytes(data: bytes, plain_text: tuple[str, ...] | None = ()):
 
 def id_codes(column, lookup: dict[str, int]) -> np.ndarray | None:
     """Index of each cell's id in `lookup`, from the column's distinct values; None if one is unknown."""
-    import pyarrow as pa
-
     encoded = _dictionary(column)
     if encoded is None:
         return None

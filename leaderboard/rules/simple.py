@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from leaderboard.matrix import TransferData
 from leaderboard.metrics.reference import library_references
 from leaderboard.metrics.selection import advantage, oracle_tie_counts

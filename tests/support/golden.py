@@ -115,12 +115,12 @@ def write_rerun(machine: dict, outcomes: dict, published: dict) -> dict:
                        for key, (success, state, final) in sorted(outcomes.items())],
              "final_state_differs_from_published": sum(outcomes[k][2] != published[k][2] for k in outcomes),
              "success_differs_from_published": sum(outcomes[k][0] != published[k][0] for k in outcomes)}
-    reruns = [e for e in reruns() if e["machine"] != machine] + [entry]
-    reruns.sort(key=lambda e: json.dumps(e["machine"], sort_keys=True))
+    kept = [e for e in reruns() if e["machine"] != machine] + [entry]
+    kept.sort(key=lambda e: json.dumps(e["machine"], sort_keys=True))
     about = ("Re-runs of the version-2 golden policy cells (tests/simulator/test_golden_cells.py) on CPUs of "
              "another vendor than the cells' own, where a rollout can end in another final state; "
              "written by scripts/golden_policy_reruns.py")
-    RERUNS_FILE.write_text(json.dumps({"about": about, "reruns": reruns}, indent=1, sort_keys=True) + "\n")
+    RERUNS_FILE.write_text(json.dumps({"about": about, "reruns": kept}, indent=1, sort_keys=True) + "\n")
     return entry
 
 

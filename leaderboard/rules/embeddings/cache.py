@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from leaderboard.rules.embeddings.base import Encoder, check_images
+from leaderboard.rules.embeddings.scoring import nearest_neighbour_scores
 
 
 def image_hash(image: np.ndarray) -> str:
@@ -82,3 +83,16 @@ def embed_cached(encoder: Encoder, images: Sequence[np.ndarray],
     out = np.stack([np.asarray(found[key], dtype=np.float32) for key in keys]) if keys else \
         encoder.embed([])
     return out, CacheStats(hits=hits, misses=len(keys) - hits)
+
+
+def embedding_scores(encoder: Encoder, query_images: Sequence[np.ndarray],
+                     base_images: Sequence[np.ndarray],
+                     cache: EmbeddingCache | None = None) -> np.ndarray:
+    """(K, Q) nearest-neighbour scores: base image i (library order) against query image q.
+
+    Cosine similarity for cosine encoders, minus the L2 distance for raw32;
+    vectors come from `cache` when it holds them.
+    """
+    query, _ = embed_cached(encoder, query_images, cache)
+    base, _ = embed_cached(encoder, base_images, cache)
+    return nearest_neighbour_scores(encoder.metric, query, base)

@@ -44,7 +44,7 @@ from typing import Sequence
 import numpy as np
 
 from benchmark_data.library import read_experiences
-from benchmark_data.paths import library_dir, query_set_dir, root_or_default
+from benchmark_data.paths import library_dir, query_set_dir
 from benchmark_data.policy_files import (ENCODER_MECHANISM, encoder_features_path, is_trained, policy_dir,
                                          policy_experiences)
 from benchmark_data.query_sets import read_scenes

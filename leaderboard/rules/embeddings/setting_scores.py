@@ -16,7 +16,9 @@ from typing import Sequence
 import numpy as np
 
 from benchmark_data.image_archive import BASE_TAR, QUERY_TAR, base_images_path, query_images_path, read_pngs
-from leaderboard.rules.embeddings import ENCODER_NAMES, EmbeddingCache, NotComputed, embedding_scores, load_encoder
+from leaderboard.rules.embeddings.base import NotComputed
+from leaderboard.rules.embeddings.cache import EmbeddingCache, embedding_scores
+from leaderboard.rules.embeddings.registry import ENCODER_NAMES, load_encoder
 
 __all__ = ["BASE_TAR", "QUERY_TAR", "image_rule_scores", "read_tar_images", "setting_images"]
 
