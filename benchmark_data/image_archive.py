@@ -8,9 +8,12 @@ with `member_name`; everything that reads them by id goes through this module.
 
 from __future__ import annotations
 
+import io
 import tarfile
 from pathlib import Path
 from typing import Iterator, Sequence
+
+import numpy as np
 
 from benchmark_data.paths import library_dir, query_set_dir
 from expaudit.errors import DataNotFound
@@ -116,3 +119,14 @@ class ImageArchive:
             return self._images[item]
         except KeyError:
             raise ImageNotFound(f"{self.path.name} has no image '{member_name(item)}'") from None
+
+
+def read_tar_images(tar_path: Path, ids: Sequence[str]) -> list[np.ndarray]:
+    """RGB uint8 arrays of `<id>.png` members, in the order of `ids` (KeyError names a missing one)."""
+    from PIL import Image
+
+    out = []
+    for png in read_pngs(tar_path, ids):
+        with Image.open(io.BytesIO(png)) as image:
+            out.append(np.asarray(image.convert("RGB")))
+    return out

@@ -154,3 +154,53 @@ def test_every_ignored_import_says_why_it_is_debt():
                 missing.append(text)
             has_reason = False
     assert not missing, f"ignore_imports entries without a `# Debt:` comment: {missing}"
+
+
+def _circles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """The groups of modules that import each other in a circle (Tarjan's strongly connected
+    components of more than one module)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(start: str) -> None:  # iterative, so deep chains cannot hit the recursion limit
+        work = [(start, iter(sorted(graph.find_modules_directly_imported_by(start))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            module, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in on_stack:
+                    low[module] = min(low[module], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[module])
+            if low[module] == index[module]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == module:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_modules_import_each_other_in_a_circle():
+    """Imports under TYPE_CHECKING count here: a circle through one is a type in the wrong file.
+    Deferred imports count too: a package face and its own modules must not go round."""
+    graph = grimp.build_graph(*_config()["root_packages"], exclude_type_checking_imports=False,
+                              cache_dir=None)
+    assert _circles(graph) == []

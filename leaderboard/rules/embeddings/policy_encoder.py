@@ -43,6 +43,7 @@ from typing import Sequence
 
 import numpy as np
 
+from benchmark_data.image_archive import BASE_TAR, QUERY_TAR, read_tar_images
 from benchmark_data.library import read_experiences
 from benchmark_data.paths import library_dir, query_set_dir
 from benchmark_data.policy_files import (ENCODER_MECHANISM, encoder_features_path, is_trained, policy_dir,
@@ -51,7 +52,6 @@ from benchmark_data.query_sets import read_scenes
 from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS, UnknownTask
 from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.rules.embeddings.base import WEIGHTS_MISSING, NotComputed, check_images, file_sha256
-from leaderboard.rules.embeddings.setting_scores import BASE_TAR, QUERY_TAR, read_tar_images
 from simulator.provenance import policy_mechanism_of
 
 NAME = "policy_encoder"

@@ -8,30 +8,18 @@ reason it is not computed (weights missing, images missing).
 
 from __future__ import annotations
 
-import io
 import tarfile
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from benchmark_data.image_archive import BASE_TAR, QUERY_TAR, base_images_path, query_images_path, read_pngs
+from benchmark_data.image_archive import BASE_TAR, QUERY_TAR, base_images_path, query_images_path, read_tar_images
 from leaderboard.rules.embeddings.base import NotComputed
 from leaderboard.rules.embeddings.cache import EmbeddingCache, embedding_scores
 from leaderboard.rules.embeddings.registry import ENCODER_NAMES, load_encoder
 
 __all__ = ["BASE_TAR", "QUERY_TAR", "image_rule_scores", "read_tar_images", "setting_images"]
-
-
-def read_tar_images(tar_path: Path, ids: Sequence[str]) -> list[np.ndarray]:
-    """RGB uint8 arrays of `<id>.png` members, in the order of `ids` (KeyError names a missing one)."""
-    from PIL import Image
-
-    out = []
-    for png in read_pngs(tar_path, ids):
-        with Image.open(io.BytesIO(png)) as image:
-            out.append(np.asarray(image.convert("RGB")))
-    return out
 
 
 def setting_images(setting, data, root=None) -> tuple[list, list] | str:

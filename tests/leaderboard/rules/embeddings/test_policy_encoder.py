@@ -184,7 +184,7 @@ def test_export_writes_every_query_and_base_image_deterministically(images_root,
     assert vectors.shape == (9, 3 * TINY.feature_dim)
     encoder = load_policy_encoder("stack", images_root)
     base_tar = images_root / "libraries" / "stack-stream" / "base_images.tar"
-    from leaderboard.rules.embeddings.setting_scores import read_tar_images
+    from benchmark_data.image_archive import read_tar_images
 
     assert np.array_equal(vectors[6:], encoder.embed(read_tar_images(base_tar, STACK)))
     metadata = pq.read_schema(path).metadata
@@ -195,7 +195,7 @@ def test_export_writes_every_query_and_base_image_deterministically(images_root,
 
 def test_export_reads_the_policies_of_another_root_and_the_images_of_its_own(images_root, tmp_path):
     """A staging root's new policies, exported before they replace the published ones."""
-    from leaderboard.rules.embeddings.setting_scores import read_tar_images
+    from benchmark_data.image_archive import read_tar_images
 
     staging = tmp_path / "staging"
     for i, eid in enumerate(STACK):
