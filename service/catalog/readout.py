@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -22,8 +23,39 @@ from benchmark_data.readout_banks import BANK_VERSION, TASKS, bank_dir, sealed_d
 from leaderboard.readout.bank import Bank, read_bank
 from service.catalog.catalog import BenchmarkCatalog, DataUnavailable, UnknownSetting
 
+log = logging.getLogger(__name__)
+
 KIND = "readout"
 """The `kind` of a readout setting in `GET /settings` (the others are `retrieval`)."""
+
+PUBLIC_LABEL_SPLITS = ("train", "dev")
+"""The only splits whose labels are served (docs/readout.md): `confirm` and `eval` are sealed."""
+
+FILES_ROUTE = "files"
+"""Route of a bank file under ``/api/v1/settings/<setting_id>/``: ``files/<name>``."""
+
+
+@dataclass(frozen=True)
+class ReadoutDownload:
+    """One public file of a readout bank, served as it is.
+
+    Attributes:
+        key: its name in the setting document's `downloads`.
+        file: its name in the bank directory (and in the route).
+        holds: what it holds, in one sentence.
+    """
+
+    key: str
+    file: str
+    holds: str
+
+    @property
+    def route(self) -> str:
+        return f"{FILES_ROUTE}/{self.file}"
+
+    def file_name(self, setting_id: str) -> str:
+        """``<setting_id>-<file>``: the name it is served under."""
+        return f"{setting_id}-{self.file}"
 
 
 def setting_id(task: str, version: str = BANK_VERSION) -> str:
@@ -101,11 +133,54 @@ class ReadoutCatalog:
             raise DataUnavailable(sid, "its sealed labels differ from the bank's sealed_labels_sha256")
         return path
 
+    def downloads(self, sid: str) -> list[ReadoutDownload]:
+        """The bank's public files: its observation table, the public (train and dev) labels
+        and every image shard present; the labels only while they hold no sealed split."""
+        setting = self.get_setting(sid)
+        out = [ReadoutDownload("observations", "observations.parquet",
+                               "Every observation of the bank: observation_id, split, initialization, "
+                               "kind (natural or controlled), and the image shard and row holding it")]
+        labels = setting.bank / "labels.parquet"
+        if labels.is_file() and public_labels(labels):
+            out.append(ReadoutDownload("labels", "labels.parquet",
+                                       "The coordinate of every train and dev observation (the confirm "
+                                       "and eval labels are sealed) with the grid, context and "
+                                       "validation columns"))
+        shards = sorted(setting.info().get("shards") or {})
+        for name in shards:
+            if (setting.bank / name).is_file():
+                out.append(ReadoutDownload(Path(name).stem, name,
+                                           f"NPZ of observation_id and the 64x64 RGB agentview and wrist "
+                                           f"images of the observations in shard {name}"))
+        return out
+
+    def download(self, sid: str, name: str) -> tuple[ReadoutDownload, Path] | None:
+        """The download of `sid` whose bank file is `name`, with its path; None when the bank
+        offers no such file (only the listed names are ever opened)."""
+        for download in self.downloads(sid):
+            if download.file == name:
+                return download, self.get_setting(sid).bank / download.file
+        return None
+
     def bank(self, sid: str) -> Bank:
         """The engine's bank with the sealed labels read (for the audit; never served)."""
         path = self.check_sealed(sid)
         bank = self.get_setting(sid).bank
         return _bank(str(bank), str(path), _signature(bank / "labels.parquet"), _signature(path))
+
+
+def public_labels(path: Path) -> bool:
+    """Whether a labels file holds rows of the public splits alone (`PUBLIC_LABEL_SPLITS`); one
+    holding a sealed split's row is never offered (and the operator is told)."""
+    sealed = sorted(set(_label_splits(str(path), _signature(path))) - set(PUBLIC_LABEL_SPLITS))
+    if sealed:
+        log.error("%s holds rows of the sealed split(s) %s: not offered for download", path, sealed)
+    return not sealed
+
+
+@lru_cache(maxsize=8)
+def _label_splits(path: str, signature: tuple) -> tuple[str, ...]:
+    return tuple(pd.read_parquet(path, columns=["split"])["split"].astype(str).unique())
 
 
 def _signature(path: Path) -> tuple:

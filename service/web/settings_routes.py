@@ -41,7 +41,10 @@ def _readout_detail(setting) -> dict:
         available, reason = True, None
     except DataUnavailable as exc:
         available, reason = False, str(exc)
-    return {**setting.public_dict(), "accepts_submissions": available, "unavailable_reason": reason}
+    base = f"{request.script_root}/api/v1/settings/{setting.id}"
+    offered = open_readout_catalog(services().config, services().catalog).downloads(setting.id)
+    return {**setting.public_dict(), "accepts_submissions": available, "unavailable_reason": reason,
+            "downloads": {d.key: f"{base}/{d.route}" for d in offered}}
 
 
 @api.get("/settings")
@@ -143,3 +146,28 @@ def _archive_bytes(setting_id: str, key: str, path) -> bytes:
         return library_archive(setting, path, describe(setting, key))
     except DataNotFound as exc:
         raise DataUnavailable(setting_id, str(exc)) from None
+
+
+@api.get("/settings/<setting_id>/files/<name>")
+def download_readout_file(setting_id: str, name: str):
+    """A readout bank's public file (`ReadoutCatalog.downloads`), as it is."""
+    svc = services()
+    readout = open_readout_catalog(svc.config, svc.catalog)
+    if not readout.is_readout(setting_id):
+        svc.catalog.get_setting(setting_id)  # an unknown id is named as such
+        raise NotFound(f"setting '{setting_id}' is not a readout setting: it has no bank files",
+                       field="setting_id")
+    found = readout.download(setting_id, name)
+    if found is None:
+        raise NotFound(f"the bank of '{setting_id}' offers no file '{name}'", field="name")
+    download, path = found
+    stat = path.stat()
+    key = f"readout-files/{setting_id}/{stat.st_size}-{stat.st_mtime_ns}/{download.file}"
+    if not svc.store.exists(key):
+        svc.store.put_if_absent(key, path.read_bytes(), "application/octet-stream")
+    url = svc.store.url_for(key)
+    if url is not None:
+        return redirect(url, code=302)
+    response = Response(svc.store.get_bytes(key), mimetype="application/octet-stream")
+    response.headers["Content-Disposition"] = f'attachment; filename="{download.file_name(setting_id)}"'
+    return response
