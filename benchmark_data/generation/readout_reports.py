@@ -10,7 +10,11 @@ counts them and each `p_holm` is adjusted over the whole family. The report is o
 engine's (`leaderboard.readout.run_readout_audit`), with `features` added (each
 representation's weights hash, code version and dtype, from its `features.json`).
 
-Written to `readout/<task>-v1/reports/reference-<split>.json`, both tasks at once. On a sealed
+Written to `readout/<task>-v1/reports/reference-<split>.json`, both tasks at once, each with
+its page `reference-<split>.html` (`leaderboard.site.readout_report.render_readout_html`: inline
+SVG, the published JSON's numbers and plots only). The `dev` report is published whole: per
+initialization values, and the prediction-against-coordinate curves of the first initializations
+(`leaderboard.readout.defaults.CURVE_INITIALIZATIONS`) of each representation. On a sealed
 split (confirm) that published file is the report's sealed view (`leaderboard.readout.sealed_view`:
 no per-initialization values or curves, which would reveal the labels); the whole report goes
 to the sealed directory as `reports/<task>-reference-<split>.json`.
@@ -22,6 +26,7 @@ The sealed labels live in the sealed directory (`benchmark_data.readout_banks.se
 env `EXPAUDIT_READOUT_SEALED`); without `--sealed-labels` a task's file is taken from there
 when present. `--adjust-only` re-runs only the joint Holm adjustment on the reports already
 written: it reads each test's unadjusted p-value, so it needs neither labels nor features.
+`--html-only` renders the pages again from the written JSON (no labels, no features).
 """
 
 from __future__ import annotations
@@ -40,14 +45,22 @@ from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.readout import holm_family, read_bank, read_features, run_readout_audit, sealed_view
 from leaderboard.readout.defaults import MIN_ESTIMABLE_INITIALIZATIONS
 from leaderboard.readout.sign_tests import SignTest
+from leaderboard.site.readout_report import render_readout_html
 
 SPLITS = ("confirm", "dev")
 REPORTS = "reports"
+DEV_FAILURE_NOTE = ("The failure predictors are fitted on dev and scored on the evaluation "
+                    "initializations, whose labels are sealed: they are in the confirm reference report.")
 FAMILY_SCOPE = "the primary tests of every reference representation of both tasks, published together"
 
 
 def report_path(task: str, split: str, root: str | Path | None = None) -> Path:
     return bank_dir(task, root) / REPORTS / f"reference-{split}.json"
+
+
+def html_path(task: str, split: str, root: str | Path | None = None) -> Path:
+    """The page of the published report (same directory and stem as its JSON)."""
+    return report_path(task, split, root).with_suffix(".html")
 
 
 def sealed_report_path(task: str, split: str, sealed: str | Path | None = None) -> Path:
@@ -87,6 +100,8 @@ def reference_report(task: str, *, split: str = "confirm", root: str | Path | No
                                not_computed=[row["name"] for row in not_computed])
     report["not_computed"] = not_computed
     report["features"] = provenance
+    if split not in SEALED_SPLITS:
+        report["notes"] = [*report["notes"], DEV_FAILURE_NOTE]
     return report
 
 
@@ -128,12 +143,35 @@ def reference_reports(*, split: str = "confirm", root: str | Path | None = None,
     return joint_family(reports)
 
 
-def _write(path: Path, report: dict) -> Path:
+def _write_text(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(report, indent=1, sort_keys=True, allow_nan=False) + "\n")
+    tmp.write_text(text)
     tmp.replace(path)
     return path
+
+
+def _write(path: Path, report: dict) -> Path:
+    return _write_text(path, json.dumps(report, indent=1, sort_keys=True, allow_nan=False) + "\n")
+
+
+def _write_published(task: str, split: str, report: dict, root) -> Path:
+    """Write the published report (already its sealed view) and its page, drawn from the JSON as
+    written (its keys sorted); returns the JSON's path."""
+    path = _write(report_path(task, split, root), report)
+    _write_text(html_path(task, split, root), render_readout_html(json.loads(path.read_text())))
+    return path
+
+
+def write_html_reports(*, split: str = "confirm", root: str | Path | None = None) -> list[Path]:
+    """Render both tasks' pages again from their written JSON reports; returns the pages' paths."""
+    out = []
+    for task in TASKS:
+        path = report_path(task, split, root)
+        if not path.is_file():
+            raise DataNotFound(f"{task}: no reference report at reports/{path.name}")
+        out.append(_write_text(html_path(task, split, root), render_readout_html(json.loads(path.read_text()))))
+    return out
 
 
 def write_reference_reports(*, split: str = "confirm", root: str | Path | None = None,
@@ -151,7 +189,7 @@ def _publish(task: str, split: str, report: dict, root, sealed) -> Path:
     whole report in the sealed directory."""
     if split in SEALED_SPLITS:
         _write(sealed_report_path(task, split, sealed), report)
-    return _write(report_path(task, split, root), sealed_view(report))
+    return _write_published(task, split, sealed_view(report), root)
 
 
 def readjust_reference_reports(*, split: str = "confirm", root: str | Path | None = None,
@@ -167,7 +205,7 @@ def readjust_reference_reports(*, split: str = "confirm", root: str | Path | Non
     if all(path.is_file() for path in kept.values()):  # the whole reports too, where this machine has them
         for task, report in joint_family({t: json.loads(p.read_text()) for t, p in kept.items()}).items():
             _write(kept[task], report)
-    return [_write(report_path(task, split, root), sealed_view(report))
+    return [_write_published(task, split, sealed_view(report), root)
             for task, report in joint_family(reports).items()]
 
 
@@ -179,11 +217,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="a task's sealed labels file (default: the sealed directory's); repeatable")
     parser.add_argument("--adjust-only", action="store_true",
                         help="only re-run the joint Holm adjustment on the written reports")
+    parser.add_argument("--html-only", action="store_true",
+                        help="only render the pages again from the written reports")
     parser.add_argument("--root", default=None, help="frozen data directory (default: the packaged one)")
     args = parser.parse_args(argv)
     sealed = dict(item.split("=", 1) for item in args.sealed_labels)
     try:
-        if args.adjust_only:
+        if args.html_only:
+            paths = write_html_reports(split=args.split, root=args.root)
+        elif args.adjust_only:
             paths = readjust_reference_reports(split=args.split, root=args.root)
         else:
             paths = write_reference_reports(split=args.split, root=args.root, sealed_labels=sealed)
