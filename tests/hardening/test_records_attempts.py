@@ -4,7 +4,7 @@ The job boundary wrote the failure (and the note before a retry) from the status
 before the run, undoing what the execution had written: every failed submission showed
 `attempts: 0`, and a retried one went back to `queued`. Seen failing on the old code:
 attempts 0 after a submitter failure, after a final infrastructure failure
-(`tests/service/test_jobs.py::test_last_retry_fails_as_infrastructure`), and after each retry.
+(`tests/service/queues/test_jobs.py::test_last_retry_fails_as_infrastructure`), and after each retry.
 """
 
 from __future__ import annotations

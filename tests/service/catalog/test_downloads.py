@@ -23,8 +23,8 @@ SEALED = "stack-replay-k10-hidden"
 
 
 @pytest.fixture()
-def client(store, redis_conn):
-    return make_app(store, redis_conn, BenchmarkCatalog()).test_client()
+def app(store, redis_conn):
+    return make_app(store, redis_conn, BenchmarkCatalog())
 
 
 def _get(client, url: str):

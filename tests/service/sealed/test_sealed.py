@@ -17,8 +17,8 @@ NOON = datetime(2026, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
 
 
 @pytest.fixture()
-def client(store, redis_conn, catalog):
-    return make_app(store, redis_conn, catalog, sealed_submissions_per_day=2).test_client()
+def app(store, redis_conn, catalog):
+    return make_app(store, redis_conn, catalog, sealed_submissions_per_day=2)
 
 
 @pytest.fixture()

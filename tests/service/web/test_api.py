@@ -13,16 +13,6 @@ from tests.support.submissions import submit_scores
 
 
 @pytest.fixture()
-def app(store, redis_conn, catalog):
-    return make_app(store, redis_conn, catalog)
-
-
-@pytest.fixture()
-def client(app):
-    return app.test_client()
-
-
-@pytest.fixture()
 def token(client):
     response = client.post("/api/v1/tokens", json={"name": "lab-a", "owner": "lab-a"}, headers=bearer(ADMIN_TOKEN))
     assert response.status_code == 201

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.servers import make_app
-
 
 @pytest.mark.parametrize("path, target", [
     ("/docs/", "/leaderboard/docs/index.html"),
@@ -14,9 +12,8 @@ from tests.support.servers import make_app
     ("/dataset/", "/leaderboard/dataset/index.html"),
     ("/dataset/croissant.json", "/leaderboard/dataset/croissant.json"),
 ])
-def test_documents_are_reached_at_their_short_paths(store, redis_conn, path, target):
+def test_documents_are_reached_at_their_short_paths(store, client, path, target):
     store.put_bytes("leaderboard/" + target[len("/leaderboard/"):], b"page")
-    client = make_app(store, redis_conn).test_client()
     response = client.get(path)
     assert response.status_code == 302 and response.headers["Location"] == target
     assert client.get(target).data == b"page"

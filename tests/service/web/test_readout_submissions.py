@@ -37,11 +37,6 @@ def app(store, redis_conn, catalog, readout):
 
 
 @pytest.fixture()
-def client(app):
-    return app.test_client()
-
-
-@pytest.fixture()
 def token(client):
     return client.post("/api/v1/tokens", json={"name": "lab-r", "owner": "lab-r"},
                        headers=bearer(ADMIN_TOKEN)).json["token"]

@@ -14,8 +14,8 @@ LIMIT = 4096
 
 
 @pytest.fixture()
-def client(store, redis_conn, catalog):
-    return make_app(store, redis_conn, catalog, max_upload_bytes=LIMIT).test_client()
+def app(store, redis_conn, catalog):
+    return make_app(store, redis_conn, catalog, max_upload_bytes=LIMIT)
 
 
 @pytest.fixture()

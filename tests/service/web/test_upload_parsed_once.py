@@ -15,7 +15,7 @@ import pytest
 import leaderboard.scores.upload as upload
 from leaderboard.scores import decode_scores
 from service.submissions.records import State, SubmissionRepo
-from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv
+from tests.support.servers import ADMIN_TOKEN, bearer, run_jobs, scores_csv
 
 READERS = ("plain_csv_frame", "read_csv_bytes", "read_bounded_parquet", "read_json_rows",
            "parse_scores_table")
@@ -50,8 +50,7 @@ def _refuse_parsing(monkeypatch) -> None:
 
 
 def test_the_worker_audits_the_table_the_web_process_validated(store, redis_conn, catalog,
-                                                               counted, monkeypatch):
-    client = make_app(store, redis_conn, catalog).test_client()
+                                                               counted, client, monkeypatch):
     token = client.post("/api/v1/tokens", json={"name": "lab-a", "owner": "lab-a"},
                         headers=bearer(ADMIN_TOKEN)).json["token"]
     data = catalog.load_transfer("toy-k4")
@@ -73,9 +72,8 @@ def test_the_worker_audits_the_table_the_web_process_validated(store, redis_conn
 
 
 def test_a_manifest_without_a_stored_table_is_parsed_by_the_worker(store, redis_conn,
-                                                                    catalog, counted):
+                                                                    catalog, counted, client):
     """Submissions stored before the validated table was: the worker reads their upload."""
-    client = make_app(store, redis_conn, catalog).test_client()
     token = client.post("/api/v1/tokens", json={"name": "lab-a", "owner": "lab-a"},
                         headers=bearer(ADMIN_TOKEN)).json["token"]
     response = client.post("/api/v1/submissions", headers=bearer(token),

@@ -9,18 +9,8 @@ import pytest
 from werkzeug.serving import make_server
 
 from expaudit.cli import main
-from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv
+from tests.support.servers import ADMIN_TOKEN, bearer, run_jobs, scores_csv
 from tests.support.submissions import submit_scores
-
-
-@pytest.fixture()
-def app(store, redis_conn, catalog):
-    return make_app(store, redis_conn, catalog)
-
-
-@pytest.fixture()
-def client(app):
-    return app.test_client()
 
 
 def _token(client, name: str) -> str:
