@@ -4,8 +4,9 @@
 (`manifest.json`: path, size, SHA-256) as a `cr:FileObject`, and the tables a
 user reads as `cr:RecordSet`s whose fields come from the Parquet schemas
 themselves: the executed cells (the outcomes) per mechanism and query set,
-the query scenes per query set, the experience libraries, plus the settings
-of the registry as inline records. Nothing is typed by hand, so the card
+the query scenes per query set, the experience libraries, each readout
+bank's observations and public (train and dev) labels, plus the settings of
+the registry as inline records. Nothing is typed by hand, so the card
 cannot drift from the files; `tests/benchmark_data/generation/test_dataset_card.py` checks the
 committed card against a fresh one.
 
@@ -85,7 +86,10 @@ DESCRIPTION = (
     "(40 physical states x 5 appearance draws), 5 seeds per cell. With the base-scene and "
     "query-scene images, the scene layouts and the recorded paths, a retrieval rule can be "
     "scored against random, best-fixed and the per-scene oracle. The sealed query set's "
-    "outcomes are not distributed."
+    "outcomes are not distributed. Readout banks (Door hinge angle, Stack cube x): natural "
+    "frames and controlled coordinate x robot-context cells of seeded initializations, with "
+    "their images and the train and dev labels, for auditing a representation's fitted "
+    "readout; the confirm and eval labels are sealed."
 )
 URL = "https://arxiv.org/abs/2609.26567"
 """The paper the data accompanies (the card's `url`)."""
@@ -108,7 +112,20 @@ FIELD_NOTES = {
     "seed": "rollout seed (0-4)",
     "layout_level": "how far the layout is perturbed from the library's (0 = none)",
     "appearance_draw": "which of the 5 appearance draws renders the scene",
+    "observation_id": "one readout observation (an image pair of the bank)",
+    "split": "train, dev (labels public), confirm or eval (labels sealed)",
+    "initialization": "the simulator initialization the observation comes from (the statistical unit)",
+    "kind": "natural (a frame of a real trajectory) or controlled (a cell of the coordinate x context grid)",
+    "shard": "the images-*.npz file holding the observation's agentview and wrist images",
+    "row": "the observation's row in its shard",
+    "coordinate": "the true coordinate (door: hinge angle in degrees; stack: cube A's x in mm)",
+    "context": "the robot context of a controlled cell (-1 or null for a natural frame)",
+    "grid_index": "the coordinate's index on the controlled grid, 0-5 in increasing order",
+    "admitted": "whether the controlled cell passed physical validation (only admitted cells count)",
 }
+
+READOUT_SEALED_NOTE = ("The labels of the confirm and eval splits are sealed: they are not in the "
+                       "release.")
 
 
 def _file_objects(manifest: dict) -> list[dict]:
@@ -158,6 +175,19 @@ def _tables(root: Path, manifest: dict) -> list[dict]:
             record_sets.append(_record_set(
                 f"scenes/{parts[1]}", f"Query scenes of query set {parts[1]}, in published order "
                 "(images: images.tar beside it, <scene_id>.png).", path, schema))
+        elif parts[0] == "readout" and parts[-1] == "observations.parquet":
+            task = parts[1].split("-")[0]
+            record_sets.append(_record_set(
+                f"readout/{task}/observations", f"Every observation of the {parts[1]} readout bank "
+                "(all four splits): its split, initialization and kind, and the image shard and "
+                "row holding its 64x64 agentview and wrist images (images-*.npz beside it: arrays "
+                "observation_id, agentview, wrist).", path, schema))
+        elif parts[0] == "readout" and parts[-1] == "labels.parquet":
+            task = parts[1].split("-")[0]
+            record_sets.append(_record_set(
+                f"readout/{task}/labels", f"Labels of the train and dev observations of the "
+                f"{parts[1]} readout bank: the coordinate, the grid and context of a controlled "
+                f"cell and its validation. {READOUT_SEALED_NOTE}", path, schema))
         elif parts[0] == "libraries" and parts[-1] == "experiences.parquet":
             record_sets.append(_record_set(
                 f"experiences/{parts[1]}", f"Accepted recordings of the {parts[1]} stream, oldest "
@@ -201,7 +231,7 @@ def croissant_document(root: str | Path | None = None) -> dict:
         "citeAs": CITATION,
         "version": version("expaudit"),
         "keywords": ["robotics", "experience retrieval", "benchmark", "robosuite", "MuJoCo",
-                     "transfer matrix", "audit"],
+                     "transfer matrix", "audit", "readout", "representation"],
         "isLiveDataset": False,
         "distribution": _file_objects(manifest),
         "recordSet": [_settings_record_set(), *_tables(root, manifest)],

@@ -38,7 +38,7 @@ def test_fields_point_at_real_columns(card):
     ids = [r["@id"] for r in card["recordSet"]]
     assert len(ids) == len(set(ids))
     tables = [r for r in card["recordSet"] if r["@id"] != "settings"]
-    assert {r["@id"].split("/")[0] for r in tables} == {"outcomes", "scenes", "experiences"}
+    assert {r["@id"].split("/")[0] for r in tables} == {"outcomes", "scenes", "experiences", "readout"}
     for record_set in tables:
         for field in record_set["field"]:
             source = field["source"]["fileObject"]["@id"]
@@ -57,6 +57,28 @@ def test_settings_are_the_registry(card):
     assert hidden["settings/sealed"] is True and hidden["settings/k"] == 10
     assert not any(o["@id"].startswith("cells/") and "stack-hidden" in o["@id"]
                    for o in card["distribution"])  # sealed outcomes are not distributed
+
+
+def test_readout_banks_have_observation_and_public_label_records(card):
+    """Each bank's observations and labels are RecordSets; the labels file they read holds
+    train and dev rows alone and the card says the others are sealed."""
+    from benchmark_data.readout_banks import TASKS
+
+    root = root_or_default(None)
+    records = {r["@id"]: r for r in card["recordSet"]}
+    for task in TASKS:
+        observations, labels = records[f"readout/{task}/observations"], records[f"readout/{task}/labels"]
+        assert {"observation_id", "split", "shard"} <= {f["name"] for f in observations["field"]}
+        assert {"observation_id", "coordinate", "split"} <= {f["name"] for f in labels["field"]}
+        source = labels["field"][0]["source"]["fileObject"]["@id"]
+        assert source == f"readout/{task}-v1/labels.parquet"
+        splits = set(pq.read_table(root / source, columns=["split"]).column("split").to_pylist())
+        assert splits == {"train", "dev"}
+        assert "sealed" in labels["description"]
+    readme = (CARD_PATH.parent / "README.md").read_text()
+    assert "## Readout banks" in readme
+    for task in TASKS:
+        assert f"| {task}-readout-v1 |" in readme
 
 
 def test_card_header_and_readme(card):
