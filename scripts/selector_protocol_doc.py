@@ -6,7 +6,7 @@
 
 The block is written by `service.catalog.protocol_doc.generated_block` from the /input
 schemas, the frozen tables and the limits the service enforces; run this after changing any
-of them (tests/service/test_protocol_doc.py fails until the doc is regenerated).
+of them (tests/service/catalog/test_protocol_doc.py fails until the doc is regenerated).
 """
 
 from __future__ import annotations
