@@ -1,10 +1,14 @@
-"""Stored cells: the consolidated Parquet table plus the journal of a run in progress."""
+"""Stored cells: the consolidated Parquet table plus the journal of a run in progress, and the
+cells computed on demand (a directory's journal, or any `ComputedCells` source such as the
+service's object store)."""
 
 from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Hashable
 from contextlib import contextmanager
+from typing import Protocol, runtime_checkable
 
 import pandas as pd
 
@@ -12,8 +16,30 @@ from benchmark_data.paths import cells_journal, cells_table, computed_journal, r
 from expaudit.errors import InvalidInput
 from expaudit.journal import CELL_COLUMNS, KEY_COLUMNS, read_journal
 
-__all__ = ["CELL_COLUMNS", "KEY_COLUMNS", "WRITERS_LOCK", "consolidate", "load_cells", "writers_excluded",
-           "writing_cells"]
+__all__ = ["CELL_COLUMNS", "KEY_COLUMNS", "WRITERS_LOCK", "ComputedCells", "consolidate",
+           "load_cells", "writers_excluded", "writing_cells"]
+
+
+@runtime_checkable
+class ComputedCells(Protocol):
+    """A source of cells computed on demand, beside the frozen root (read only here).
+
+    `records` are journal records (`CELL_COLUMNS`); `signature` changes whenever `records`
+    would, so a reader may cache what it built from them until it does.
+    """
+
+    def records(self, mechanism: str, query_set: str) -> list[dict]: ...
+
+    def signature(self, mechanism: str, query_set: str) -> Hashable: ...
+
+
+def _sources(computed) -> tuple:
+    """`computed` as a tuple of sources: None is none, a path or a `ComputedCells` is one."""
+    if computed is None:
+        return ()
+    if isinstance(computed, (tuple, list)):
+        return tuple(c for c in computed if c is not None)
+    return (computed,)
 
 WRITERS_LOCK = "cells/.writers.lock"
 """Under a data root: held shared by every generation run writing its cells, exclusive by a step
@@ -64,18 +90,23 @@ def writers_excluded(root=None, what: str = "this step"):
 
 def load_cells(mechanism: str, query_set: str, root=None, computed=None) -> pd.DataFrame:
     """All stored cells of (mechanism, query set), one row per key: the frozen root's table and
-    journal, then the journal of the computed-cells directory `computed` (None: none); a key
-    stored in both keeps its published cell."""
+    journal, then the computed cells of `computed`: None (none), a computed-cells directory (its
+    journal), a `ComputedCells` source, or a tuple of these, in order. A key stored twice keeps
+    its first cell (a published cell wins)."""
     frames = []
     table = cells_table(mechanism, query_set, root)
     if table.exists():
         frames.append(pd.read_parquet(table))
     journals = [cells_journal(mechanism, query_set, root)]
-    if computed is not None:
-        journals.append(computed_journal(mechanism, query_set, computed))
+    for source in _sources(computed):
+        if isinstance(source, ComputedCells):
+            journals.append(source.records(mechanism, query_set))
+        else:
+            journals.append(computed_journal(mechanism, query_set, source))
     for journal in journals:
-        if journal.exists():
-            frames.append(pd.DataFrame.from_records(read_journal(journal), columns=list(CELL_COLUMNS)))
+        records = journal if isinstance(journal, list) else read_journal(journal)
+        if records:
+            frames.append(pd.DataFrame.from_records(records, columns=list(CELL_COLUMNS)))
     frames = [f for f in frames if len(f)]
     if not frames:
         return pd.DataFrame(columns=list(CELL_COLUMNS))

@@ -43,9 +43,9 @@ def _flags(parser: argparse.ArgumentParser) -> None:
                         help="published frozen data directory, only read "
                              "(default $EXPAUDIT_FROZEN_ROOT, else the packaged data)")
     parser.add_argument("--cells-dir",
-                        help="directory the computed cells are appended to, read by web and "
-                             "workers too (default $EXPAUDIT_CELLS_DIR, else `cells` beside a "
-                             "local store)")
+                        help="legacy directory of computed cells, only read: new cells go "
+                             "to the object store ($EXPAUDIT_STORE) (default "
+                             "$EXPAUDIT_CELLS_DIR, else `cells` beside a local store)")
     parser.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     parser.add_argument("--policy-device",
                         help="device of the image policies' forward passes: cpu, cuda or cuda:N "

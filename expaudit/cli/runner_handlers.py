@@ -75,7 +75,8 @@ def run_runner_command(args: argparse.Namespace) -> int:
         context = build_context(replace(config, redis_url=redis_url, frozen_root=str(root),
                                         cells_dir=str(cells_dir)), sandbox=True)
         print(f"runner: serving the selectors and rollouts queues (sandbox {config.sandbox}), "
-              f"frozen data read from {root}, computed cells go to {cells_dir}, policies run "
+              f"frozen data read from {root}, computed cells go to the store "
+              f"({context.store.describe()}), older ones read from {cells_dir}, policies run "
               f"on {device} with {envs} env(s)", flush=True)
         run_runner(context.redis, root, context, cells_dir=cells_dir, burst=args.burst,
                    policy_device=device, policy_envs=envs)

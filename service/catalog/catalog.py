@@ -30,6 +30,8 @@ from leaderboard.io import parse_experiences, parse_outcomes, parse_scenes, read
 from leaderboard.matrix import MISSING, TransferData
 from leaderboard.outcomes_fast import fast_outcomes
 from service.process import computed_cells_dir
+from service.store import open_store
+from service.store.computed_cells import FoldResult, StoreCells, fold_locked
 from service.catalog.downloads import experiences_frame, outcomes_frame, scenes_frame
 from service.catalog.selector_input import prepare_setting_input, takes_selectors
 
@@ -143,6 +145,11 @@ class Catalog(abc.ABC):
         self.get_setting(setting_id)
         return False
 
+    def fold_computed(self, setting_id: str, redis) -> FoldResult | None:
+        """Fold the cells runners computed for this setting (none here: nothing to fold)."""
+        self.get_setting(setting_id)
+        return None
+
     def policy_gates_failed(self, setting_id: str) -> tuple[str, ...]:
         """The gates the setting's policies failed before it was generated, one line each
         (`benchmark_data.policy_files.failed_gates`); none where the catalog holds no policies."""
@@ -188,17 +195,21 @@ class BenchmarkCatalog(Catalog):
     Args:
         root: the published frozen data directory; None is the one shipped in
             the package. Only read.
-        cells_dir: the computed-cells directory the runners append to
-            (`service.process.config.computed_cells_dir`); its cells are read with the
-            published ones. None: the published cells alone.
+        cells_dir: the computed-cells directory runners once appended to
+            (`service.process.config.computed_cells_dir`), read only: its cells are read
+            with the published ones. None: none.
+        computed: the cells runners compute, in the object store
+            (`service.store.computed_cells.StoreCells`). None: none.
     """
 
     N_SCENES = 200
     """40 states x 5 appearance draws per query set (BENCHMARK.md)."""
 
-    def __init__(self, root: str | Path | None = None, cells_dir: str | Path | None = None) -> None:
+    def __init__(self, root: str | Path | None = None, cells_dir: str | Path | None = None,
+                 computed: StoreCells | None = None) -> None:
         self.root = None if root is None else Path(root)
         self.cells_dir = None if cells_dir is None else Path(cells_dir)
+        self.computed = computed
 
     def list_settings(self) -> list[Setting]:
         return list(SETTINGS.values())
@@ -208,7 +219,9 @@ class BenchmarkCatalog(Catalog):
         try:
             return _load_frozen(setting_id, None if self.root is None else str(self.root),
                                 None if self.cells_dir is None else str(self.cells_dir),
-                                _cells_signature(setting_id, self.root, self.cells_dir))
+                                self.computed,
+                                _cells_signature(setting_id, self.root, self.cells_dir,
+                                                 self.computed))
         except FileNotFoundError as exc:
             log.info("setting %s: frozen data missing (%s)", setting_id, exc)
             raise DataUnavailable(setting_id, "its frozen data has not been generated "
@@ -264,6 +277,16 @@ class BenchmarkCatalog(Catalog):
         """The failed gates of the setting's policies under this catalog's data root."""
         return failed_gates(self.get_setting(setting_id), self.root)
 
+    def fold_computed(self, setting_id: str, redis) -> FoldResult | None:
+        """Fold the setting's computed cells in the store into one table, under the fold
+        lock (`service.store.computed_cells.fold_locked`); None when there is nothing to
+        fold or another process is folding."""
+        self.get_setting(setting_id)
+        if self.computed is None:
+            return None
+        setting = get_setting(setting_id)
+        return fold_locked(self.computed, redis, setting.mechanism_id, setting.query_set)
+
 
 def open_catalog(config) -> Catalog:
     """The catalog named by `config.catalog` (a `ServiceConfig`): a directory of settings, or
@@ -271,11 +294,14 @@ def open_catalog(config) -> Catalog:
     (`computed_cells_dir`)."""
     if config.catalog:
         return DirectoryCatalog(config.catalog)
-    return BenchmarkCatalog(config.frozen_root, computed_cells_dir(config))
+    return BenchmarkCatalog(config.frozen_root, computed_cells_dir(config),
+                            StoreCells(open_store(config)))
 
 
-def _cells_signature(setting_id: str, root: Path | None, cells_dir: Path | None = None) -> tuple:
-    """(size, mtime) of every file a setting's tensor is read from.
+def _cells_signature(setting_id: str, root: Path | None, cells_dir: Path | None = None,
+                     computed: StoreCells | None = None) -> tuple:
+    """(size, mtime) of every file a setting's tensor is read from, and the objects of its
+    computed cells in the store.
 
     Cells are appended while the service runs (runners filling a sealed
     matrix, a generation run in progress), so a cached tensor is reused only
@@ -297,15 +323,17 @@ def _cells_signature(setting_id: str, root: Path | None, cells_dir: Path | None 
             out.append(None)
             continue
         out.append((stat.st_size, stat.st_mtime_ns))
+    if computed is not None:
+        out.append(computed.signature(mechanism, setting.query_set))
     return tuple(out)
 
 
 @lru_cache(maxsize=32)
 def _load_frozen(setting_id: str, root: str | None, cells_dir: str | None,
-                 signature: tuple) -> TransferData:
-    """One load per (setting, root, cells directory, state of their files): `signature`
+                 computed: StoreCells | None, signature: tuple) -> TransferData:
+    """One load per (setting, root, computed cells, state of their files): `signature`
     changes when cells land."""
-    return load_transfer(setting_id, root, cells_dir)
+    return load_transfer(setting_id, root, (cells_dir, computed))
 
 
 SETTING_FILES = ("setting.json", "experiences.csv", "scenes.csv", "outcomes.csv")

@@ -350,6 +350,7 @@ def _await_rollouts(ctx: JobContext, sid: str, manifest,
         plans.append(rollout_jobs.plan_rollouts(data, summary.mechanism, summary.query_set))
     if not plans:
         if status.rollouts is not None:
+            _fold_computed(ctx, manifest.settings)
             rollout_jobs.stop_waiting(ctx.redis, sid)
             status = status.advance(rollouts={**status.rollouts, "done": status.rollouts["total"],
                                               "chunks_pending": 0, "runners": None})
@@ -365,6 +366,21 @@ def _await_rollouts(ctx: JobContext, sid: str, manifest,
                           queue=queue_for(container=manifest.kind == "container"))
     return (f"audit {sid}: waiting for {len(chunks)} rollout chunk(s), "
             f"{progress['done']}/{progress['total']} cells done"), status
+
+
+def _fold_computed(ctx: JobContext, settings) -> None:
+    """Fold the chunks the runners stored for `settings` into one table each, once their
+    matrices are complete (the store's computed cells have one merge owner: the worker
+    holding the fold lock). A failed fold is logged: the chunks stay readable as they are."""
+    for setting_id in settings:
+        try:
+            folded = ctx.catalog.fold_computed(setting_id, ctx.redis)
+        except StoreError as exc:
+            log.warning("computed cells of %s not folded: %s", setting_id, exc)
+            continue
+        if folded is not None and folded.chunks_folded:
+            log.info("computed cells of %s: %d chunk(s) folded, %d cells in %s", setting_id,
+                     folded.chunks_folded, folded.cells, folded.table)
 
 
 def _publish(ctx: JobContext, sid: str, status: Status) -> str:

@@ -188,8 +188,8 @@ def ensure_chunks(redis: redis_lib.Redis, chunks: tuple[Chunk, ...]) -> list[Job
                 raise RolloutsStuck(
                     f"rollout chunk {chunk.job_id} ran {runs - 1} times and its cells are still "
                     f"missing (last state: {status.value if status else 'expired'}); check that the "
-                    "runners append to the computed-cells directory the workers read "
-                    "(EXPAUDIT_CELLS_DIR) and use the same frozen root")
+                    "runners and the workers share one object store (EXPAUDIT_STORE, "
+                    "EXPAUDIT_S3_ENDPOINT) and the same frozen data")
             jobs.append(_enqueue_chunk(queue, chunk))
     return jobs
 

@@ -6,8 +6,10 @@ socket. On `rollouts` it executes a chunk planned by `service.queues.rollout_job
 skipping cells already stored (so chunks resume), with the mechanism's executor (Replay:
 `simulator.executor.run_cell` on a `StackSim`; image policies: a
 `simulator.policy_executor.PolicyRunner` per task, on the device it was started with),
-and appends each cell with its provenance to the journal of `EXPAUDIT_CELLS_DIR`. The
-frozen root is only read. It does not fork per job (`SimpleWorker`): simulators and
+and stores each finished batch of cells with their provenance as a content-addressed chunk
+in the object store (`service.store.computed_cells`), which runners on other hosts and the
+workers share. The frozen root and the legacy computed-cells directory
+(`EXPAUDIT_CELLS_DIR`) are only read. It does not fork per job (`SimpleWorker`): simulators and
 policies are kept for the process's life. Nothing connects at import (`run_runner` gets
 its connection and directories passed in), and `expaudit runner` loads this module (and
 MuJoCo) only when it runs.
@@ -40,6 +42,7 @@ from simulator.policy_executor import POLICY_MECHANISM_NAMES, PolicyRunner, Poli
 from simulator.stack_scenes import StackLayout
 from simulator.stack_sim import StackSim
 from service.process import RUNNER_QUEUES, TRANSIENT_REDIS_ERRORS
+from service.store.computed_cells import StoreCells
 from service.queues import (Chunk, ContextNotInstalled, StopsCleanly, camera_blind,
                             install_context, work_until_stopped)
 
@@ -57,9 +60,10 @@ class ChunkError(InternalError, ValueError):
 
 @dataclass
 class RunnerContext:
-    """What the jobs of one runner process share: the frozen root (read), the computed-cells
-    directory (appended to), the Replay simulator and one policy runner per task, built on
-    first use.
+    """What the jobs of one runner process share: the frozen root (read), the computed cells
+    (`computed`, the store's, written; without it the journal of `cells_dir` is appended to,
+    as a single-host run without a store may), the Replay simulator and one policy runner
+    per task, built on first use.
 
     `policy_device` (`cpu`, `cuda`, `cuda:N`) runs the policies' forward passes;
     `policy_envs` environments are stepped in lockstep, one batched forward
@@ -70,6 +74,7 @@ class RunnerContext:
     cells_dir: Path
     policy_device: str = "cpu"
     policy_envs: int = 1
+    computed: StoreCells | None = None
     _sim: object | None = field(default=None, repr=False)
     _policy_runners: dict = field(default_factory=dict, repr=False)
 
@@ -190,10 +195,11 @@ def chunk_policy_world(root: Path, chunk: Chunk):
 
 
 def stored_keys(root: Path, mechanism: str, query_set: str,
-                cells_dir: Path | None = None) -> set[tuple]:
+                cells_dir: Path | None = None, computed: StoreCells | None = None) -> set[tuple]:
     """Keys of the cells already stored for (mechanism, query set): the frozen root's table and
-    journal, and the journal of the computed-cells directory `cells_dir`."""
-    frame = load_cells(mechanism, query_set, root, cells_dir)
+    journal, the journal of the computed-cells directory `cells_dir`, and the store's computed
+    cells `computed`."""
+    frame = load_cells(mechanism, query_set, root, (cells_dir, computed))
     return set(zip(frame.mechanism, frame.query_set, frame.experience_id, frame.state_id,
                    frame.seed.astype(int)))
 
@@ -212,17 +218,22 @@ def chunk_executor(context: RunnerContext, chunk: Chunk):
 def run_chunk(context: RunnerContext, chunk: Chunk) -> tuple[int, int]:
     """Execute the chunk's cells not stored yet; returns (run, already stored).
 
-    Each batch's results are appended as soon as it ends, so a chunk cut
-    short loses only the batch in flight.
+    Each batch's results are stored as soon as it ends (one chunk object in the store, or
+    lines of the journal), so a chunk cut short loses only the batch in flight.
     """
     execute, batch = chunk_executor(context, chunk)
-    done = stored_keys(context.root, chunk.mechanism, chunk.query_set, context.cells_dir)
+    done = stored_keys(context.root, chunk.mechanism, chunk.query_set, context.cells_dir,
+                       context.computed)
     cells = chunk_cells(chunk)
     todo = [c for c in cells if c.key not in done]
     journal = computed_journal(chunk.mechanism, chunk.query_set, context.cells_dir)
     for start in range(0, len(todo), batch):
-        for result in execute(todo[start:start + batch]):
-            append_record(journal, result.to_record())
+        records = [result.to_record() for result in execute(todo[start:start + batch])]
+        if context.computed is not None:
+            context.computed.put_chunk(chunk.mechanism, chunk.query_set, records)
+            continue
+        for record in records:
+            append_record(journal, record)
     return len(todo), len(cells) - len(todo)
 
 
@@ -246,15 +257,17 @@ def run_runner(redis: redis_lib.Redis, root: Path, jobs_context, *, cells_dir: P
     """Serve `selectors` and `rollouts` until a shutdown signal (or, with `burst`, until both
     are empty).
 
-    Cells are read from the frozen `root` and `cells_dir`, and appended to `cells_dir`
-    (`service.process.config.computed_cells_dir`: the directory web and workers read).
+    Cells are read from the frozen `root`, the legacy directory `cells_dir`
+    (`service.process.config.computed_cells_dir`) and the store of `jobs_context`, and
+    stored in that store (`service.store.computed_cells`: what web and workers read).
 
     `jobs_context` is the `service.queues.jobs.JobContext` (store, catalog, sandbox) the
     selector audits run with, built like a worker's (`service.queues.worker.build_context`).
     `policy_device` and `policy_envs` are how image-policy cells run (`RunnerContext`).
     """
     install_runner(RunnerContext(Path(root), Path(cells_dir), policy_device=policy_device,
-                                 policy_envs=policy_envs))
+                                 policy_envs=policy_envs,
+                                 computed=StoreCells(jobs_context.store)))
     install_context(jobs_context)
 
     def work_once() -> None:
