@@ -3,6 +3,8 @@
 The service calls `run_selector` and stores `SelectorRun.result.to_dict()` on
 the submission whatever happened; `scores` is set only when the run ended
 `ok` and the scores file passed the same validation as an uploaded one.
+`run_readout_program` is the same for a readout setting's program, whose
+/output features pass the checks of an uploaded features file.
 """
 
 from __future__ import annotations
@@ -10,10 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+import pandas as pd
+
 from leaderboard.errors import InputError
+from leaderboard.readout.inputs import Representation
 from leaderboard.scores import ScoresInput
 from sandbox.base import RunResult, RunSpec, RunStatus, SelectorSandbox
 from sandbox.protocol import read_output
+from sandbox.readout_protocol import read_features_output
 
 
 @dataclass(frozen=True)
@@ -40,3 +46,26 @@ def run_selector(sandbox: SelectorSandbox, spec: RunSpec, experience_ids: Sequen
     except InputError as exc:
         return SelectorRun(replace(result, status=RunStatus.OUTPUT_INVALID, reason=str(exc)), None)
     return SelectorRun(result, scores)
+
+
+@dataclass(frozen=True)
+class ProgramRun:
+    """A readout program's run and, when it succeeded, its checked features."""
+
+    result: RunResult
+    features: Representation | None
+
+
+def run_readout_program(sandbox: SelectorSandbox, spec: RunSpec, observations: pd.DataFrame,
+                        name: str) -> ProgramRun:
+    """Run `spec` in `sandbox` and read its /output features against the bank's public
+    `observations`, as representation `name`; invalid features turn an `ok` run into
+    `output_invalid` with the reader's message (file, line, field, value)."""
+    result = sandbox.run(spec)
+    if result.status is not RunStatus.OK:
+        return ProgramRun(result, None)
+    try:
+        features = read_features_output(spec.output_dir, observations, name)
+    except InputError as exc:
+        return ProgramRun(replace(result, status=RunStatus.OUTPUT_INVALID, reason=str(exc)), None)
+    return ProgramRun(result, features)

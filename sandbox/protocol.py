@@ -206,29 +206,37 @@ def prepare_input(directory: Path, setting: SettingInfo, library: Sequence[Libra
 
 def _read_scores_bytes(directory: Path, max_bytes: int) -> bytes:
     """The scores file's bytes, refusing links, non-regular files and oversize files."""
-    path = Path(directory) / SCORES_FILE
+    return read_output_file(Path(directory) / SCORES_FILE, SCORES_SOURCE, max_bytes,
+                            missing="the selector wrote no scores file")
+
+
+def read_output_file(path: Path, source: str, max_bytes: int, *, missing: str) -> bytes:
+    """The bytes of one file a program wrote to /output (`source` names it in messages),
+    refusing links, non-regular files (a FIFO cannot make the read wait) and files over
+    `max_bytes`; `missing` is the message when there is none."""
+    path = Path(path)
     try:
         info = os.lstat(path)
     except FileNotFoundError:
-        raise InputError(SCORES_SOURCE, "the selector wrote no scores file") from None
+        raise InputError(source, missing) from None
     if stat.S_ISLNK(info.st_mode):
-        raise InputError(SCORES_SOURCE, "is a symbolic link; links are rejected",
+        raise InputError(source, "is a symbolic link; links are rejected",
                          value=os.readlink(path))
     if not stat.S_ISREG(info.st_mode):
-        raise InputError(SCORES_SOURCE, "is not a regular file")
+        raise InputError(source, "is not a regular file")
     if info.st_size > max_bytes:
-        raise InputError(SCORES_SOURCE, f"is {info.st_size} bytes, over the cap of {max_bytes}")
+        raise InputError(source, f"is {info.st_size} bytes, over the cap of {max_bytes}")
     # Checked again once open: the file may have been replaced since. O_NONBLOCK so that a
     # FIFO put in its place cannot make the open wait for a writer.
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
-        raise InputError(SCORES_SOURCE, "the selector wrote no scores file") from None
+        raise InputError(source, missing) from None
     except OSError:  # a link put in its place (O_NOFOLLOW)
-        raise InputError(SCORES_SOURCE, "is not a regular file") from None
+        raise InputError(source, "is not a regular file") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InputError(SCORES_SOURCE, "is not a regular file")
+            raise InputError(source, "is not a regular file")
         handle = os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
@@ -236,7 +244,7 @@ def _read_scores_bytes(directory: Path, max_bytes: int) -> bytes:
     with handle:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise InputError(SCORES_SOURCE, f"grew past the cap of {max_bytes} bytes while read")
+        raise InputError(source, f"grew past the cap of {max_bytes} bytes while read")
     return data
 
 
