@@ -120,11 +120,13 @@ READOUT_AUDIT_JOB = "service.queues.readout_jobs.readout_audit_job"
 """The readout audit job, named (its module imports this one)."""
 
 
-def enqueue_audit_of(redis: redis_lib.Redis, sid: str, kind: str) -> Job:
-    """Enqueue the audit of submission `sid` by its manifest's kind: the one place that routes
-    audits, used by the submission route and the reconciler alike."""
+def enqueue_audit_of(redis: redis_lib.Redis, sid: str, kind: str, *, program: bool = False) -> Job:
+    """Enqueue the audit of submission `sid` by its manifest's kind (and, for a readout
+    setting, whether a program of its makes the features: `program`, the manifest has a
+    selector backend, which needs the sandbox's queue): the one place that routes audits,
+    used by the submission route and the reconciler alike."""
     if kind in READOUT_KINDS:
-        return Queue(queue_for(container=False), connection=redis).enqueue(
+        return Queue(queue_for(container=program), connection=redis).enqueue(
             READOUT_AUDIT_JOB, sid, job_id=f"audit-{sid}", retry=_retry(),
             job_timeout=defaults.JOB_TIMEOUT_S, result_ttl=defaults.RESULT_TTL_S,
             failure_ttl=defaults.FAILURE_TTL_S, description=f"readout audit {sid}")
@@ -490,7 +492,7 @@ def reconcile(store: ObjectStore, redis: redis_lib.Redis) -> ReconcileResult:
         if audited:
             enqueue_publish(redis, sid)
         else:
-            enqueue_audit_of(redis, sid, manifest.kind)
+            enqueue_audit_of(redis, sid, manifest.kind, program=manifest.selector_backend is not None)
         enqueued.append(sid)
     rebuild = store.exists(DIRTY_KEY)
     if rebuild:

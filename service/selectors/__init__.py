@@ -11,4 +11,5 @@ from expaudit.lazy import lazy_face
 
 __all__, __getattr__ = lazy_face(__name__, {
     ".run": ("SelectorFailed", "make_sandbox", "run_container", "selector_limits"),
+    ".readout_run": ("run_readout_container",),
 })

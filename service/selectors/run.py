@@ -65,7 +65,7 @@ def provenance(manifest: Manifest, result: RunResult) -> dict:
             "wall_seconds": round(result.wall_seconds, 3)}
 
 
-def _image(ctx, manifest: Manifest, work: Path) -> str:
+def selector_image(ctx, manifest: Manifest, work: Path) -> str:
     """The selector directory (local backend, unpacked into `work`) or the pinned image.
 
     An archive the check refuses now, or that cannot be unpacked because of
@@ -111,7 +111,7 @@ def run_container(ctx, sid: str, manifest: Manifest) -> ContainerOutcome:
     setting_id = manifest.settings[0]
     limits = ctx.selector_limits or Limits()
     with run_tree(ctx.sandbox) as work:
-        image = _image(ctx, manifest, work)  # first: a bad archive needs no /input
+        image = selector_image(ctx, manifest, work)  # first: a bad archive needs no /input
         info = ctx.catalog.selector_input(setting_id, work / "input")
         output = work / "output"
         output.mkdir()

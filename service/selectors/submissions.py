@@ -76,6 +76,25 @@ def check_selector(data: bytes, name: str, fields: dict[str, str], catalog: Cata
         raise ValidationFailed(f"setting '{setting_id}' takes scores files only: it has no frozen "
                                "images and library to build a selector's /input from",
                                field="setting")
+    return _reference(data, name, fields, backend, setting_id)
+
+
+def check_program(data: bytes, name: str, fields: dict[str, str], backend: str,
+                  setting_id: str) -> SelectorUpload:
+    """Validate a readout program (docs/readout.md) for readout setting `setting_id`: it
+    writes features, so an `input` field may only say so."""
+    if fields.get("input", "features") != "features":
+        raise ValidationFailed("a program on a readout setting writes features: input must be "
+                               f"'features' or absent, got '{fields['input'][:40]}'", field="input")
+    if backend == "none":
+        raise ValidationFailed("this service does not run programs; upload a features or "
+                               "predictions file", field="selector")
+    return _reference(data, name, fields, backend, setting_id)
+
+
+def _reference(data: bytes, name: str, fields: dict[str, str], backend: str,
+               setting_id: str) -> SelectorUpload:
+    """The archive or image reference, checked against the service's sandbox backend."""
     if "image" in fields:
         if backend != "docker":
             raise ValidationFailed("this service runs selectors in its local sandbox: upload the "

@@ -61,3 +61,8 @@ def check_readout_upload(svc, setting_id: str, data: bytes, filename: str, field
     catalog.check_sealed(setting_id)
     rep = read_upload(data, fmt, filename, kind, catalog.observations(setting_id), name)
     return ReadoutUpload(setting_id, kind, fmt, encode_upload(rep))
+
+
+def check_readout_program(svc, setting_id: str) -> None:
+    """A program on `setting_id` is taken only where its sealed labels are (404 otherwise)."""
+    open_readout_catalog(svc.config, svc.catalog).check_sealed(setting_id)

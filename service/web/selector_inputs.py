@@ -9,6 +9,10 @@
 - `GET /settings/<id>/trajectories`: every experience's recorded target path
   (columns `x, y, z, yaw, grip, phase`), as JSON.
 
+On a readout setting the first is the tree a readout program is given
+(`service.catalog.readout_input`: images of train, dev and confirm, the public
+labels of train and dev); the other two are the retrieval track's alone.
+
 All three come from the frozen scenes and library only: no outcome is read,
 so they are served for sealed settings too. Each is built once and kept in
 the object store under `selector-inputs/<id>/<version>/`, the version being
@@ -30,6 +34,8 @@ import numpy as np
 from flask import Blueprint, Response, current_app, redirect
 
 from benchmark_data.image_archive import member_name
+from service.catalog.readout import open_readout_catalog
+from service.catalog.readout_input import prepare_readout_setting_input
 from service.web.context import services
 from service.errors import NotFound
 
@@ -41,7 +47,17 @@ PREFIX = "selector-inputs"
 MEDIA = {"tar.gz": "application/gzip", "tar": "application/x-tar", "json": "application/json"}
 
 
-def _supported(setting_id: str) -> None:
+def _readout(setting_id: str) -> bool:
+    svc = services()
+    return open_readout_catalog(svc.config, svc.catalog).is_readout(setting_id)
+
+
+def _supported(setting_id: str, name: str) -> None:
+    if _readout(setting_id):
+        if name != "input.tar.gz":
+            raise NotFound(f"setting '{setting_id}' is a readout setting: it has an /input tree "
+                           "(selector-input) and no library", field="setting_id")
+        return
     catalog = services().catalog
     if not catalog.supports_selectors(setting_id):
         raise NotFound(f"setting '{setting_id}' takes no selector submissions here: its /input "
@@ -50,7 +66,11 @@ def _supported(setting_id: str) -> None:
 
 def _tree(setting_id: str, directory: Path) -> Path:
     target = directory / "input"
-    services().catalog.selector_input(setting_id, target)
+    svc = services()
+    if _readout(setting_id):
+        prepare_readout_setting_input(open_readout_catalog(svc.config, svc.catalog), setting_id, target)
+    else:
+        svc.catalog.selector_input(setting_id, target)
     return target
 
 
@@ -117,6 +137,11 @@ BUILDERS = {"input.tar.gz": input_archive, "base_images.tar": base_images_archiv
             "trajectories.json": trajectories_document}
 
 
+def _builders(setting_id: str) -> dict:
+    """What is built from a setting's tree: a readout tree has no library to take apart."""
+    return {"input.tar.gz": input_archive} if _readout(setting_id) else BUILDERS
+
+
 _VERSIONS = "expaudit.selector_input_versions"
 """`app.extensions` key: setting id -> version of its tree, learnt by this app (one per
 process under gunicorn; each test app starts with none)."""
@@ -132,7 +157,7 @@ def _key(setting_id: str, version: str, name: str) -> str:
 
 def _artifact(setting_id: str, name: str) -> Response:
     """Build (once per tree version) and serve one artifact of the setting's /input tree."""
-    _supported(setting_id)
+    _supported(setting_id, name)
     svc = services()
     versions = _versions()
     version = versions.get(setting_id)
@@ -140,7 +165,7 @@ def _artifact(setting_id: str, name: str) -> Response:
         with tempfile.TemporaryDirectory(prefix="expaudit-input-") as tmp:
             tree = _tree(setting_id, Path(tmp))
             version = versions[setting_id] = _version(tree)
-            for artifact, build in BUILDERS.items():
+            for artifact, build in _builders(setting_id).items():
                 key = _key(setting_id, version, artifact)
                 if not svc.store.exists(key):
                     svc.store.put_if_absent(key, build(tree), MEDIA[artifact.split(".", 1)[1]])

@@ -22,7 +22,7 @@ from service.submissions import (DIRTY_KEY, PUBLIC_MEMORY_S, Manifest, State, ca
                                  new_submission_id, request_fields, utc_now)
 from service.sealed import give_back_sealed_quota, sealed_settings, take_sealed_quota
 from service.store import ObjectNotFound, StoreError
-from service.web.readout_uploads import check_readout_upload, readout_setting
+from service.web.readout_uploads import check_readout_program, check_readout_upload, readout_setting
 from leaderboard.scores import (SettingScores, detect_format, encode_scores, read_frame,
                                 requested_settings, validate_upload)
 
@@ -200,6 +200,15 @@ def _prepare_readout(svc: Services, upload: Upload, setting_id: str, name: str) 
                     kind=checked.kind, table=checked.table)
 
 
+def _prepare_program(svc: Services, upload: Upload, setting_id: str) -> Prepared:
+    """A program on a readout setting: a features submission whose features its run makes."""
+    checked = container_submissions.check_program(upload.data, upload.filename, upload.fields,
+                                                  svc.config.sandbox, setting_id)
+    check_readout_program(svc, setting_id)
+    return Prepared(checked.data, checked.filename, checked.input_format, [setting_id], False,
+                    kind="features", backend=checked.backend, image=checked.image)
+
+
 def _accepted(sid: str, replayed: bool = False) -> Response:
     document = _status_document(services(), sid)
     response = jsonify(document)
@@ -237,9 +246,10 @@ def _create_in_slot(svc: Services, token, upload: Upload, container: bool, key: 
     """Check the request and create the submission in the concurrency slot `slot`."""
     name = _display_name(upload.fields, upload.filename.split("@")[0])  # image: its repository
     public = _flag(upload.fields, "public")
-    readout = None if container else readout_setting(svc, upload.fields)
+    readout = readout_setting(svc, upload.fields)
     if readout is not None:  # confirm labels are sealed: counted like a sealed setting
-        prepared = _prepare_readout(svc, upload, readout, name)
+        prepared = (_prepare_program(svc, upload, readout) if container
+                    else _prepare_readout(svc, upload, readout, name))
         sealed = [readout]
     else:
         prepared = _prepare_container(svc, upload) if container else _prepare_scores(svc, upload)
@@ -314,7 +324,8 @@ def _create(svc: Services, token, key: str | None, replay: str | None, body_hash
     # Stored is accepted: the reconciler enqueues it once Redis is back.
     with tolerated(log, "submission %s stored but not enqueued (%s)", sid):
         svc.active.commit(token.token_id, slot, sid)
-        jobs.enqueue_audit_of(svc.redis, sid, manifest.kind)
+        jobs.enqueue_audit_of(svc.redis, sid, manifest.kind,
+                              program=manifest.selector_backend is not None)
     return _accepted(sid)
 
 
@@ -396,7 +407,7 @@ def _status_document(svc: Services, sid: str, manifest: Manifest | None = None,
                 "settings": list(manifest.settings), "created_at": manifest.created_at,
                 "public": public, "selection_only": manifest.selection_only,
                 "report_urls": reports, "status_url": base, "kind": manifest.kind}
-    if manifest.kind == "container":
+    if manifest.selector_backend is not None:  # a selector, or a readout setting's program
         document["selector"] = _selector_summary(svc, sid, manifest, base)
     return document
 
@@ -436,8 +447,8 @@ def get_selector_run(submission_id: str):
     """A container submission's run with its stdout and stderr tails: owner (or admin) only."""
     svc = services()
     manifest = _owned(svc, submission_id, f"no selector run of submission '{submission_id}' for this token")
-    if manifest.kind != "container":
-        raise NotFound(f"submission '{submission_id}' is a scores upload; it ran no selector",
+    if manifest.selector_backend is None:
+        raise NotFound(f"submission '{submission_id}' is a file upload; it ran no selector",
                        field="submission_id")
     run = svc.repo.selector_run(submission_id)
     if run is None:
