@@ -1,4 +1,5 @@
-"""`expaudit readout audit`: the readout audit (Track B) of representations on a bank, offline.
+"""`expaudit readout audit | input`: the readout audit (Track B) of representations on a bank,
+offline, and the /input tree a readout program on a server's readout setting is given.
 
 This module builds the parser only; the handler (`readout_handlers`) loads the readout
 engine, pandas and the page renderer when an audit runs, so `expaudit --help` stays light.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from expaudit.cli.args import non_negative_int, positive_int
+from expaudit.cli.args import client_flags, non_negative_int, positive_int
 from leaderboard.readout.defaults import MIN_ESTIMABLE_INITIALIZATIONS, N_BOOTSTRAP, SEED
 
 
@@ -20,8 +21,15 @@ def _run(args: argparse.Namespace) -> int:
     return readout_handlers.run_readout_audit_command(args)
 
 
+def _input(args: argparse.Namespace) -> int:
+    """Download the /input tree (the handler of `selector input`: the same route)."""
+    from expaudit.cli import sandbox_handlers  # deferred: the handler loads the HTTP client
+
+    return sandbox_handlers.input_command(args)
+
+
 def register(subparsers) -> None:
-    """Add `readout audit` to the `expaudit` command."""
+    """Add `readout audit` and `readout input` to the `expaudit` command."""
     readout = subparsers.add_parser("readout", help="the readout audit (Track B): accuracy, responsiveness, "
                                                     "context stability of a representation's readout")
     sub = readout.add_subparsers(dest="readout_command", metavar="ACTION", required=True)
@@ -56,3 +64,13 @@ def register(subparsers) -> None:
     audit.add_argument("--json", metavar="PATH", help="write the JSON report here")
     audit.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
     audit.set_defaults(handler=_run)
+    remote = sub.add_parser(
+        "input", help="download a readout setting's /input tree from a server",
+        description="Write the exact /input tree a program submitted on the readout SETTING is given "
+                    "(observation images of train, dev and confirm, the public labels of train and dev), "
+                    "fetched from --server, into DIR (absent or empty): a program tried on it runs "
+                    "unchanged on the service. See docs/readout.md.")
+    remote.add_argument("setting", metavar="SETTING")
+    remote.add_argument("directory", metavar="DIR")
+    client_flags(remote)
+    remote.set_defaults(handler=_input)
