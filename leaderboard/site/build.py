@@ -28,6 +28,8 @@ from leaderboard.site.documents import (CROISSANT, DATASET_CARD, DOCS_INDEX, Doc
 from leaderboard.site.html_report import ReportContext, render_report_html
 from leaderboard.site.entries import LeaderboardEntry, SettingInfo
 from leaderboard.site.row_cells import COLUMNS
+from leaderboard.site.readout_entries import ReadoutEntry, ReadoutSettingInfo
+from leaderboard.site.readout_pages import readout_cards, readout_files
 from leaderboard.site.views import (CrossSetting, SettingView, cross_setting, ranked_view,
                                     row_json, setting_summary, setting_view)
 
@@ -245,12 +247,14 @@ def _document_files(documents: Documents, notice: str | None) -> dict[str, bytes
 
 
 def _index_files(views: Sequence[SettingView], notice: str | None,
-                 links: Mapping[str, str | None], public_url: str | None) -> dict[str, bytes]:
+                 links: Mapping[str, str | None], public_url: str | None,
+                 readout: Sequence[dict] = ()) -> dict[str, bytes]:
     summaries = [setting_summary(view) for view in views]  # the caller's order
     summary = cross_setting(views)
     document = {"schema_version": LEADERBOARD_SCHEMA_VERSION, "settings": summaries,
-                "cross_setting": summary.to_json(), "notice": notice}
-    html = _render("index.html", settings=summaries, summary=summary,
+                "cross_setting": summary.to_json(), "notice": notice,
+                "readout_settings": list(readout)}
+    html = _render("index.html", settings=summaries, summary=summary, readout=list(readout),
                    summary_figure=_summary_figure(summary),
                    explainer=site_figures.explainer_figure(), notice=notice, links=links,
                    papers=_papers(), public_url=public_url)
@@ -276,7 +280,9 @@ def _report_files(entry: LeaderboardEntry, info: SettingInfo,
 def build_leaderboard(entries: Sequence[LeaderboardEntry], settings: Sequence[SettingInfo],
                       *, thumbnails: Mapping[str, bytes] | None = None,
                       notice: str | None = None, documents: Documents | None = None,
-                      public_url: str | None = None) -> dict[str, bytes]:
+                      public_url: str | None = None,
+                      readout_settings: Sequence[ReadoutSettingInfo] = (),
+                      readout_entries: Sequence[ReadoutEntry] = ()) -> dict[str, bytes]:
     """Render the whole public leaderboard as static files.
 
     Args:
@@ -294,6 +300,9 @@ def build_leaderboard(entries: Sequence[LeaderboardEntry], settings: Sequence[Se
             the index names them as paths in the source instead of linking them.
         public_url: the server's public address, shown in the submit block
             (None: the page shows the address it was loaded from).
+        readout_settings: the readout settings (docs/readout.md), each with its reference
+            report; their pages are `leaderboard.site.readout_pages`.
+        readout_entries: the public readout submissions' rows.
 
     Returns:
         A mapping from a relative path (``index.html``,
@@ -316,7 +325,9 @@ def build_leaderboard(entries: Sequence[LeaderboardEntry], settings: Sequence[Se
     documents = documents or Documents()
     published = {source: site_path(source) for source in [*documents.markdown, *documents.files]}
     files = _document_files(documents, notice)
-    files.update(_index_files(views, notice, _links(published), public_url))
+    files.update(_index_files(views, notice, _links(published), public_url,
+                              readout_cards(readout_settings, readout_entries)))
+    files.update(readout_files(readout_settings, readout_entries, notice))
     for view in views:
         files.update(_setting_files(view, notice))
         by_row = {e.submission_id: s for e, s in view.ranked}

@@ -37,14 +37,25 @@ from leaderboard.rules.baselines import (BASELINE_RULES, DISPLAY_NAMES, OUTCOME_
 from leaderboard.site.build import build_leaderboard
 from leaderboard.site.documents import read_documents
 from leaderboard.site.entries import LeaderboardEntry, SettingInfo
+from leaderboard.site.readout_entries import (ReadoutDownloadLink, ReadoutEntry,
+                                              ReadoutSettingInfo)
 from leaderboard.site.sealed_html import is_sealed_report
-from service.catalog import BenchmarkCatalog, Catalog, fingerprint
+from service.catalog import BenchmarkCatalog, Catalog, DataUnavailable, fingerprint
 from service.catalog.downloads import offered_downloads
+from service.catalog.readout import ReadoutCatalog, open_readout_catalog
+from service.process.config import from_env
 from service.submissions.site_assets import setting_thumbnails
 from service.submissions.records import READOUT_KINDS, State, SubmissionRepo
 from service.store import LocalStore, ObjectNotFound, ObjectStore
 
 log = logging.getLogger(__name__)
+
+READOUT_SUBMISSION_SCHEMA = "expaudit-readout-submission/1"
+"""The schema of a readout submission's served report (`service.sealed.readout_report`): the
+only readout report the site publishes."""
+
+REFERENCE_REPORT = "reports/reference-confirm.json"
+"""A readout bank's reference report (its representations' confirm summaries), in the bank."""
 
 LEADERBOARD_PREFIX = "leaderboard/"
 """Key prefix of the published site in the object store."""
@@ -122,7 +133,7 @@ def submission_entries(repo: SubmissionRepo, include: str | None = None,
         except ObjectNotFound:
             continue
         if manifest.kind in READOUT_KINDS:
-            continue  # a readout report is not a retrieval leaderboard row
+            continue  # a readout row: `readout_submission_entries`
         done = set(status.reports)
         ready = status.state is State.PUBLISHED or (sid == include and status.state is State.SCORING)
         if not ready or not done.issuperset(manifest.settings):
@@ -139,6 +150,68 @@ def submission_entries(repo: SubmissionRepo, include: str | None = None,
                 submitted_at=manifest.created_at, report=report,
                 submitter=manifest.owner_name, submitter_id=manifest.sealed_owner))
     return entries
+
+
+def readout_submission_entries(repo: SubmissionRepo, include: str | None = None,
+                               settings: frozenset[str] = frozenset()) -> list[ReadoutEntry]:
+    """Rows of every public readout submission whose report is written and that did not fail,
+    on one of the readout `settings` served here. The report is the served one
+    (`service.sealed.readout_report`: the confirm summary, nothing per initialization); one
+    that is not (a report of another schema) is never published."""
+    entries = []
+    for sid in repo.public_ids():
+        try:
+            manifest, status = repo.manifest(sid), repo.status(sid)
+        except ObjectNotFound:
+            continue
+        if manifest.kind not in READOUT_KINDS:
+            continue
+        ready = status.state is State.PUBLISHED or (sid == include and status.state is State.SCORING)
+        if not ready or not set(status.reports).issuperset(manifest.settings):
+            continue
+        for setting_id in manifest.settings:
+            if setting_id not in settings:
+                continue
+            report = repo.report(sid, setting_id)
+            if report.get("schema_version") != READOUT_SUBMISSION_SCHEMA:
+                log.warning("readout report of %s on %s is not a served report: not published", sid, setting_id)
+                continue
+            entries.append(ReadoutEntry(
+                row_id=entry_id(sid, setting_id), setting_id=setting_id,
+                display_name=repo.display_name(sid, manifest), kind="submission", report=report,
+                submitted_at=manifest.created_at, submitter=manifest.owner_name))
+    return entries
+
+
+def _reference_report(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def readout_setting_infos(readout: ReadoutCatalog) -> list[ReadoutSettingInfo]:
+    """What the readout pages say of each readout setting served here: the bank's facts,
+    whether it takes submissions, its downloads and its reference report (summaries only)."""
+    infos = []
+    for setting in readout.list_settings():
+        info = setting.info()
+        try:
+            readout.check_sealed(setting.id)
+            available, reason = True, None
+        except DataUnavailable as exc:
+            available, reason = False, str(exc)
+        downloads = tuple(ReadoutDownloadLink(d.key, d.file_name(setting.id), d.holds,
+                                              f"settings/{setting.id}/{d.route}")
+                          for d in readout.downloads(setting.id))
+        infos.append(ReadoutSettingInfo(
+            setting_id=setting.id, task=setting.task, version=setting.version,
+            coordinate=str(info.get("coordinate") or ""), unit=str(info.get("unit") or ""),
+            initializations=dict(info.get("initializations") or {}),
+            observations=dict(info.get("counts") or {}), accepts_submissions=available,
+            unavailable_reason=reason, downloads=downloads,
+            reference=_reference_report(setting.bank / REFERENCE_REPORT)))
+    return infos
 
 
 def embedding_cache_dir(store: ObjectStore, options: AuditOptions) -> Path | None:
@@ -254,19 +327,25 @@ def write_site(store: ObjectStore, files: dict[str, bytes]) -> int:
 
 
 def rebuild_leaderboard(store: ObjectStore, catalog: Catalog, options: AuditOptions,
-                        include: str | None = None) -> int:
+                        include: str | None = None, readout: ReadoutCatalog | None = None) -> int:
     """Render the site from the stored reports and write what changed; returns the file count.
 
     Args:
         include: a submission whose reports are written but whose state is
             still `scoring` (the one this rebuild publishes).
+        readout: the readout settings to publish (None: those of the process's
+            configuration beside `catalog`, `service.catalog.readout`).
     """
     store.delete(DIRTY_KEY)
     repo = SubmissionRepo(store)
     entries = (submission_entries(repo, include, sealed_setting_ids(catalog))
                + baseline_entries(store, catalog, options))
+    readout = readout if readout is not None else open_readout_catalog(from_env(), catalog)
+    readout_infos = readout_setting_infos(readout)
+    readout_rows = readout_submission_entries(repo, include, frozenset(i.setting_id for i in readout_infos))
     files = build_leaderboard(entries, setting_infos(catalog),
-                              thumbnails=setting_thumbnails(catalog), documents=read_documents())
+                              thumbnails=setting_thumbnails(catalog), documents=read_documents(),
+                              readout_settings=readout_infos, readout_entries=readout_rows)
     written = write_site(store, files)
     log.info("leaderboard rebuilt: %d files (%d changed), %d rows", len(files), written, len(entries))
     return len(files)
