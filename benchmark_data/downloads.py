@@ -15,13 +15,13 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchmark_data.registry import Setting
+from benchmark_data.versions import DATA_VERSION
 from expaudit.errors import DataNotFound, UnknownName
 
 DOWNLOAD_FORMAT_VERSION = "2"
@@ -120,20 +120,20 @@ def offered(setting: Setting, input_tree: bool) -> list[Download]:
 
 
 def data_version() -> str:
-    """The release of the frozen data: the package's version (the Croissant card's `version`)."""
-    try:
-        return version("expaudit")
-    except PackageNotFoundError:  # running from a tree that was never installed
-        return "unreleased"
+    """The release of the frozen data (`benchmark_data.versions.DATA_VERSION`, the Croissant
+    card's `version`): its own version, bumped when published files change."""
+    return DATA_VERSION
 
 
-def describe(setting: Setting, download: str, fingerprint: str | None = None) -> dict[str, str]:
+def describe(setting: Setting, download: str, fingerprint: str | None = None,
+             version: str | None = None) -> dict[str, str]:
     """What a downloaded file says about itself (keys prefixed `METADATA_PREFIX`).
 
     Args:
         setting: the setting the file belongs to.
         download: its key in `DOWNLOADS` (names the table: outcomes, scenes, ...).
         fingerprint: the content hash of the setting's data, when the caller knows it.
+        version: the data version the file is of (default the current one).
     """
     if download not in DOWNLOADS:
         raise UnknownDownloadName(f"download must be one of {sorted(DOWNLOADS)}, "
@@ -142,7 +142,7 @@ def describe(setting: Setting, download: str, fingerprint: str | None = None) ->
               "holds": DOWNLOADS[download].holds, "task": setting.task,
               "mechanism": str(getattr(setting.mechanism, "value", setting.mechanism)),
               "k": str(setting.k), "query_set": setting.query_set,
-              "data_version": data_version(), "license": LICENSE, "cite_as": CITATION}
+              "data_version": version or data_version(), "license": LICENSE, "cite_as": CITATION}
     if fingerprint:
         fields["data_fingerprint"] = fingerprint
     return {METADATA_PREFIX + name: value for name, value in fields.items()}

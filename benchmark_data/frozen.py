@@ -28,18 +28,19 @@ def _scene_table(scenes: pd.DataFrame) -> SceneTable:
                       appearance_draw=scenes["appearance_draw"].to_numpy(dtype=np.int64))
 
 
-def load_transfer(setting_id: str, root=None, computed=None) -> TransferData:
+def load_transfer(setting_id: str, root=None, computed=None, library_root=None) -> TransferData:
     """The outcome tensor of a setting (K x Q x 5), `MISSING` where no cell is stored.
 
     Cells are those of the frozen root `root` and, when given, of the computed-cells
-    directory `computed` (`benchmark_data.cells.load_cells`).
+    directory `computed` (`benchmark_data.cells.load_cells`); the library is read from
+    `library_root` when given (an earlier data version's kept files hold no library).
 
     Raises `UnknownSettingError` for an unknown id, and `LibraryNotFoundError` or
     `QuerySetNotFoundError` when the library or query set files are absent.
     """
     setting = get_setting(setting_id)
     scenes = read_scenes(setting.query_set, root)
-    library = read_experiences(setting.library_id, root)
+    library = read_experiences(setting.library_id, root if library_root is None else library_root)
     known = set(library["experience_id"])
     absent = [e for e in setting.experience_ids if e not in known]
     if absent:

@@ -22,10 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from importlib.metadata import version
 from pathlib import Path
 
-from benchmark_data.downloads import CITATION, LICENSE
+from benchmark_data.downloads import CITATION, LICENSE, data_version
 from benchmark_data.paths import root_or_default
 from benchmark_data.registry import SETTINGS
 
@@ -229,7 +228,7 @@ def croissant_document(root: str | Path | None = None) -> dict:
         "license": LICENSE,
         "url": URL,
         "citeAs": CITATION,
-        "version": version("expaudit"),
+        "version": data_version(),
         "keywords": ["robotics", "experience retrieval", "benchmark", "robosuite", "MuJoCo",
                      "transfer matrix", "audit", "readout", "representation"],
         "isLiveDataset": False,
