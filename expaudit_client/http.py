@@ -118,9 +118,12 @@ class Client:
     # ------------------------------------------------------------------ submissions
 
     def submit(self, path: str | Path, settings: list[str] | None = None, *, name: str | None = None,
-               public: bool = False, idempotency_key: str | None = None) -> dict:
-        """Upload a scores file (CSV, Parquet or JSON); returns the status document (`queued`).
-        A file over the server's upload limit is refused before a byte is sent."""
+               public: bool = False, idempotency_key: str | None = None,
+               input: str | None = None) -> dict:
+        """Upload a scores file (CSV, Parquet or JSON), or on a readout setting a features or
+        predictions file (Parquet or NPZ; `input` "features", the server's default, or
+        "predictions"); returns the status document (`queued`). A file over the server's
+        upload limit is refused before a byte is sent."""
         path = Path(path)
         self._check_size(path)
         fields = {"public": "true" if public else "false"}
@@ -128,6 +131,8 @@ class Client:
             fields["setting"] = ",".join(settings)
         if name:
             fields["name"] = name
+        if input:
+            fields["input"] = input
         return self._post_form(fields, {"file": (path.name, path.read_bytes(),
                                                  "application/octet-stream")}, idempotency_key)
 

@@ -54,8 +54,11 @@ def register(subparsers) -> None:
     _server_flags(reconcile)
     reconcile.set_defaults(handler=_run, service_command="reconcile")
 
-    submit = subparsers.add_parser("submit", help="upload a scores file (CSV, Parquet or JSON)")
+    submit = subparsers.add_parser("submit", help="upload a scores file (CSV, Parquet or JSON), or a "
+                                                  "features or predictions file on a readout setting")
     submit.add_argument("file")
+    submit.add_argument("--input", choices=["features", "predictions"],
+                        help="on a readout setting: what the file holds (default features; Parquet or NPZ)")
     submit.add_argument("--setting", action="append", default=[],
                         help="setting id (repeat, or use a setting_id column in the file)")
     submit.add_argument("--name", help="display name on the leaderboard")

@@ -92,7 +92,8 @@ def _show(status: dict) -> None:
 def _submit(args) -> int:
     def run() -> int:
         client = client_for(args)
-        status = client.submit(args.file, args.setting, name=args.name, public=args.public)
+        status = client.submit(args.file, args.setting, name=args.name, public=args.public,
+                               input=args.input)
         return _follow(client, status, args.wait)
     return api_call(run, args)
 
@@ -126,12 +127,25 @@ def _report_url(client, status: dict, setting: str) -> str:
     return f"{client.server}{status['report_urls'][setting]['html']}"
 
 
+def _print_readout(setting: str, report: dict) -> None:
+    """A readout report's headline numbers and tests (`expaudit readout audit`'s lines)."""
+    from leaderboard.site.readout_report import render_readout_summary  # deferred: the page renderer
+
+    for line in render_readout_summary(report).splitlines():
+        print(f"{setting}: {line}" if not line.startswith(" ") else line)
+
+
 def _print_reports(client, status: dict, only: str | None = None) -> None:
-    """One line per setting: the verdict label and sentence, A, and where the report is."""
+    """One line per setting: the verdict label and sentence, A, and where the report is (a
+    readout setting: its headline numbers and tests instead of a verdict)."""
     for setting in status.get("report_urls", {}):
         if only is not None and setting != only:
             continue
         report = client.report(status["id"], setting)
+        if "representations" in report:
+            _print_readout(setting, report)
+            print(f"  report: {_report_url(client, status, setting)}")
+            continue
         verdict = report.get("verdict") or {}
         advantage = (report.get("reference") or {}).get("advantage")
         a_text = "n/a" if advantage is None else f"{advantage:.3f}"
