@@ -159,6 +159,24 @@ def chunk_paths(work: Path, split: str, chunk: int) -> tuple[Path, Path]:
     return work / f"{split}-{chunk:02d}.parquet", work / f"{split}-{chunk:02d}.npz"
 
 
+def chunk_version_path(work: Path, split: str, chunk: int) -> Path:
+    """The mechanism version (`code_version()`) a chunk's rows were made under."""
+    return work / f"{split}-{chunk:02d}.version"
+
+
+def check_chunk_versions(work: Path, split: str, chunks: int) -> None:
+    """Refuse to assemble a split whose chunks were not all made under this mechanism version:
+    a bank records one `code_version` for all its rows (docs/readout_protocol.md, "Provenance"),
+    so it may hold no row of another."""
+    for chunk in range(chunks):
+        path = chunk_version_path(work, split, chunk)
+        found = path.read_text().strip() if path.is_file() else None
+        if found != code_version():
+            raise InvalidInput(f"chunk {split}-{chunk:02d}: made under mechanism "
+                               f"{found or 'unrecorded'}, this code is {code_version()}: remove the chunk "
+                               "to make it again")
+
+
 def n_chunks(split: str, limit: int | None = None) -> int:
     n = SPLITS[split] if limit is None else min(limit, SPLITS[split])
     return (n + CHUNK - 1) // CHUNK
@@ -214,6 +232,7 @@ def generate_chunks(task: str, splits, *, work: Path | None = None, sealed: Path
                                                      agentview=agent, wrist=wrist))
                 frame = _typed(frame.drop(columns="_image"))
                 _atomic_write(work / f"{split}-{chunk:02d}.repeats.json", json.dumps(repeats).encode())
+                _atomic_write(chunk_version_path(work, split, chunk), code_version().encode())
                 _atomic_write(table_path, _parquet_bytes(frame))
                 made += 1
                 log.info("%s %s chunk %d: %d rows in %.1f s", task, split, chunk, len(frame),
@@ -259,6 +278,8 @@ def assemble(task: str, *, work: Path | None = None, out: Path | None = None,
     splits = _complete_splits(work, limit)
     grid = json.loads((work / "grid.json").read_text())
     observations, labels, repeats, shards = [], {}, [], {}
+    for split in splits:
+        check_chunk_versions(work, split, n_chunks(split, limit))
     for split in splits:
         parts = [pd.read_parquet(chunk_paths(work, split, c)[0]) for c in range(n_chunks(split, limit))]
         images = [np.load(chunk_paths(work, split, c)[1]) for c in range(n_chunks(split, limit))]

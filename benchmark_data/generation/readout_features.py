@@ -13,12 +13,19 @@ one `features-XX.npz` per bank image shard `images-XX.npz` (arrays
 `observation_id` and `features`, same rows in the same order; float16 for the
 1280-d and 3072-d representations, whose files would otherwise pass the
 15 MB bound, float32 for the policies' 128-d ones) and `features.json`
-(representation, weights hash, code version, each shard's input and output
-sha256). A rerun skips a shard whose record matches its input image shard and
+(representation, content hash, the sha256 of the weights file it was computed with,
+code version, each shard's input and output sha256). A rerun skips a shard whose record matches its input image shard and
 the encoder's weights hash and code version, so a killed run resumes.
 `read_features` returns one representation's rows from every shard.
 
+`weights_sha256` is the sha256 of the weights file itself: the ImageNet encoders' `.pth` (for
+them `content_hash` is that same digest), a policy's `weights.pt` (its `content_hash` also covers
+its spec.json and this code version), null for raw32, which has no weights. `--record-weights`
+adds it to a `features.json` written before the field existed, only after checking that the
+weights on this machine give the record's `content_hash`; no vector is recomputed.
+
     python -m benchmark_data.generation.readout_features --task door [--representation raw32]
+    python -m benchmark_data.generation.readout_features --record-weights
 """
 
 from __future__ import annotations
@@ -72,6 +79,8 @@ class Representation:
     dtype: str
     views: str
     embed: Callable[[np.ndarray, np.ndarray], np.ndarray]  # (agent (N,64,64,3), wrist) -> (N, D)
+    weights_sha256: str | None = None
+    """sha256 of the weights file the vectors come from; None for a weight-free representation."""
 
 
 def bank_dir(task: str, root: str | Path | None = None) -> Path:
@@ -143,7 +152,8 @@ def _policy_representation(task: str, name: str, root: str | Path | None) -> Rep
         return np.concatenate(rows).astype(np.float32)
 
     return Representation(name, "sha256:" + digest.hexdigest(), "float32",
-                          "agentview (centre crop) + eye_in_hand", embed)
+                          "agentview (centre crop) + eye_in_hand", embed,
+                          weights_sha256=file_sha256(directory / "weights.pt"))
 
 
 def _agent_view_representation(name: str, environ: dict | None) -> Representation | NotComputed:
@@ -159,7 +169,10 @@ def _agent_view_representation(name: str, environ: dict | None) -> Representatio
                 for start, stop in _padded_batches(len(agent))]
         return np.concatenate(rows)
 
-    return Representation(name, encoder.content_hash, REPRESENTATION_DTYPES[name], "agentview", embed)
+    # the ImageNet encoders' content hash is their weights file's sha256 (torch_encoders)
+    weights = encoder.content_hash if name in TORCH_REPRESENTATIONS else None
+    return Representation(name, encoder.content_hash, REPRESENTATION_DTYPES[name], "agentview", embed,
+                          weights_sha256=weights)
 
 
 def load_representation(task: str, name: str, *, root: str | Path | None = None,
@@ -244,8 +257,8 @@ def write_features(task: str, name: str, *, root: str | Path | None = None,
                     and old.get("code_version") == CODE_VERSION)
     done = {s["features"]: s for s in old.get("shards", [])} if same_encoder else {}
     record = {"representation": name, "task": task, "bank": f"{task}-{BANK_VERSION}", "status": COMPUTED,
-              "content_hash": representation.content_hash, "code_version": CODE_VERSION,
-              "dtype": representation.dtype, "views": representation.views,
+              "content_hash": representation.content_hash, "weights_sha256": representation.weights_sha256,
+              "code_version": CODE_VERSION, "dtype": representation.dtype, "views": representation.views,
               "generator": "benchmark_data.generation.readout_features", "packages": _packages(),
               "shards": []}
     for shard in shards:
@@ -271,6 +284,27 @@ def write_features(task: str, name: str, *, root: str | Path | None = None,
         record["dimension"] = record["shards"][0]["dimension"]
     record["complete"] = True
     record["rows"] = sum(s["rows"] for s in record["shards"])
+    _write_json(meta_path, record)
+    return record
+
+
+def record_weights(task: str, name: str, *, root: str | Path | None = None,
+                   environ: dict | None = None) -> dict:
+    """Add `weights_sha256` to a computed representation's `features.json` (written before the
+    field existed) and return the record. Refused unless the weights here give the record's
+    `content_hash`, i.e. they are the weights its vectors were computed with."""
+    meta_path = features_dir(task, name, root) / FEATURES_JSON
+    record = _read_json(meta_path)
+    if record.get("status") != COMPUTED:
+        raise FeaturesNotComputed(f"{task} {name}: features.json records no computed features")
+    representation = load_representation(task, name, root=root, environ=environ)
+    if isinstance(representation, NotComputed):
+        raise FeaturesNotComputed(f"{task} {name}: {representation.reason}")
+    if representation.content_hash != record.get("content_hash"):
+        raise InvalidInput(f"{task} {name}: content_hash of the weights here "
+                           f"({representation.content_hash}) differs from features.json's "
+                           f"({record.get('content_hash')})")
+    record["weights_sha256"] = representation.weights_sha256
     _write_json(meta_path, record)
     return record
 
@@ -381,6 +415,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="directory of precomputed rows (read by the bank pass, written by --precompute)")
     parser.add_argument("--precompute", nargs="+", metavar="NPZ", default=None,
                         help="embed these image files (bank layout) into --cache instead of the bank")
+    parser.add_argument("--record-weights", action="store_true",
+                        help="only add weights_sha256 to features.json written before it existed")
     args = parser.parse_args(argv)
     if args.precompute is not None and args.cache is None:
         parser.error("--precompute needs --cache")
@@ -391,6 +427,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for task in args.task or TASKS:
         for name in args.representation or representation_names(task):
             try:
+                if args.record_weights:
+                    record = record_weights(task, name, root=args.root)
+                    print(f"{task} {name}: weights_sha256 {record['weights_sha256']}", flush=True)
+                    continue
                 if args.precompute is not None:
                     precompute(task, name, [Path(p) for p in args.precompute], args.cache, root=args.root,
                                log=lambda line: print(line, flush=True))

@@ -110,3 +110,26 @@ def test_a_torn_chunk_is_never_read(small_bank, tmp_path):
         assert gen._complete_splits(work, 1) == ["confirm"]
     finally:
         table.with_name(table.name + ".123.tmp").rename(table)
+
+
+def test_every_chunk_records_its_mechanism_and_another_one_is_never_assembled(small_bank):
+    """The bank's one `code_version` holds for every row: assembly refuses a chunk made under
+    another mechanism version, or one that recorded none."""
+    from benchmark_data.generation import readout_banks as gen
+
+    bank, work, out, sealed = small_bank
+    assert bank["code_version"] == gen.code_version()
+    for split in ("train", "confirm"):
+        assert gen.chunk_version_path(work, split, 0).read_text() == gen.code_version()
+    path = gen.chunk_version_path(work, "confirm", 0)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    try:
+        path.write_text("readout-bank/0")
+        with pytest.raises(InvalidInput, match="chunk confirm-00: made under mechanism readout-bank/0"):
+            gen.assemble("stack", work=work, out=out, sealed=sealed, limit=1)
+        path.unlink()
+        with pytest.raises(InvalidInput, match="chunk confirm-00: made under mechanism unrecorded"):
+            gen.assemble("stack", work=work, out=out, sealed=sealed, limit=1)
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing written
+    finally:
+        path.write_text(gen.code_version())
