@@ -9,7 +9,9 @@
     ├── LinkInSelector           a selector directory holding a symbolic link
     ├── SelectorNotFound         neither a directory, a .tar.gz nor an image@sha256:...
     ├── TargetNotEmpty           the /input target exists and is not empty
-    ├── BadSelectorInput         an /input archive that unpacks too large or outside input/
+    ├── BadSelectorInput         an /input archive that unpacks too large or outside input/,
+    │                            or an /input tree without a readable setting.json
+    ├── BadScoresFile            a scores file that breaks the format, found before sending
     └── WaitTimedOut             a submission that did not change for the whole wait
 
 The `expaudit` command reports every `ClientError` as one line, like the project's
@@ -18,7 +20,7 @@ The `expaudit` command reports every `ClientError` as one line, like the project
 
 from __future__ import annotations
 
-__all__ = ["ApiError", "BadSelectorInput", "BadServerUrl", "ClientError", "DownloadNotOffered",
+__all__ = ["ApiError", "BadScoresFile", "BadSelectorInput", "BadServerUrl", "ClientError", "DownloadNotOffered",
            "LinkInSelector",
            "SelectorNotFound", "ServerUnreachable", "TargetNotEmpty", "UploadTooLarge",
            "WaitTimedOut"]
@@ -72,7 +74,13 @@ class TargetNotEmpty(ClientError, FileExistsError):
 
 
 class BadSelectorInput(ClientError, ValueError):
-    """A selector input archive from the server that unpacks too large or outside `input/`."""
+    """A selector input archive from the server that unpacks too large or outside `input/`, or
+    an /input tree whose setting.json cannot be read."""
+
+
+class BadScoresFile(ClientError, ValueError):
+    """A scores file that breaks the format (file, line, field and value named), refused
+    before a byte is sent."""
 
 
 class WaitTimedOut(ClientError, TimeoutError):

@@ -1,6 +1,8 @@
 """The client as a submitter installs it: the expaudit-client wheel built from client/, put
 into a fresh virtual environment of Python 3.11, 3.12 and 3.13 with nothing else (no index:
-it has no dependencies), and used there to submit a scores file to a running service."""
+it has no dependencies), and used there to submit a scores file to a running service, from
+Python and with its `expaudit-client` command (a file refused before sending, a submission
+followed to its report, a selector run locally on an /input tree and its scores checked)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.demo import demo_input
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import (ADMIN_TOKEN, ServiceStack, scores_csv, service_env,
                                    synthetic_setting, write_catalog)
@@ -39,6 +42,22 @@ print(json.dumps({
     "installed": sorted(d.metadata["Name"] for d in metadata.distributions()),
 }))
 """
+
+
+SELECTOR = """
+import csv, json, os
+from pathlib import Path
+
+root, out = Path(os.environ["EXPAUDIT_INPUT"]), Path(os.environ["EXPAUDIT_OUTPUT"])
+setting = json.loads((root / "setting.json").read_text())
+with open(out / "scores.csv", "w", newline="") as handle:
+    writer = csv.writer(handle)
+    writer.writerow(["scene_id", "experience_id", "score"])
+    for n, scene_id in enumerate(setting["scene_ids"]):
+        for experience_id in setting["experience_ids"][:None if "{full}" == "yes" else -1]:
+            writer.writerow([scene_id, experience_id, repr(float(n))])
+"""
+"""A selector on the standard library: every pair when `full` is yes, else one short."""
 
 
 def _interpreter(version: str) -> str | None:
@@ -84,8 +103,24 @@ def stack(tmp_path_factory, redis_server):
     stack.stop()
 
 
+@pytest.fixture(scope="module")
+def input_tree(tmp_path_factory) -> Path:
+    """An /input tree as the service writes it (the sandbox's demo setting)."""
+    tree = tmp_path_factory.mktemp("input-tree") / "input"
+    demo_input(tree)
+    return tree
+
+
+def _command(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`expaudit-client ARGS` from the venv's bin/, with no server or token in the environment."""
+    env = {key: value for key, value in service_env().items()
+           if key not in ("EXPAUDIT_SERVER", "EXPAUDIT_TOKEN")}
+    return subprocess.run([str(venv / "bin" / "expaudit-client"), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=240)
+
+
 @pytest.mark.parametrize("version", VERSIONS)
-def test_the_wheel_installs_alone_and_submits(version, wheel, stack, tmp_path):
+def test_the_wheel_installs_alone_and_submits(version, wheel, stack, input_tree, tmp_path):
     python = _interpreter(version)
     if python is None:
         pytest.skip(f"no Python {version} interpreter here (python{version} on PATH or pyenv)")
@@ -116,3 +151,39 @@ def test_the_wheel_installs_alone_and_submits(version, wheel, stack, tmp_path):
     assert not result["requires"], "the client must need nothing beyond the standard library"
     assert set(result["installed"]) - {"pip", "setuptools"} == {"expaudit-client"}, result
     assert any("arxiv.org/abs/2609.26567" in url for url in result["urls"]), result["urls"]
+
+    # The command: a file with a bad score is refused before a byte is sent.
+    flags = ("--server", service.url, "--token", token)
+    bad = tmp_path / "bad.csv"
+    lines = scores.read_text().splitlines()
+    last = lines[-1].split(",")
+    last[lines[0].split(",").index("score")] = "nan"
+    bad.write_text("\n".join(lines[:-1] + [",".join(last)]) + "\n")
+    refused = _command(venv, "submit", str(bad), "--setting", summary.id, *flags, cwd=tmp_path)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr.startswith("expaudit-client submit: error: "), refused.stderr
+    assert "field 'score': value 'nan' is not a finite number" in refused.stderr
+    mine = requests.get(f"{service.url}/api/v1/submissions", timeout=10,
+                        headers={"Authorization": f"Bearer {token}"}).json()["submissions"]
+    assert len(mine) == 1, "the refused file reached the server"
+
+    # ... a good one is sent and followed to its report.
+    sent = _command(venv, "submit", str(scores), "--setting", summary.id, "--name",
+                    f"command {version}", "--wait", *flags, cwd=tmp_path)
+    assert sent.returncode == 0, sent.stdout + sent.stderr + service.logs()
+    assert "published" in sent.stdout and f"{summary.id}: " in sent.stdout, sent.stdout
+    assert "report: " + service.url in sent.stdout, sent.stdout
+    listed = _command(venv, "submissions", *flags, cwd=tmp_path)
+    assert listed.returncode == 0 and f"command {version}" in listed.stdout, listed.stdout
+
+    # ... and a selector runs locally on an /input tree, its scores checked like the service's.
+    for full, status, code in (("yes", "ok", 0), ("no", "output_invalid", 1)):
+        selector = tmp_path / f"selector-{full}"
+        selector.mkdir()
+        (selector / "selector.py").write_text(SELECTOR.replace("{full}", full))
+        ran = _command(venv, "selector", "run", str(selector), "--input", str(input_tree),
+                       "--output", str(tmp_path / f"out-{full}"), cwd=tmp_path)
+        assert ran.returncode == code, ran.stdout + ran.stderr
+        run = json.loads(ran.stdout)
+        assert run["status"] == status, run
+    assert run["reason"].startswith("/output/scores.csv, field 'scene_id, experience_id'"), run
