@@ -15,7 +15,7 @@ import requests
 
 from tests.support.servers import (ADMIN_TOKEN, RedisServer, SeaweedServer, ServiceStack, bearer,
                                    scores_csv, synthetic_setting, write_catalog)
-from tests.support.submissions import post_submission
+from tests.support.submissions import post_submission, wait_final
 
 pytestmark = pytest.mark.slow
 
@@ -57,18 +57,9 @@ def _token(stack) -> dict:
 
 
 def _wait_final(stack, auth, sids, timeout=120.0) -> dict[str, dict]:
+    """The final status of every submission in `sids`, all within `timeout`."""
     deadline = time.monotonic() + timeout
-    pending = set(sids)
-    result = {}
-    while pending and time.monotonic() < deadline:
-        for sid in sorted(pending):
-            response = requests.get(f"{stack.url}/api/v1/submissions/{sid}", headers=auth, timeout=10)
-            if response.status_code == 200 and response.json()["state"] in FINAL:
-                result[sid] = response.json()
-                pending.discard(sid)
-        time.sleep(0.3)
-    assert not pending, f"not final after {timeout} s: {sorted(pending)}\n{stack.logs()}"
-    return result
+    return {sid: wait_final(stack, auth, sid, max(0.0, deadline - time.monotonic())) for sid in sids}
 
 
 def _check_none_lost_or_duplicated(stack, auth, sids, statuses) -> None:

@@ -30,6 +30,27 @@ def selector_archive(directory: Path, top: str | None = None) -> bytes:
     return buffer.getvalue()
 
 
+def run_selector_jobs(store, redis_conn, catalog, sandbox, wall_seconds: float) -> None:
+    """Every queued selector job run in this process (rq's SimpleWorker in burst mode) with
+    `sandbox` and a run limit of `wall_seconds`; the sandbox is closed after."""
+    from rq import Queue, SimpleWorker
+
+    from sandbox.base import Limits
+    from service.process import defaults
+    from service.queues import jobs
+    from service.submissions.publishing import AuditOptions
+
+    jobs.install_context(jobs.JobContext(store=store, redis=redis_conn, catalog=catalog,
+                                         options=AuditOptions(100, 100), sandbox=sandbox,
+                                         selector_limits=Limits(wall_seconds=wall_seconds)))
+    try:
+        SimpleWorker([Queue(defaults.SELECTOR_QUEUE, connection=redis_conn)],
+                     connection=redis_conn).work(burst=True, logging_level="WARNING")
+    finally:
+        jobs.install_context(None)
+        sandbox.close()
+
+
 def assert_sandbox_failure_is_the_services_fault(tmp_path: Path, redis_url: str, db: int, sandbox,
                                                  expected: str) -> None:
     """Two container submissions through the worker with `sandbox`, which cannot set a run up:
@@ -41,18 +62,14 @@ def assert_sandbox_failure_is_the_services_fault(tmp_path: Path, redis_url: str,
     import sys
 
     import redis
-    from rq import Queue, SimpleWorker
     from rq.job import Job
 
-    from sandbox.base import Limits
     from service.catalog.catalog import BenchmarkCatalog
-    from service.process import defaults
-    from service.queues import jobs
     from service.store.storage import LocalStore
-    from service.submissions.publishing import AuditOptions
     from service.submissions.records import Fault, State, SubmissionRepo
     from tests.support.paths import REPO_ROOT
     from tests.support.servers import ADMIN_TOKEN, bearer, make_app
+    from tests.support.submissions import submit_selector
     from tests.support.tiny_frozen import copy_cells, copy_library, copy_query_set, experience_ids
 
     copy_library(tmp_path / "frozen", experience_ids(3))
@@ -67,24 +84,15 @@ def assert_sandbox_failure_is_the_services_fault(tmp_path: Path, redis_url: str,
     archive = selector_archive(REPO_ROOT / "examples" / "selectors" / "raw32")
     sids = []
     for name in ("first try", "last try"):
-        created = client.post("/api/v1/submissions", headers=bearer(token),
-                              data={"setting": SETTING, "name": name,
-                                    "selector": (io.BytesIO(archive), "raw32.tar.gz")},
-                              content_type="multipart/form-data")
+        created = submit_selector(client, token, archive, "raw32.tar.gz", setting=SETTING, name=name)
         assert created.status_code == 202, created.get_data(as_text=True)
         sids.append(created.json["id"])
     last = Job.fetch(f"audit-{sids[1]}", connection=redis_conn)
     last.retries_left = 0
     last.save()
-    jobs.install_context(jobs.JobContext(store=store, redis=redis_conn, catalog=catalog,
-                                         options=AuditOptions(100, 100), sandbox=sandbox,
-                                         selector_limits=Limits(wall_seconds=10)))
     try:
-        SimpleWorker([Queue(defaults.SELECTOR_QUEUE, connection=redis_conn)],
-                     connection=redis_conn).work(burst=True, logging_level="WARNING")
+        run_selector_jobs(store, redis_conn, catalog, sandbox, wall_seconds=10)
     finally:
-        jobs.install_context(None)
-        sandbox.close()
         redis_conn.flushdb()
         redis_conn.close()
     repo = SubmissionRepo(store)

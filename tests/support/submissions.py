@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import time
+from typing import Callable
 
 import requests
 
@@ -34,9 +36,35 @@ def submit_scores(client, token: str, body: bytes, filename: str = "scores.csv",
                        content_type="multipart/form-data")
 
 
+def submit_selector(client, token: str, archive: bytes, filename: str = "selector.tar.gz",
+                    **fields):
+    """POST a selector archive and form fields to /api/v1/submissions through the Flask test client."""
+    form = {"selector": (io.BytesIO(archive), filename), **fields}
+    return client.post("/api/v1/submissions", data=form, headers=bearer(token),
+                       content_type="multipart/form-data")
+
+
 def post_submission(url: str, auth: dict, part: str, filename: str, content: bytes, **fields):
     """POST one file (`part` "file" for scores, "selector" for an archive) and form fields to
     the service running at `url`, over real HTTP."""
     kind = "application/gzip" if part == "selector" else "text/csv"
     return requests.post(f"{url}/api/v1/submissions", headers=auth,
                          files={part: (filename, content, kind)}, data=fields, timeout=30)
+
+
+def wait_final(stack, auth: dict, sid: str, timeout: float = 150.0,
+               on_status: Callable[[dict], None] | None = None) -> dict:
+    """The status of submission `sid` on the running service `stack` once it is published or
+    failed; every status read on the way is handed to `on_status`. Fails with the stack's logs
+    when `timeout` passes first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        response = requests.get(f"{stack.url}/api/v1/submissions/{sid}", headers=auth, timeout=10)
+        if response.status_code == 200:
+            status = response.json()
+            if on_status is not None:
+                on_status(status)
+            if status["state"] in ("published", "failed"):
+                return status
+        time.sleep(0.3)
+    raise AssertionError(f"{sid} not final after {timeout} s:\n{stack.logs()}")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -16,6 +15,8 @@ from leaderboard.matrix import MISSING, SceneTable, TransferData
 from service.runner.rollout_runner import (ChunkError, RunnerContext, append_record, chunk_world,
                                   parse_chunk, run_chunk)
 from service.process import defaults
+from service.store.computed_cells import StoreCells
+from service.store.storage import LocalStore
 from service.queues import rollout_jobs
 from service.queues.rollout_jobs import Chunk, RolloutsStuck, ensure_chunks, plan_rollouts
 from tests.support.paths import REPO_ROOT
@@ -23,6 +24,7 @@ from tests.support.servers import ADMIN_TOKEN, ProcessServer, ServiceStack
 from tests.support.tiny_frozen import (copy_library, copy_query_set, experience_ids,
                                        real_data_available)
 from tests.support.rollouts import HIDDEN, HIDDEN_STATES, hidden_scores
+from tests.support.submissions import wait_final
 
 
 def _data(k: int = 2, n_states: int = 3, draws: int = 2, seeds: int = 2) -> TransferData:
@@ -217,17 +219,12 @@ def test_a_chunk_run_again_resumes_and_reexecution_reproduces_the_cell(tmp_path)
 QUOTA = 3
 
 
-def _final(stack, auth, sid: str, seen: list, timeout: float = 150.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status = requests.get(f"{stack.url}/api/v1/submissions/{sid}", headers=auth,
-                              timeout=10).json()
+def _progress(seen: list):
+    """Records each new rollout progress a status shows into `seen`."""
+    def record(status: dict) -> None:
         if status["rollouts"] and (not seen or seen[-1] != status["rollouts"]):
             seen.append(status["rollouts"])
-        if status["state"] in ("published", "failed"):
-            return status
-        time.sleep(0.3)
-    raise AssertionError(f"{sid} not final after {timeout} s:\n{stack.logs()}")
+    return record
 
 
 @pytest.mark.sim
@@ -238,7 +235,7 @@ def test_sealed_setting_is_filled_by_the_runner_once_for_concurrent_submissions(
     root = tmp_path / "frozen"
     copy_library(root, experience_ids(10))
     copy_query_set(root, "stack-hidden", HIDDEN_STATES)
-    journal = tmp_path / "cells" / "replay__stack-hidden.journal.jsonl"  # beside the store
+    computed = StoreCells(LocalStore(tmp_path / "store"))  # the stack's store
     stack = ServiceStack(tmp_path, redis_server, tmp_path / "no-catalog",
                          extra_env={"EXPAUDIT_CATALOG": "", "EXPAUDIT_FROZEN_ROOT": str(root),
                                     "EXPAUDIT_SEALED_SUBMISSIONS_PER_DAY": str(QUOTA)})
@@ -260,22 +257,23 @@ def test_sealed_setting_is_filled_by_the_runner_once_for_concurrent_submissions(
         first, second = submit(1), submit(2)
         assert first.status_code == second.status_code == 202, (first.text, second.text)
         seen: list = []
-        done = [_final(stack, auth, r.json()["id"], seen) for r in (first, second)]
+        done = [wait_final(stack, auth, r.json()["id"], on_status=_progress(seen))
+                for r in (first, second)]
         assert [d["state"] for d in done] == ["published", "published"], (done, stack.logs(),
                                                                          runner.log_tail())
         assert done[0]["rollouts"]["done"] == done[0]["rollouts"]["total"] == 10 * 1 * 5
         assert len(seen) >= 2 and seen[0]["done"] < seen[-1]["done"]  # progress moved
         assert {s["total"] for s in seen} == {50}
         assert 1 in {s["runners"] for s in seen}  # the runner may register after the first poll
-        records = [json.loads(line) for line in journal.read_text().splitlines()]
+        records = computed.stored("replay", "stack-hidden")
         keys = {(r["experience_id"], r["state_id"], r["seed"]) for r in records}
         assert len(records) == len(keys) == 50  # every cell once: the chunks were shared
         assert {r["code_version"] for r in records} and all(r["state_hash"] for r in records)
 
         third = submit(3)
-        final = _final(stack, auth, third.json()["id"], [])
+        final = wait_final(stack, auth, third.json()["id"])
         assert final["state"] == "published" and final["rollouts"] is None
-        assert len(journal.read_text().splitlines()) == 50  # no rollout ran again
+        assert len(computed.stored("replay", "stack-hidden")) == 50  # no rollout ran again
 
         refused = submit(4)
         assert refused.status_code == 429 and refused.json()["error"]["code"] == "sealed_quota"

@@ -4,23 +4,20 @@ day's sealed quota back (docs/sealed.md, "The daily quota")."""
 
 from __future__ import annotations
 
-import io
 import time
 
 import pytest
-from rq import Queue, SimpleWorker
+from rq import Queue
 
-from sandbox.base import Limits
 from sandbox.local import LocalSandbox
 from service.catalog.catalog import BenchmarkCatalog
 from service.process import defaults
-from service.queues import jobs
 from service.sealed.quota import claims_today
-from service.submissions.publishing import AuditOptions
 from service.submissions.records import Fault, State, SubmissionRepo
 from tests.support.rollouts import HIDDEN, HIDDEN_STATES
-from tests.support.selectors import SANDBOX_OK, selector_archive
+from tests.support.selectors import SANDBOX_OK, run_selector_jobs, selector_archive
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app
+from tests.support.submissions import submit_selector
 from tests.support.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 
 pytestmark = [pytest.mark.skipif(not SANDBOX_OK, reason="the local sandbox needs root, unshare "
@@ -44,25 +41,15 @@ def test_a_crashing_selector_on_a_sealed_setting_fails_before_any_rollout(tmp_pa
     selector = tmp_path / "crash"
     selector.mkdir()
     (selector / "selector.py").write_text(CRASHING)
-    created = client.post("/api/v1/submissions", headers=bearer(token),
-                          data={"setting": HIDDEN, "name": "crash",
-                                "selector": (io.BytesIO(selector_archive(selector)), "crash.tar.gz")},
-                          content_type="multipart/form-data")
+    created = submit_selector(client, token, selector_archive(selector), "crash.tar.gz",
+                              setting=HIDDEN, name="crash")
     assert created.status_code == 202, created.get_data(as_text=True)
     sid = created.json["id"]
     assert claims_today(store, "lab") == 1  # counted at upload
 
-    sandbox = LocalSandbox(work_root=tmp_path / "work")
-    jobs.install_context(jobs.JobContext(store=store, redis=redis_conn, catalog=catalog,
-                                         options=AuditOptions(100, 100), sandbox=sandbox,
-                                         selector_limits=Limits(wall_seconds=30)))
     started = time.monotonic()
-    try:
-        SimpleWorker([Queue(defaults.SELECTOR_QUEUE, connection=redis_conn)],
-                     connection=redis_conn).work(burst=True, logging_level="WARNING")
-    finally:
-        jobs.install_context(None)
-        sandbox.close()
+    run_selector_jobs(store, redis_conn, catalog, LocalSandbox(work_root=tmp_path / "work"),
+                      wall_seconds=30)
     elapsed = time.monotonic() - started
 
     status = SubmissionRepo(store).status(sid)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import tarfile
-import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from tests.support.tiny_frozen import (copy_cells, copy_library, copy_query_set,
                                real_data_available)
 from tests.support.selectors import (SANDBOX_OK, SETTING, STATES, assert_sandbox_failure_is_the_services_fault,
                                      selector_archive)
-from tests.support.submissions import post_submission
+from tests.support.submissions import post_submission, wait_final
 
 
 def _archive_of(members: dict[str, bytes], links: dict[str, str] | None = None) -> bytes:
@@ -103,17 +102,6 @@ def auth(stack):
     return bearer(new_token(stack.url, "container-lab", timeout=10))
 
 
-def _final(stack, auth, sid: str, timeout: float = 150.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status = requests.get(f"{stack.url}/api/v1/submissions/{sid}", headers=auth,
-                              timeout=10).json()
-        if status["state"] in ("published", "failed"):
-            return status
-        time.sleep(0.3)
-    raise AssertionError(f"{sid} not final after {timeout} s:\n{stack.logs()}")
-
-
 def _marks(fn):
     """The marks of an end-to-end test: slow, and skipped where the sandbox or data is missing."""
     for mark in pytestmark_e2e:
@@ -130,7 +118,7 @@ def test_raw32_container_submission_is_run_audited_and_published(stack, auth):
     assert response.status_code == 202, response.text
     assert response.json()["kind"] == "container"
     sid = response.json()["id"]
-    final = _final(stack, auth, sid)
+    final = wait_final(stack, auth, sid)
     assert final["state"] == "published", (final, stack.logs())
     assert final["selector"]["run"]["status"] == "ok"
     worker, runner = stack.workers
@@ -165,7 +153,7 @@ def test_endless_loop_fails_with_its_reason_while_a_normal_submission_publishes(
                              selector_archive(REPO_ROOT / "examples" / "selectors" / "object-proximity"),
                              setting=SETTING, name="object proximity", public="true")
     assert loop.status_code == 202 and normal.status_code == 202, (loop.text, normal.text)
-    bad, good = _final(stack, auth, loop.json()["id"]), _final(stack, auth, normal.json()["id"])
+    bad, good = wait_final(stack, auth, loop.json()["id"]), wait_final(stack, auth, normal.json()["id"])
     assert good["state"] == "published", (good, stack.logs())
     assert bad["state"] == "failed" and bad["fault"] == "submitter"
     assert bad["reason"] == "selector timeout: killed at the wall-clock limit of 8 s"

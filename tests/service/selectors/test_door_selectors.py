@@ -6,7 +6,6 @@ real Door data."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 import requests
@@ -18,7 +17,7 @@ from service.catalog.catalog import BenchmarkCatalog
 from tests.support.paths import REPO_ROOT
 from tests.support.selectors import SANDBOX_OK, selector_archive
 from tests.support.servers import ServiceStack, bearer, new_token
-from tests.support.submissions import post_submission
+from tests.support.submissions import post_submission, wait_final
 from tests.support.tiny_frozen import copy_cells, copy_library, copy_query_set, experience_ids
 
 SETTING = "door-policy-k3-orig"
@@ -75,17 +74,6 @@ def door_stack(tmp_path_factory, redis_server):
     stack.stop()
 
 
-def _final(stack, auth, sid: str, timeout: float = 150.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status = requests.get(f"{stack.url}/api/v1/submissions/{sid}", headers=auth,
-                              timeout=10).json()
-        if status["state"] in ("published", "failed"):
-            return status
-        time.sleep(0.3)
-    raise AssertionError(f"{sid} not final after {timeout} s:\n{stack.logs()}")
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not SANDBOX_OK, reason="the local sandbox needs root, unshare and setpriv")
 @pytest.mark.parametrize("example", ["raw32", "object-proximity"])
@@ -101,7 +89,7 @@ def test_door_selector_archive_is_run_audited_and_published(door_stack, example)
                                name=f"{example} on door", public="true")
     assert response.status_code == 202, response.text
     sid = response.json()["id"]
-    final = _final(stack, auth, sid)
+    final = wait_final(stack, auth, sid)
     assert final["state"] == "published", (final, stack.logs())
     assert final["selector"]["run"]["status"] == "ok"
     report = requests.get(f"{stack.url}{final['report_urls'][SETTING]['json']}", headers=auth,

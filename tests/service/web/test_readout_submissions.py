@@ -21,6 +21,7 @@ from service.submissions.records import State, SubmissionRepo
 from tests.support.readout_service import (SETTING, features_npz, parquet_bytes, predictions_npz,
                                            readout_root)
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs
+from tests.support.submissions import submit_scores
 
 
 @pytest.fixture()
@@ -46,12 +47,6 @@ def _weak(readout) -> pd.DataFrame:
     return pd.read_parquet(readout["weak"])
 
 
-def _submit(client, token, data: bytes, filename: str, **fields):
-    form = {"file": (io.BytesIO(data), filename), "setting": SETTING, **fields}
-    return client.post("/api/v1/submissions", headers=bearer(token), data=form,
-                       content_type="multipart/form-data")
-
-
 def _nothing_stored(store) -> None:
     assert store.list_keys("inputs/") == [] and store.list_keys("submissions/") == []
 
@@ -70,7 +65,7 @@ def test_a_setting_without_its_sealed_labels_takes_no_submission(client, token, 
     (readout["sealed_dir"] / "door-v1-labels.parquet").unlink()
     assert client.get(f"/api/v1/settings/{SETTING}").json["accepts_submissions"] is False
     frame = _weak(readout)
-    response = _submit(client, token, parquet_bytes(frame), "weak.parquet")
+    response = submit_scores(client, token, parquet_bytes(frame), "weak.parquet", setting=SETTING)
     assert response.status_code == 404 and response.json["error"]["code"] == "not_available"
     _nothing_stored(store)
 
@@ -78,7 +73,8 @@ def test_a_setting_without_its_sealed_labels_takes_no_submission(client, token, 
 def test_features_are_audited_on_confirm_and_served_as_the_summary_alone(client, token, readout, store,
                                                                           redis_conn, catalog):
     frame = _weak(readout)
-    response = _submit(client, token, parquet_bytes(frame), "weak.parquet", name="weak")
+    response = submit_scores(client, token, parquet_bytes(frame), "weak.parquet", name="weak",
+                             setting=SETTING)
     assert response.status_code == 202, response.json
     sid = response.json["id"]
     assert response.json["kind"] == "features"
@@ -108,7 +104,8 @@ def test_predictions_are_audited_as_given(client, token, readout, store, redis_c
     labels = readout["labels"]
     confirm = labels[(labels["split"] == "confirm")]
     data = predictions_npz(confirm["observation_id"], np.nan_to_num(confirm["coordinate"].to_numpy()))
-    response = _submit(client, token, data, "perfect.npz", input="predictions")
+    response = submit_scores(client, token, data, "perfect.npz", input="predictions",
+                             setting=SETTING)
     assert response.status_code == 202, response.json
     run_jobs(store, redis_conn, catalog)
     served = client.get(f"/api/v1/submissions/{response.json['id']}/report", headers=bearer(token)).json
@@ -177,7 +174,7 @@ def _extra_array(ids, values) -> bytes:
                                   "features as predictions"])
 def test_a_hostile_upload_is_named_and_nothing_is_stored(client, token, readout, store, case):
     data, filename, fields, (field, line, value) = _hostile(readout)[case]
-    response = _submit(client, token, data, filename, **fields)
+    response = submit_scores(client, token, data, filename, setting=SETTING, **fields)
     assert response.status_code == 422, response.json
     error = response.json["error"]
     assert error["source"] == filename
@@ -191,7 +188,11 @@ def test_a_hostile_upload_is_named_and_nothing_is_stored(client, token, readout,
 
 def test_bad_request_fields_are_named(client, token, readout, store):
     frame = parquet_bytes(_weak(readout))
-    assert _submit(client, token, frame, "f.parquet", input="scores").json["error"]["field"] == "input"
-    assert _submit(client, token, frame, "f.csv").json["error"]["field"] == "format"
-    assert _submit(client, token, frame, "f.bin", format="pickle").json["error"]["field"] == "format"
+    def field(filename, **fields):
+        response = submit_scores(client, token, frame, filename, setting=SETTING, **fields)
+        return response.json["error"]["field"]
+
+    assert field("f.parquet", input="scores") == "input"
+    assert field("f.csv") == "format"
+    assert field("f.bin", format="pickle") == "format"
     _nothing_stored(store)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 
-import pytest
 from werkzeug.serving import make_server
 
 from expaudit.cli import main
