@@ -17,25 +17,18 @@ import pytest
 import requests
 
 from service.process.config import from_env, to_env
+from tests.support.compose import APP_ROLES, COMPOSE, compose
 from tests.support.servers import ProcessServer, RedisServer, free_port, wait_for_port
 from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
 VENV_BIN = Path(sys.executable).parent
-COMPOSE = str(VENV_BIN / "docker-compose")
 HADOLINT = str(VENV_BIN / "hadolint")
 ENTRYPOINT = ROOT / "docker" / "entrypoint.sh"
 HEALTHCHECK = ROOT / "docker" / "healthcheck.py"
 NGINX_TEMPLATE = ROOT / "docker" / "nginx" / "default.conf.template"
-APP_ROLES = ("web", "worker", "runner")
 CPU_ROLES = ("web", "worker")
 LONG_RUNNING = ("web", "worker", "runner", "redis", "minio", "static")
-
-
-def compose(*args: str, file: Path = ROOT / "compose.yaml") -> subprocess.CompletedProcess:
-    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")}
-    return subprocess.run([COMPOSE, "-f", str(file), *args], capture_output=True, text=True,
-                          env=env, cwd=file.parent, timeout=60)
 
 
 @pytest.fixture(scope="module")

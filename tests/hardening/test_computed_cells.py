@@ -25,6 +25,7 @@ from benchmark_data.paths import cells_journal, sealed_cells_files
 from sandbox.base import Limits, Protected, RunSpec, RunStatus, exposure_refusal
 from service.process.config import (ServiceConfig, computed_cells_dir, from_env, protected_paths,
                             redis_socket, to_env)
+from tests.support.compose import APP_ROLES, compose
 from tests.support.selectors import SANDBOX_OK, assert_sandbox_failure_is_the_services_fault
 from tests.support.tiny_frozen import copy_library, copy_query_set, experience_ids, real_data_available
 
@@ -71,8 +72,6 @@ def test_the_protected_paths_are_the_services_state_and_sealed_cells_in_the_froz
 def test_compose_shares_the_computed_cells_on_a_volume_of_their_own():
     """Web, worker and runner read and append the same computed cells; the frozen-data
     volume (seeded from the image) only holds published data."""
-    from tests.e2e.test_deploy import APP_ROLES, compose
-
     result = compose("config", "--format", "json")
     assert result.returncode == 0, result.stderr
     config = json.loads(result.stdout)

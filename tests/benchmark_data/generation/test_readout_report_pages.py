@@ -11,17 +11,22 @@ import pytest
 
 from benchmark_data.generation import readout_features as rf
 from benchmark_data.generation import readout_reports as rr
-from tests.benchmark_data.generation.test_readout_reports import SMALL, root  # noqa: F401  (fixture)
+from tests.support.readout_bank import SMALL, reference_root
 
 RESPONSE = re.compile(r"<title>([^<]*): prediction against actual coordinate per context, initialization ([^<]*)</title>")
 SCATTER = "<title>Natural MAE against endpoint gain, per representation</title>"
+
+
+@pytest.fixture
+def root(tmp_path):
+    return reference_root(tmp_path)
 
 
 def _figures(page: str) -> list[tuple[str, str]]:
     return RESPONSE.findall(page)
 
 
-def test_the_dev_report_is_written_whole_with_its_page_and_every_curve_drawn(root, tmp_path):  # noqa: F811
+def test_the_dev_report_is_written_whole_with_its_page_and_every_curve_drawn(root, tmp_path):
     root, sealed = root
     paths = rr.write_reference_reports(split="dev", root=root, sealed_labels=sealed, min_estimable=SMALL,
                                        sealed=tmp_path / "kept")
@@ -46,7 +51,7 @@ def test_the_dev_report_is_written_whole_with_its_page_and_every_curve_drawn(roo
         assert rr.DEV_FAILURE_NOTE in report["notes"] and rr.DEV_FAILURE_NOTE in page
 
 
-def test_pages_are_rendered_again_from_the_written_json_alone(root, tmp_path):  # noqa: F811
+def test_pages_are_rendered_again_from_the_written_json_alone(root, tmp_path):
     root, sealed = root
     rr.write_reference_reports(split="dev", root=root, sealed_labels=sealed, min_estimable=SMALL)
     pages = [rr.html_path(task, "dev", root) for task in rf.TASKS]
@@ -62,7 +67,7 @@ def test_html_only_without_a_written_report_says_which(tmp_path, capsys):
     assert "door: no reference report at reports/reference-dev.json" in capsys.readouterr().err
 
 
-def test_the_confirm_page_draws_the_scatter_and_no_sealed_label(root, tmp_path):  # noqa: F811
+def test_the_confirm_page_draws_the_scatter_and_no_sealed_label(root, tmp_path):
     root, sealed = root
     rr.write_reference_reports(split="confirm", root=root, sealed_labels=sealed, min_estimable=SMALL,
                                sealed=tmp_path / "kept")

