@@ -296,7 +296,7 @@ def test_index_lists_settings_with_discrimination_best_fixed_and_best_submission
     assert (by_id[EMPTY_SETTING]["cells_done"], by_id[EMPTY_SETTING]["cells_total"]) == (1200, 15000)
     page = site["index.html"].decode()
     assert f'href="settings/{SETTING}.html"' in page and "1200 / 15000" in page
-    for words in ("Beyond End-Task Success", "expaudit submit scores.csv", "selector input",
+    for words in ("Beyond End-Task Success", "expaudit-client submit scores.csv", "selector input",
                   "api/v1/docs", "docker compose up", "expaudit download"):
         assert words in page, words
     assert b"No published rows yet" in site[f"settings/{EMPTY_SETTING}.html"]
