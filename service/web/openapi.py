@@ -62,15 +62,48 @@ _SCHEMAS = {
                                           "description": "seeds whose K x Q slice is fully executed"}},
     },
     "Setting": {
+        "oneOf": [{"$ref": "#/components/schemas/RetrievalSetting"},
+                  {"$ref": "#/components/schemas/ReadoutSetting"}],
+        "description": "A retrieval setting (kind retrieval) or a readout setting (kind readout)",
+    },
+    "RetrievalSetting": {
         "type": "object",
-        "required": ["id", "task", "mechanism", "k", "query_set", "sealed", "description",
+        "required": ["id", "kind", "task", "mechanism", "k", "query_set", "sealed", "description",
                      "completeness", "downloads"],
         "properties": {
-            "id": {"type": "string"}, "task": {"type": "string"},
+            "id": {"type": "string"}, "kind": {"type": "string", "enum": ["retrieval"]},
+            "task": {"type": "string"},
             "mechanism": {"type": "string"}, "k": {"type": "integer", "minimum": 1},
             "query_set": {"type": "string"}, "sealed": {"type": "boolean"},
             "description": {"type": "string"},
             "completeness": {"$ref": "#/components/schemas/Completeness"},
+            "downloads": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    },
+    "ReadoutSetting": {
+        "type": "object",
+        "description": "A readout bank as a setting (docs/readout.md): features, predictions or a "
+                       "program audited on its confirm initializations, whose labels are sealed",
+        "required": ["id", "kind", "task", "version", "sealed", "audited_split", "inputs",
+                     "description", "accepts_submissions"],
+        "properties": {
+            "id": {"type": "string"}, "kind": {"type": "string", "enum": ["readout"]},
+            "task": {"type": "string"}, "version": {"type": "string"},
+            "coordinate": {"type": "string", "nullable": True},
+            "unit": {"type": "string", "nullable": True},
+            "sealed": {"type": "boolean"}, "audited_split": {"type": "string", "enum": ["confirm"]},
+            "initializations": {"type": "object", "nullable": True,
+                                "additionalProperties": {"type": "integer"},
+                                "description": "initializations per split"},
+            "observations": {"type": "object", "nullable": True,
+                             "additionalProperties": {"type": "integer"},
+                             "description": "observations per split"},
+            "inputs": {"type": "array", "items": {"type": "string",
+                                                  "enum": ["features", "predictions"]}},
+            "description": {"type": "string"},
+            "accepts_submissions": {"type": "boolean",
+                                    "description": "false where the server lacks the sealed labels"},
+            "unavailable_reason": {"type": "string", "nullable": True},
             "downloads": {"type": "object", "additionalProperties": {"type": "string"}},
         },
     },
@@ -96,13 +129,17 @@ _SCHEMAS = {
             "report_urls": {"type": "object", "additionalProperties": {
                 "type": "object", "properties": {"json": {"type": "string"},
                                                  "html": {"type": "string"}}}},
-            "kind": {"type": "string", "enum": ["scores", "container"]},
+            "kind": {"type": "string", "enum": ["scores", "container", "features", "predictions"],
+                     "description": "scores (a scores file), container (a selector), features or "
+                                    "predictions (a readout setting; features made by a program "
+                                    "have a selector block)"},
             "rollouts": {"type": "object", "nullable": True,
                          "description": "matrix cells computed on demand while the audit waits",
                          "properties": {"done": {"type": "integer"}, "total": {"type": "integer"},
                                         "chunks_pending": {"type": "integer"},
                                         "runners": {"type": "integer", "nullable": True}}},
-            "selector": {"type": "object", "description": "container submissions only",
+            "selector": {"type": "object", "description": "submissions the service runs a program "
+                                                         "of: selectors, readout programs",
                          "properties": {"backend": {"type": "string", "enum": ["local", "docker"]},
                                         "image": {"type": "string", "nullable": True},
                                         "archive_sha256": {"type": "string", "nullable": True},
@@ -135,7 +172,9 @@ _SCHEMAS = {
     },
     "Report": {"type": "object", "required": ["schema_version"],
                "properties": {"schema_version": {"type": "string"}},
-               "description": "The audit report (AuditReport.to_dict(); see docs/api.md)"},
+               "description": "The audit report (AuditReport.to_dict(); see docs/api.md), or on a "
+                              "readout setting the served readout report "
+                              "(expaudit-readout-submission/1; see docs/readout.md)"},
     "Leaderboard": {"type": "object", "required": ["schema_version"],
                     "properties": {"schema_version": {"type": "string"}}},
 }
@@ -204,12 +243,24 @@ def _settings_paths() -> dict:
         "/api/v1/settings/{setting_id}/selector-input": {"get": {
             "summary": "The exact /input tree a container submission on the setting gets (.tar.gz)",
             "description": "What `expaudit selector input SETTING DIR` unpacks; no outcome is in "
-                           "it. 404 where the setting takes no selector submissions.",
+                           "it. On a readout setting, what `expaudit readout input SETTING DIR` "
+                           "unpacks: the images of train, dev and confirm and the public labels of "
+                           "train and dev, never a sealed label. 404 where the setting takes no "
+                           "selector submissions.",
             "tags": ["downloads"], "parameters": [_SETTING],
             "responses": {"200": {"description": "The tree, every entry under input/",
                                   "content": {"application/gzip": {"schema": _BINARY}}},
                           "302": {"description": "Redirect to a presigned URL"},
                           "404": _NOTFOUND}}},
+        "/api/v1/settings/{setting_id}/files/{name}": {"get": {
+            "summary": "A readout bank's public file (observations, train and dev labels, image "
+                       "shards), as listed in the setting's downloads",
+            "tags": ["downloads"],
+            "parameters": [_SETTING, {"name": "name", "in": "path", "required": True,
+                                      "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "The file", "content": {
+                "application/octet-stream": {"schema": _BINARY}}},
+                "302": {"description": "Redirect to a presigned URL"}, "404": _NOTFOUND}}},
         "/api/v1/settings/{setting_id}/base-images": {"get": {
             "summary": "The base-scene PNG of every experience of the setting (.tar)",
             "tags": ["downloads"], "parameters": [_SETTING],
@@ -234,7 +285,8 @@ def _submission_paths() -> dict:
         "/api/v1/submissions": {
             "post": {
                 "summary": "Submit a scores file (CSV, Parquet or JSON) for one or many settings, "
-                           "or a selector the service runs",
+                           "a selector the service runs, or on a readout setting features, "
+                           "predictions (Parquet or NPZ) or a program",
                 "description": (
                     "Columns scene_id, experience_id, score (or without score for a "
                     "selection-only submission), and optionally setting_id to cover several "
@@ -245,7 +297,13 @@ def _submission_paths() -> dict:
                     "and, instead of file, either a selector part (a .tar.gz of a selector "
                     "directory, local sandbox) or an image field (a Docker image pinned by "
                     "digest); see docs/selector_protocol.md. Sealed settings take a limited "
-                    "number of submissions per token owner per day (429 sealed_quota)."),
+                    "number of submissions per token owner per day (429 sealed_quota). On a "
+                    "readout setting (kind readout, docs/readout.md) the file holds features "
+                    "(input=features, the default: observation_id and f0..f{D-1}, or NPZ arrays "
+                    "observation_id and features) or predictions (input=predictions: "
+                    "observation_id and prediction), as Parquet or NPZ (format from the file "
+                    "name or format=parquet|npz); a selector part or image there is a program "
+                    "that writes features. Readout submissions count against the sealed quota."),
                 "tags": ["submissions"], "security": _AUTH,
                 "parameters": [
                     {"name": "Idempotency-Key", "in": "header", "required": False,
@@ -256,7 +314,11 @@ def _submission_paths() -> dict:
                     {"name": "public", "in": "query", "required": False,
                      "schema": {"type": "string", "enum": ["true", "false"]}},
                     {"name": "format", "in": "query", "required": False,
-                     "schema": {"type": "string", "enum": ["csv", "parquet", "json"]}},
+                     "schema": {"type": "string", "enum": ["csv", "parquet", "json", "npz"]},
+                     "description": "npz: a readout setting's upload only"},
+                    {"name": "input", "in": "query", "required": False,
+                     "schema": {"type": "string", "enum": ["features", "predictions"]},
+                     "description": "a readout setting's upload: what the file holds"},
                     {"name": "filename", "in": "query", "required": False,
                      "schema": {"type": "string"}}],
                 "requestBody": {"required": True, "content": {
@@ -266,7 +328,10 @@ def _submission_paths() -> dict:
                                        "image": {"type": "string"}, "setting": {"type": "string"},
                                        "name": {"type": "string"},
                                        "public": {"type": "string", "enum": ["true", "false"]},
-                                       "format": {"type": "string", "enum": ["csv", "parquet", "json"]}}}},
+                                       "format": {"type": "string",
+                                                  "enum": ["csv", "parquet", "json", "npz"]},
+                                       "input": {"type": "string",
+                                                 "enum": ["features", "predictions"]}}}},
                     "text/csv": {"schema": {"type": "string"}},
                     "application/vnd.apache.parquet": {"schema": _BINARY},
                     "application/json": {"schema": {"type": "array", "items": {"type": "object"}}}}},
@@ -278,7 +343,8 @@ def _submission_paths() -> dict:
                     "409": _err("Idempotency-Key reused with another body, or setting incomplete"),
                     "413": _err("Upload larger than the size limit (the message names the "
                                 "limit; GET /api/v1/limits gives it)"),
-                    "422": _err("The scores file or a field is invalid"), "429": _RATE,
+                    "422": _err("The scores, features or predictions file, the selector or a "
+                                "field is invalid"), "429": _RATE,
                     "503": _err("The store or Redis is unavailable or the store refuses writes, "
                                 "or the submission of this Idempotency-Key is still being written "
                                 "(see Retry-After)")}},
@@ -433,7 +499,9 @@ def openapi_document() -> dict:
         "openapi": "3.0.3",
         "info": {"title": "expaudit benchmark service", "version": "1.0.0",
                  "description": "Submit experience-retrieval selectors, read audits and the "
-                                "leaderboard, download the benchmark's transfer matrices."},
+                                "leaderboard, download the benchmark's transfer matrices; submit "
+                                "a representation's features, predictions or program to a readout "
+                                "setting and read its readout audit."},
         "paths": _paths(),
         "components": {
             "schemas": _SCHEMAS,
