@@ -160,6 +160,12 @@ class StoreCells:
         _manifest, _keys, parts = self._read(mechanism, query_set)
         return _first_of_each_key(parts, f"{mechanism}/{query_set}")
 
+    def stored(self, mechanism: str, query_set: str) -> list[dict]:
+        """Every readable record as stored, a key stored twice included (what a check that
+        each cell is stored once counts)."""
+        _manifest, _keys, parts = self._read(mechanism, query_set)
+        return [record for records in parts for record in records]
+
     def signature(self, mechanism: str, query_set: str) -> tuple:
         """The table and the unfolded chunks: changes whenever `records` would."""
         manifest = self._manifest(mechanism, query_set)

@@ -173,8 +173,10 @@ def _fill_one_chunk(python: Path, cwd: Path, env: dict[str, str], redis_url: str
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
-def _journals(directory: Path) -> list[Path]:
-    return sorted(directory.rglob("replay__stack-hidden.journal.jsonl"))
+def _chunks(directory: Path) -> list[Path]:
+    """The computed-cells chunks of the sealed setting anywhere under `directory` (a local
+    store keeps them as files: `service.store.computed_cells`)."""
+    return sorted(directory.rglob("computed/replay__stack-hidden/chunks/*.jsonl"))
 
 
 @pytest.mark.skipif(not SANDBOX_OK, reason="the local sandbox needs root, unshare and setpriv")
@@ -186,8 +188,8 @@ def test_a_selector_on_a_wheel_install_finds_none_of_the_computed_sealed_cells(t
     work = tmp_path / "work"
     work.mkdir()
     _fill_one_chunk(python, work, env, redis_server.url.rsplit("/", 1)[0] + "/9")
-    (journal,) = _journals(tmp_path)  # the runner computed the two cells, somewhere
-    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    chunks = _chunks(tmp_path)  # the runner computed the two cells, somewhere
+    records = [json.loads(line) for chunk in chunks for line in chunk.read_text().splitlines()]
     assert len(records) == 2
 
     selector = tmp_path / "glob-selector"
@@ -209,8 +211,8 @@ def test_a_selector_on_a_wheel_install_finds_none_of_the_computed_sealed_cells(t
     for record in records:
         assert record["final_hash"] not in shown and record["state_hash"] not in shown
     assert np.all(np.asarray(outcome["scores"]) == 0.25)  # no outcome reached its scores
-    assert journal.is_relative_to(data), journal  # under the data directory, next to the store
-    assert not _journals(package.parent)  # nothing computed inside the installed package
+    assert all(c.is_relative_to(data / "store") for c in chunks), chunks  # in the store
+    assert not _chunks(package.parent)  # nothing computed inside the installed package
 
 
 def test_a_runner_in_a_checkout_leaves_git_status_clean(tmp_path, redis_server):
@@ -225,5 +227,5 @@ def test_a_runner_in_a_checkout_leaves_git_status_clean(tmp_path, redis_server):
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
                             cwd=checkout, capture_output=True, text=True, check=True).stdout
     assert status == "", status
-    (journal,) = _journals(checkout)
-    assert journal == checkout / "var" / "cells" / "replay__stack-hidden.journal.jsonl"
+    chunks = _chunks(checkout)
+    assert chunks and all(c.is_relative_to(checkout / "var" / "store") for c in chunks), chunks

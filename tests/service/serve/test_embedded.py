@@ -14,6 +14,8 @@ import pytest
 import requests
 
 from service.process.defaults import ROLLOUT_QUEUE
+from service.store.computed_cells import StoreCells
+from service.store.storage import LocalStore
 from tests.support.paths import REPO_ROOT
 from tests.support.servers import (ADMIN_TOKEN, ServiceStack, free_port, read_until, scores_csv,
                                    service_env, synthetic_setting, write_catalog)
@@ -282,8 +284,8 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
         states = [line for line in lines if line.startswith("sub-")]
         assert states[-1].split()[1:] == ["published", "100.0%", "rollouts", "50/50"], lines
         assert any(line.startswith(f"{HIDDEN}: sealed") for line in lines), lines  # the verdict
-        journal = tmp_path / "var" / "cells" / "replay__stack-hidden.journal.jsonl"
-        assert len(journal.read_text().splitlines()) == 50  # under var/, the service's state
+        computed = StoreCells(LocalStore(tmp_path / "var" / "store"))  # the service's state
+        assert len(computed.stored("replay", "stack-hidden")) == 50
         assert not (root / "cells").exists()  # the frozen root is only read
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
