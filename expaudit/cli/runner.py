@@ -19,6 +19,7 @@ import argparse
 import sys
 
 from expaudit import cli
+from expaudit.cli.args import positive_int
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -53,6 +54,10 @@ def _flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy-envs",
                         help="policy environments stepped in lockstep, one batched forward pass "
                              "per step (default $EXPAUDIT_POLICY_ENVS, else 1)")
+    parser.add_argument("--heartbeat-s", type=positive_int,
+                        help="seconds without a beat after which a rollout chunk of this runner "
+                             "counts as abandoned (its runner or host died) and is run again "
+                             "(default 120; longer than one batch of cells)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ from dataclasses import replace
 from benchmark_data.paths import root_or_default
 from expaudit.errors import InvalidInput
 from service.runner import run_runner
-from service.process import computed_cells_dir, from_env, redis_answers
+from service.process import computed_cells_dir, defaults, from_env, redis_answers
 from service.queues import build_context
 
 
@@ -79,5 +79,6 @@ def run_runner_command(args: argparse.Namespace) -> int:
               f"({context.store.describe()}), older ones read from {cells_dir}, policies run "
               f"on {device} with {envs} env(s)", flush=True)
         run_runner(context.redis, root, context, cells_dir=cells_dir, burst=args.burst,
-                   policy_device=device, policy_envs=envs)
+                   policy_device=device, policy_envs=envs,
+                   heartbeat_ttl_s=args.heartbeat_s or defaults.RUNNER_HEARTBEAT_TTL_S)
     return 0

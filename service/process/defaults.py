@@ -273,3 +273,9 @@ not landing: usually a runner writing to another frozen root)."""
 
 ROLLOUT_JOB_TIMEOUT_S = 1800
 """Wall-clock limit of one rollout chunk (a simulator that hangs is stopped)."""
+
+RUNNER_HEARTBEAT_TTL_S = 120
+"""A runner beats after every batch of a rollout chunk; a chunk whose runner has not beaten
+for this long (the runner or its host died) is abandoned, and the next worker maintenance
+(any runner's start, or every few minutes) fails it, which wakes the waiting audit to
+enqueue it again. Longer than one batch of cells (an image-policy batch included)."""

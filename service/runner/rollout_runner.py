@@ -42,6 +42,8 @@ from simulator.policy_executor import POLICY_MECHANISM_NAMES, PolicyRunner, Poli
 from simulator.stack_scenes import StackLayout
 from simulator.stack_sim import StackSim
 from service.process import RUNNER_QUEUES, TRANSIENT_REDIS_ERRORS
+from service.process import defaults
+from service.queues.rollout_jobs import ROLLOUT_FUNCTION
 from service.store.computed_cells import StoreCells
 from service.queues import (Chunk, ContextNotInstalled, StopsCleanly, camera_blind,
                             install_context, work_until_stopped)
@@ -215,11 +217,12 @@ def chunk_executor(context: RunnerContext, chunk: Chunk):
     return (lambda cells: [run_cell(context.sim(), world, cell) for cell in cells]), 1
 
 
-def run_chunk(context: RunnerContext, chunk: Chunk) -> tuple[int, int]:
+def run_chunk(context: RunnerContext, chunk: Chunk, beat=None) -> tuple[int, int]:
     """Execute the chunk's cells not stored yet; returns (run, already stored).
 
     Each batch's results are stored as soon as it ends (one chunk object in the store, or
-    lines of the journal), so a chunk cut short loses only the batch in flight.
+    lines of the journal), so a chunk cut short loses only the batch in flight; `beat` (if
+    given) is called after each batch: the runner is alive.
     """
     execute, batch = chunk_executor(context, chunk)
     done = stored_keys(context.root, chunk.mechanism, chunk.query_set, context.cells_dir,
@@ -231,9 +234,11 @@ def run_chunk(context: RunnerContext, chunk: Chunk) -> tuple[int, int]:
         records = [result.to_record() for result in execute(todo[start:start + batch])]
         if context.computed is not None:
             context.computed.put_chunk(chunk.mechanism, chunk.query_set, records)
-            continue
-        for record in records:
-            append_record(journal, record)
+        else:
+            for record in records:
+                append_record(journal, record)
+        if beat is not None:
+            beat()
     return len(todo), len(cells) - len(todo)
 
 
@@ -241,19 +246,44 @@ def rollout_chunk_job(chunk: dict) -> str:
     """RQ entry point (`service.queues.rollout_jobs.ROLLOUT_FUNCTION`): run one chunk."""
     spec = parse_chunk(chunk)
     started = time.monotonic()
-    ran, skipped = run_chunk(_current(), spec)
+    ran, skipped = run_chunk(_current(), spec, _heartbeat)
     units = "states" if camera_blind(spec.mechanism) else "scenes"
     return (f"{spec.mechanism} {spec.experience_id} on {len(spec.state_ids)} {units} of "
             f"{spec.query_set}: {ran} cells run, {skipped} already stored, "
             f"{time.monotonic() - started:.1f} s")
 
 
+_heartbeat = None
+"""While a rollout job runs: beats for it (`RunnerWorker.execute_job`)."""
+
+
 class RunnerWorker(StopsCleanly, SimpleWorker):
-    """A non-forking RQ worker that stops cleanly (`service.queues.worker_loop`)."""
+    """A non-forking RQ worker that stops cleanly (`service.queues.worker_loop`).
+
+    A rollout job beats after every batch, so its chunk is seen abandoned `heartbeat_ttl_s`
+    after its runner died (RQ's own SimpleWorker waits for the job's 30-minute timeout);
+    other jobs (selector audits, which do not beat) keep RQ's timeout-long heartbeat.
+    """
+
+    heartbeat_ttl_s: int = defaults.RUNNER_HEARTBEAT_TTL_S
+
+    def get_heartbeat_ttl(self, job, working_time: float = 0.0) -> int:
+        if job.func_name == ROLLOUT_FUNCTION:
+            return self.heartbeat_ttl_s
+        return super().get_heartbeat_ttl(job, working_time)
+
+    def execute_job(self, job, queue):
+        global _heartbeat
+        _heartbeat = lambda: self.maintain_heartbeats(job, self.execution)  # noqa: E731
+        try:
+            return super().execute_job(job, queue)
+        finally:
+            _heartbeat = None
 
 
 def run_runner(redis: redis_lib.Redis, root: Path, jobs_context, *, cells_dir: Path,
-               burst: bool = False, policy_device: str = "cpu", policy_envs: int = 1) -> None:
+               burst: bool = False, policy_device: str = "cpu", policy_envs: int = 1,
+               heartbeat_ttl_s: int = defaults.RUNNER_HEARTBEAT_TTL_S) -> None:
     """Serve `selectors` and `rollouts` until a shutdown signal (or, with `burst`, until both
     are empty).
 
@@ -263,7 +293,8 @@ def run_runner(redis: redis_lib.Redis, root: Path, jobs_context, *, cells_dir: P
 
     `jobs_context` is the `service.queues.jobs.JobContext` (store, catalog, sandbox) the
     selector audits run with, built like a worker's (`service.queues.worker.build_context`).
-    `policy_device` and `policy_envs` are how image-policy cells run (`RunnerContext`).
+    `policy_device` and `policy_envs` are how image-policy cells run (`RunnerContext`);
+    `heartbeat_ttl_s` how soon a rollout chunk of a dead runner is abandoned (`RunnerWorker`).
     """
     install_runner(RunnerContext(Path(root), Path(cells_dir), policy_device=policy_device,
                                  policy_envs=policy_envs,
@@ -273,6 +304,7 @@ def run_runner(redis: redis_lib.Redis, root: Path, jobs_context, *, cells_dir: P
     def work_once() -> None:
         worker = RunnerWorker([Queue(name, connection=redis) for name in RUNNER_QUEUES],
                               connection=redis)
+        worker.heartbeat_ttl_s = heartbeat_ttl_s
         worker.work(burst=burst, logging_level="INFO")
 
     work_until_stopped(RunnerWorker, work_once, burst=burst, role="runner",
