@@ -11,6 +11,8 @@ from flask import Blueprint, Response, jsonify, redirect, request
 from expaudit.errors import DataNotFound
 from benchmark_data.downloads import (DOWNLOAD_FORMAT_VERSION, DOWNLOADS, describe,
                                      library_archive)
+from benchmark_data.versions import (DATA_VERSION, UnknownDataVersion, check_version,
+                                     load_transfer_at, query_images_at)
 from service.catalog import DataUnavailable, UnknownSetting, downloads, fingerprint
 from service.catalog.readout import open_readout_catalog
 from service.web.context import services
@@ -72,13 +74,25 @@ def _format(allowed: tuple[str, ...], default: str) -> str:
     return fmt
 
 
+def _data_version() -> str | None:
+    """`?data_version=`: an earlier data version the frozen root keeps; None for the current one."""
+    try:
+        version = check_version(request.args.get("data_version"), getattr(services().catalog, "root", None))
+    except UnknownDataVersion as exc:
+        raise ValidationFailed(str(exc), field="data_version") from None
+    return None if version == DATA_VERSION else version
+
+
 def _serve(setting_id: str, what: str, fmt: str) -> Response:
     svc = services()
-    data = svc.catalog.load_transfer(setting_id)
+    data_version = _data_version()
+    data = (svc.catalog.load_transfer(setting_id) if data_version is None else
+            load_transfer_at(setting_id, data_version, getattr(svc.catalog, "root", None)))
     version = fingerprint(data)
-    key = f"downloads/{setting_id}/{version[:24]}/v{DOWNLOAD_FORMAT_VERSION}/{what}.{fmt}"
+    key = (f"downloads/{setting_id}/{version[:24]}/v{DOWNLOAD_FORMAT_VERSION}"
+           f"{'' if data_version is None else '/' + data_version}/{what}.{fmt}")
     if not svc.store.exists(key):
-        metadata = describe(svc.catalog.get_setting(setting_id), what, version)
+        metadata = describe(svc.catalog.get_setting(setting_id), what, version, data_version)
         svc.store.put_if_absent(key, downloads.build(data, what, fmt, metadata),
                                 downloads.MEDIA_TYPES[fmt])
     url = svc.store.url_for(key)
@@ -118,14 +132,16 @@ def download_archive(setting_id: str, kind: str):
     svc = services()
     if kind not in ("images", "library"):
         raise NotFound(f"archive kind must be 'images' or 'library', got '{kind}'", field="kind")
-    path = svc.catalog.archive_path(setting_id, kind)
+    data_version = _data_version() if kind == "images" else None
+    path = (svc.catalog.archive_path(setting_id, kind) if data_version is None else
+            query_images_at(setting_id, data_version, getattr(svc.catalog, "root", None)))
     if path is None:
         raise NotFound(f"the frozen data of '{setting_id}' has no {kind} archive", field="kind")
     download = DOWNLOADS["query_images" if kind == "images" else "library"]
     name = download.file_name(setting_id)
     stat = path.stat()
     key = (f"archives/{setting_id}/{kind}/{stat.st_size}-{int(stat.st_mtime)}"
-           f"/v{DOWNLOAD_FORMAT_VERSION}/{name}")
+           f"/v{DOWNLOAD_FORMAT_VERSION}{'' if data_version is None else '/' + data_version}/{name}")
     if not svc.store.exists(key):
         svc.store.put_if_absent(key, _archive_bytes(setting_id, download.key, path),
                                 "application/octet-stream")
