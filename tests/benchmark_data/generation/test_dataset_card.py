@@ -9,6 +9,7 @@ import pytest
 
 from benchmark_data.generation.dataset_card import CARD_PATH, CONFORMS_TO, card_bytes, croissant_document
 from benchmark_data.paths import root_or_default
+from benchmark_data.readout_banks import TASKS
 from benchmark_data.registry import SETTINGS
 
 
@@ -62,8 +63,6 @@ def test_settings_are_the_registry(card):
 def test_readout_banks_have_observation_and_public_label_records(card):
     """Each bank's observations and labels are RecordSets; the labels file they read holds
     train and dev rows alone and the card says the others are sealed."""
-    from benchmark_data.readout_banks import TASKS
-
     root = root_or_default(None)
     records = {r["@id"]: r for r in card["recordSet"]}
     for task in TASKS:

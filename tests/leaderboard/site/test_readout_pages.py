@@ -18,6 +18,7 @@ from leaderboard.site.readout_entries import ReadoutEntry, ReadoutSettingInfo, r
 from leaderboard.site.readout_pages import readout_cards, readout_files
 from leaderboard.site.readout_views import ranked_rows
 from tests.support.readout_site import SETTING, readout_infos, readout_submissions
+from tests.support.site_data import make_data, make_entries, make_settings
 
 
 @pytest.fixture(scope="module")
@@ -94,8 +95,6 @@ def test_rows_are_ranked_by_controlled_mae_and_overlapping_intervals_share_a_ran
 
 
 def test_the_index_links_each_readout_setting(infos, submissions):
-    from tests.support.site_data import make_data, make_entries, make_settings
-
     files = build_leaderboard(make_entries(make_data()), make_settings(), readout_settings=infos,
                               readout_entries=submissions)
     index = files["index.html"].decode()
