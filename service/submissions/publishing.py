@@ -17,6 +17,11 @@ scenes, so they are listed on the benchmark's own settings
 embeddings are cached by model and image content hash in the embedding
 cache directory (`embedding_cache_dir`), so the first rebuild pays for them
 once and a rebuild after new cells land reads them back.
+
+Readout settings (`service.catalog.readout`) are published beside them: every public
+readout submission's served report (the confirm summary, nothing per initialization) and
+the representations of each bank's reference report, on the readout pages
+(`leaderboard.site.readout_pages`, docs/readout.md, "The leaderboard").
 """
 
 from __future__ import annotations
