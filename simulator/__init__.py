@@ -1,7 +1,7 @@
 """Rollouts in robosuite/MuJoCo: scenes, scripted experts, reuse mechanisms, the executor.
 
 The simulator side of the benchmark (the `sim` extra): `executor.execute` and
-`policy_executor.PolicyRunner` run cells, `provenance` records which code ran
+`policy_executor.PolicyExecutor` run cells, `provenance` records which code ran
 them, `scenes` / `door_scenes` sample layouts, `appearance` the appearance
 draws. Importing this package loads no simulator; its modules do. The
 selector sandbox, which needs no simulator, is the subpackage `sandbox`.

@@ -41,8 +41,8 @@ CHUNK_CELLS = 20
 """Cells per unit of work handed to a worker process (all of one experience)."""
 
 
-class RunnerMisuse(InternalError, ValueError):
-    """Cells or options a `PolicyRunner` cannot take (mixed experiences, another task, no envs):
+class ExecutorMisuse(InternalError, ValueError):
+    """Cells or options a `PolicyExecutor` cannot take (mixed experiences, another task, no envs):
     its callers check what they hand it, so this is a bug."""
 
 
@@ -92,12 +92,12 @@ def gl_renderer(camera) -> str:
     return " / ".join(n.decode(errors="replace") if n else "unknown" for n in names)
 
 
-class PolicyRunner:
+class PolicyExecutor:
     """Simulators, cameras and loaded policies of one process; runs groups of cells."""
 
     def __init__(self, world: PolicyWorld, *, device: str = "cpu", envs: int = 1) -> None:
         if envs < 1:
-            raise RunnerMisuse(f"envs must be at least 1, got {envs}")
+            raise ExecutorMisuse(f"envs must be at least 1, got {envs}")
         self.world = world
         self.device = device
         self.envs = envs
@@ -107,7 +107,7 @@ class PolicyRunner:
     def use(self, world: PolicyWorld) -> None:
         """Run later cells against `world` (same task); simulators and loaded policies are kept."""
         if world.task != self.world.task:
-            raise RunnerMisuse(f"world task {world.task!r} differs from this runner's {self.world.task!r}")
+            raise ExecutorMisuse(f"world task {world.task!r} differs from this executor's {self.world.task!r}")
         self.world = world
 
     def close(self) -> None:
@@ -147,11 +147,11 @@ class PolicyRunner:
             return []
         groups = {(c.mechanism, c.experience_id) for c in cells}
         if len(groups) != 1:
-            raise RunnerMisuse(f"PolicyRunner.run takes cells of one (mechanism, experience), "
+            raise ExecutorMisuse(f"PolicyExecutor.run takes cells of one (mechanism, experience), "
                                    f"got {sorted(groups)}")
         mechanism, eid = next(iter(groups))
         if mechanism not in POLICY_MECHANISM_NAMES:
-            raise RunnerMisuse(f"cell mechanism {mechanism!r} is not a policy mechanism "
+            raise ExecutorMisuse(f"cell mechanism {mechanism!r} is not a policy mechanism "
                                    f"{POLICY_MECHANISM_NAMES}")
         actor, size, version = self._loaded(mechanism, eid)
         packages = None
@@ -192,11 +192,11 @@ def _init_worker(world: PolicyWorld, device: str, envs: int) -> None:
     import torch
 
     torch.set_num_threads(1)
-    _WORKER["runner"] = PolicyRunner(world, device=device, envs=envs)
+    _WORKER["executor"] = PolicyExecutor(world, device=device, envs=envs)
 
 
 def _worker_run(cells: list[Cell]) -> list[CellResult]:
-    return _WORKER["runner"].run(cells)
+    return _WORKER["executor"].run(cells)
 
 
 def chunk_cells(cells: Iterable[Cell], size: int = CHUNK_CELLS) -> list[list[Cell]]:
@@ -240,5 +240,5 @@ def execute_policy(cells: Iterable[Cell], world: PolicyWorld, journal_for: Calla
     finally:
         if workers > 1 and "pool" in locals():
             pool.terminate()
-        if workers <= 1 and "runner" in _WORKER:  # in-process: free its GL contexts while valid
-            _WORKER.pop("runner").close()
+        if workers <= 1 and "executor" in _WORKER:  # in-process: free its GL contexts while valid
+            _WORKER.pop("executor").close()

@@ -8,7 +8,7 @@ also equal the query set's published state hash.
 
 Policy cells (`verify_policy_sample`) are stored per scene and read the
 camera, so each sampled cell is re-run as stored: its own scene and draw,
-from scratch in a fresh `PolicyRunner` (CPU, one environment, one intra-op
+from scratch in a fresh `PolicyExecutor` (CPU, one environment, one intra-op
 thread, as the CPU runner executes them). Its success, initial and final
 state hashes must equal the stored ones, and the stored initial hash the
 published hash of the scene's state. A cell stored under another code
@@ -39,7 +39,7 @@ from expaudit.errors import DataNotFound
 from expaudit.numerics import cpu_model
 from simulator.appearance import Appearance, sample_draw
 from simulator.executor import Cell, run_cell
-from simulator.policy_executor import PolicyRunner
+from simulator.policy_executor import PolicyExecutor
 from simulator.provenance import policy_code_version, policy_code_versions
 from simulator.stack_sim import StackSim
 
@@ -182,16 +182,16 @@ def _current_policy_versions(mechanism: str, experience_id: str, root) -> frozen
 
 
 def _rerun_policy_cell(cell, world) -> tuple:
-    """Run one cell in a fresh runner (CPU, one environment, one intra-op thread)."""
+    """Run one cell in a fresh executor (CPU, one environment, one intra-op thread)."""
     import torch  # deferred: heavy optional dependency
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    runner = PolicyRunner(world, device="cpu", envs=1)
+    executor = PolicyExecutor(world, device="cpu", envs=1)
     try:
-        (result,) = runner.run([cell])
+        (result,) = executor.run([cell])
     finally:
-        runner.close()
+        executor.close()
         torch.set_num_threads(threads)
     return result.success, result.state_hash, result.final_hash
 

@@ -5,7 +5,7 @@ On `selectors` it runs the audit jobs of container submissions
 socket. On `rollouts` it executes a chunk planned by `service.queues.rollout_jobs`,
 skipping cells already stored (so chunks resume), with the mechanism's executor (Replay:
 `simulator.executor.run_cell` on a `StackSim`; image policies: a
-`simulator.policy_executor.PolicyRunner` per task, on the device it was started with),
+`simulator.policy_executor.PolicyExecutor` per task, on the device it was started with),
 and stores each finished batch of cells with their provenance as a content-addressed chunk
 in the object store (`service.store.computed_cells`), which runners on other hosts and the
 workers share. The frozen root and the legacy computed-cells directory
@@ -38,7 +38,7 @@ from benchmark_data.registry import LIBRARY_IDS, QUERY_SETS, Mechanism
 from expaudit.errors import InternalError
 from expaudit.journal import append_record
 from simulator.executor import Cell, ReplayWorld, run_cell
-from simulator.policy_executor import POLICY_MECHANISM_NAMES, PolicyRunner, PolicyWorld
+from simulator.policy_executor import POLICY_MECHANISM_NAMES, PolicyExecutor, PolicyWorld
 from simulator.stack_scenes import StackLayout
 from simulator.stack_sim import StackSim
 from service.process import RUNNER_QUEUES, TRANSIENT_REDIS_ERRORS
@@ -78,28 +78,28 @@ class RunnerContext:
     policy_envs: int = 1
     computed: StoreCells | None = None
     _sim: object | None = field(default=None, repr=False)
-    _policy_runners: dict = field(default_factory=dict, repr=False)
+    _policy_executors: dict = field(default_factory=dict, repr=False)
 
     def sim(self):
         if self._sim is None:
             self._sim = StackSim()
         return self._sim
 
-    def policy_runner(self, world):
-        """The task's `PolicyRunner`, set to run the cells of `world` (a `PolicyWorld`).
+    def policy_executor(self, world):
+        """The task's `PolicyExecutor`, set to run the cells of `world` (a `PolicyWorld`).
 
         Simulators, cameras and loaded policies are kept across chunks; only
         the scenes and policy directories change with the chunk.
         """
-        runner = self._policy_runners.get(world.task)
-        if runner is None:
+        executor = self._policy_executors.get(world.task)
+        if executor is None:
             import torch  # deferred: heavy optional dependency
 
             torch.set_num_threads(1)  # as the generation pipeline's workers: same bits per cell
-            runner = PolicyRunner(world, device=self.policy_device, envs=self.policy_envs)
-            self._policy_runners[world.task] = runner
-        runner.use(world)
-        return runner
+            executor = PolicyExecutor(world, device=self.policy_device, envs=self.policy_envs)
+            self._policy_executors[world.task] = executor
+        executor.use(world)
+        return executor
 
 
 _context: RunnerContext | None = None
@@ -208,11 +208,11 @@ def stored_keys(root: Path, mechanism: str, query_set: str,
 
 def chunk_executor(context: RunnerContext, chunk: Chunk):
     """(execute, batch): a function from a batch of the chunk's cells to their results, and
-    how many cells it takes at once (the policy runner steps `policy_envs` in lockstep)."""
+    how many cells it takes at once (the policy executor steps `policy_envs` in lockstep)."""
     _check_mechanism(chunk)
     if chunk.mechanism in POLICY_MECHANISM_NAMES:
-        runner = context.policy_runner(chunk_policy_world(context.root, chunk))
-        return runner.run, context.policy_envs
+        executor = context.policy_executor(chunk_policy_world(context.root, chunk))
+        return executor.run, context.policy_envs
     world = chunk_world(context.root, chunk)
     return (lambda cells: [run_cell(context.sim(), world, cell) for cell in cells]), 1
 

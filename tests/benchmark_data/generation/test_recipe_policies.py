@@ -154,8 +154,8 @@ def test_a_cell_of_the_policy_runs_with_both_cameras_and_verifies(trained):
         assert run_chunk(context, Chunk("policy", QUERY_SET, EXPERIENCE, ("stack-orig-s00-d2",), (0,))) == (1, 0)
         report = verify_policy_sample(1, root=root)
     finally:
-        for policy_runner in context._policy_runners.values():
-            policy_runner.close()
+        for policy_executor in context._policy_executors.values():
+            policy_executor.close()
         simulator.policy_rollout.HORIZON = horizon
         torch.set_num_threads(threads)
     (record,) = [json.loads(line) for line in

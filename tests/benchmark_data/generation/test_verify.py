@@ -4,7 +4,7 @@ A tiny frozen root (two physical states of `stack-orig`, all their renders,
 and the K=3 Stack library) gets a freshly initialised tiny `policy` of
 `stack-e000`, frozen with its files as `expaudit data train-policies` writes
 them, and four of its cells (two scenes, two seeds) run through
-`PolicyRunner` into the cells journal. What is checked (a faithful store
+`PolicyExecutor` into the cells journal. What is checked (a faithful store
 verifies clean; a tampered outcome, a changed published state hash or
 replaced weights are each named) holds for any weights, so the policy is
 not trained, and the episode horizon is cut to a few control steps so the
@@ -45,14 +45,14 @@ def _freeze_policy(root, seed: int) -> str:
 
 @pytest.fixture(scope="module")
 def frozen(tmp_path_factory):
-    """A tiny frozen root whose `policy__stack-orig` journal holds four cells run by PolicyRunner."""
+    """A tiny frozen root whose `policy__stack-orig` journal holds four cells run by PolicyExecutor."""
     pytest.importorskip("robosuite")
     torch = pytest.importorskip("torch")
     pytest.importorskip("robomimic")
     import simulator.policy_rollout
     from benchmark_data.generation.rollouts import build_policy_world
     from simulator.executor import Cell
-    from simulator.policy_executor import PolicyRunner
+    from simulator.policy_executor import PolicyExecutor
 
     root = tmp_path_factory.mktemp("frozen")
     copy_library(root, experience_ids(3))
@@ -60,14 +60,14 @@ def frozen(tmp_path_factory):
     _freeze_policy(root, seed=0)
     cells = [Cell("policy", QUERY_SET, EXPERIENCE, scene, seed) for scene in SCENES for seed in SEEDS]
     threads = torch.get_num_threads()
-    runner_ = PolicyRunner(build_policy_world(cells, root))
+    executor = PolicyExecutor(build_policy_world(cells, root))
     try:
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(simulator.policy_rollout, "HORIZON", SHORT)
             torch.set_num_threads(1)  # as the CPU runner's workers execute cells
-            results = runner_.run(cells)
+            results = executor.run(cells)
     finally:
-        runner_.close()
+        executor.close()
         torch.set_num_threads(threads)
     journal = cells_journal("policy", QUERY_SET, root)
     journal.parent.mkdir(parents=True, exist_ok=True)

@@ -134,7 +134,7 @@ def test_a_policy_chunk_stores_one_cell_per_scene_and_seed_and_resumes(frozen):
         assert run_chunk(context, whole) == (0, 4)  # everything stored: nothing runs
     finally:
         torch.set_num_threads(threads)
-        for runner in context._policy_runners.values():  # free the GL contexts while they are valid
+        for runner in context._policy_executors.values():  # free the GL contexts while they are valid
             runner.close()
     assert _journal(frozen) == records
     keys = [(r["mechanism"], r["experience_id"], r["state_id"], r["seed"]) for r in records]
@@ -168,11 +168,11 @@ def test_a_runner_with_lockstep_environments_stores_every_cell_of_the_chunk(froz
     try:
         chunk = Chunk("policy", QUERY_SET, EXPERIENCE, SCENES, (0, 1, 2))
         assert run_chunk(context, chunk) == (6, 0)
-        (runner,) = context._policy_runners.values()
+        (runner,) = context._policy_executors.values()
         assert (runner.envs, [len(sims) for sims, _ in runner._envs.values()]) == (2, [2])
     finally:
         torch.set_num_threads(threads)
-        for runner in context._policy_runners.values():
+        for runner in context._policy_executors.values():
             runner.close()
     records = _journal(root)
     assert sorted((r["state_id"], r["seed"]) for r in records) == sorted(
