@@ -34,6 +34,7 @@ SUBCOMMAND_MODULES = (
     "expaudit.cli.sandbox",
     "expaudit.cli.runner",
     "expaudit.cli.readout",
+    "expaudit.cli.backup",
 )
 
 

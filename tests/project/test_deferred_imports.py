@@ -23,6 +23,7 @@ DEFERRED = {
     # Each command group loads its handlers when it runs: building the parser loads no
     # service, simulator or pandas (tests/expaudit/cli/test_startup.py).
     "expaudit/cli/audit.py": 1,
+    "expaudit/cli/backup.py": 1,
     "expaudit/cli/data.py": 1,
     "expaudit/cli/data_handlers.py": 1,
     "expaudit/cli/readout.py": 1,
