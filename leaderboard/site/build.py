@@ -164,8 +164,7 @@ def _setting_figures(view: SettingView) -> dict:
     figures: dict = {"ranking": None, "selection": None, "selection_note": ""}
     if rows:
         figures["ranking"] = site_figures.interval_figure(
-            rows, _markers(view), f"{name} of every ranked row with its 95% interval",
-            f"{name} (dashed: reference lines; red: beats best-fixed and its shuffle envelope)")
+            rows, _markers(view), f"{name} of every ranked row with its 95% interval", name)
     shares = _selection_shares(view)
     if shares is not None:
         figures["selection"] = site_figures.selection_figure(

@@ -7,13 +7,26 @@ Pure functions from numbers to SVG text; labels are escaped by `leaderboard.site
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from leaderboard.site.svg import PALETTE, circle, line, rect, svg_document, text
+from leaderboard.site.svg import (PALETTE, circle, clamped_x, fitted_text, line, rect,
+                                  svg_document, text, text_width)
 
 LABEL_CHARS = 28
-"""Row labels longer than this are cut with an ellipsis (the full name is in the tooltip)."""
+"""Labels of figures that cannot size their margins to their text (the readout's) are cut to
+this many characters, with an ellipsis."""
+
+LABEL_SHARE = 0.45
+"""The most of a figure's width its row labels may take: a longer label is cut to fit, its
+full name in its tooltip; shorter ones are drawn whole, the margin sized to the longest."""
+
+FONT = 11
+"""Font size (px) of the figures' text, but for the ranking figure's."""
+
+RANKING_FONT = 13
+"""Font size (px) of the ranking figure's text."""
 
 SERIES_COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b")
 """Colours of the top rows in the selection figure (the oracle is grey)."""
@@ -61,9 +74,14 @@ def interval_figure(rows: Sequence[IntervalRow], markers: Sequence[Marker], titl
     """Point and 95% interval per row on one axis, with dashed reference lines.
 
     Highlighted rows (beat best-fixed and their shuffle envelope) are drawn in
-    the accent colour; a row whose value is undefined says so.
+    the accent colour; a row whose value is undefined says so. The label margin is as
+    wide as the longest label (up to `LABEL_SHARE` of the width); what the lines and
+    colours mean is the caption's to say, so the axis names only the quantity.
     """
-    left, right, top = 210, 16, 14 + 13 * len(markers)
+    size = RANKING_FONT
+    longest = max([text_width(row.label, size) for row in rows] + [text_width("undefined", size)])
+    left = math.ceil(min(longest + 16, width * LABEL_SHARE))
+    right, top = 16, 14 + 13 * len(markers)
     height = top + row_height * max(len(rows), 1) + 40
     lo, hi = _limits(rows, markers)
     plot_w = width - left - right
@@ -77,10 +95,11 @@ def interval_figure(rows: Sequence[IntervalRow], markers: Sequence[Marker], titl
         x = x_of(marker.value)
         colour = REFERENCE_COLOURS.get(marker.key, PALETTE["axis"])
         body.append(line(x, top - 4, x, bottom, colour, 1.5, dash="5 3"))
-        body.append(text(x, 13 + 13 * m, marker.label, anchor="middle", fill=colour))
+        at, anchor = clamped_x(x, marker.label, size, width)
+        body.append(text(at, 13 + 13 * m, marker.label, anchor=anchor, fill=colour))
     for r, row in enumerate(rows):
         y = top + r * row_height + row_height / 2
-        body.append(text(left - 8, y + 4, short(row.label), anchor="end"))
+        body.append(fitted_text(left - 8, y + 4, row.label, left - 12, size, anchor="end"))
         if row.value is None:
             body.append(text(left + 4, y + 4, "undefined", fill="#595959"))
             continue
@@ -94,9 +113,11 @@ def interval_figure(rows: Sequence[IntervalRow], markers: Sequence[Marker], titl
     ticks = _ticks(lo, hi)
     for tick in ticks:
         body.append(line(x_of(tick), bottom, x_of(tick), bottom + 4))
-        body.append(text(x_of(tick), bottom + 16, f"{tick:g}", anchor="middle"))
-    body.append(text(left + plot_w / 2, bottom + 32, axis_label, anchor="middle"))
-    return svg_document(width, height, body, title, font_size=13)
+        at, anchor = clamped_x(x_of(tick), f"{tick:g}", size, width)
+        body.append(text(at, bottom + 16, f"{tick:g}", anchor=anchor))
+    body.append(fitted_text(left + plot_w / 2, bottom + 32, axis_label, plot_w, size,
+                            anchor="middle"))
+    return svg_document(width, height, body, title, font_size=size)
 
 
 def _ticks(lo: float, hi: float) -> list[float]:
@@ -110,25 +131,41 @@ def _ticks(lo: float, hi: float) -> list[float]:
     return ticks
 
 
+SLANT = math.sin(math.radians(45))
+"""The experience names under the selection figure are drawn at 45 degrees."""
+
+
 def selection_figure(experiences: Sequence[str], series: Sequence[tuple[str, Sequence[float]]],
                      oracle: Sequence[float], title: str, width: int = 640,
-                     height: int = 250) -> str:
+                     plot_height: int = 156) -> str:
     """Share of scenes given to each experience by the top rows and by the oracle.
 
     `series` is [(row label, share per experience)], at most four rows; the
-    oracle's shares (ties split) are the grey bars behind them.
+    oracle's shares (ties split) are the grey bars behind them. The legend takes as many
+    columns (three, two or one) as its longest name allows, names whole where one column
+    holds them; the margins below and left hold the slanted experience names.
     """
-    left, right, top, bottom = 44, 10, 16 + 16 * ((len(series) + 2) // 3), 62
-    plot_w, plot_h = width - left - right, height - top - bottom
+    entries = [("oracle (ties split)", PALETTE["oracle"])] + [
+        (label, SERIES_COLOURS[i % len(SERIES_COLOURS)]) for i, (label, _) in enumerate(series)]
+    names = [experience[:24] for experience in experiences]
+    slant = max([text_width(name, FONT) for name in names] + [0.0]) * SLANT + FONT
+    group_w_guess = (width - 54) / max(len(experiences), 1)
+    left = math.ceil(max(44.0, slant + 4 - group_w_guess / 2))
+    right = 10
+    plot_w = width - left - right
+    widest = max(14 + text_width(label, FONT) + 12 for label, _ in entries)
+    columns = next((n for n in (3, 2) if widest <= plot_w / n), 1)
+    top = 16 + 16 * ((len(entries) + columns - 1) // columns)
+    bottom = math.ceil(10 + slant + 4)
+    plot_h = plot_height
+    height = top + plot_h + bottom
     peak = max([max(oracle, default=0.0)] + [max(v, default=0.0) for _, v in series] + [1e-9])
     group_w = plot_w / max(len(experiences), 1)
     body = []
-    entries = [("oracle (ties split)", PALETTE["oracle"])] + [
-        (short(label, 24), SERIES_COLOURS[i % len(SERIES_COLOURS)])
-        for i, (label, _) in enumerate(series)]
     for i, (label, colour) in enumerate(entries):
-        x, y = left + (i % 3) * (plot_w / 3), 12 + 16 * (i // 3)
-        body += [rect(x, y - 9, 10, 10, colour), text(x + 14, y, label)]
+        x, y = left + (i % columns) * (plot_w / columns), 12 + 16 * (i // columns)
+        room = min(plot_w / columns, width - x) - 14 - 6
+        body += [rect(x, y - 9, 10, 10, colour), fitted_text(x + 14, y, label, room, FONT)]
     body.append(line(left, top + plot_h, left + plot_w, top + plot_h))
     body.append(line(left, top, left, top + plot_h))
     for tick in (0.0, 0.5, 1.0):
@@ -146,7 +183,8 @@ def selection_figure(experiences: Sequence[str], series: Sequence[tuple[str, Seq
                              SERIES_COLOURS[s % len(SERIES_COLOURS)],
                              f"{experience} {label}: {values[g]:.3f}"))
         cx = x0 + group_w / 2
-        body.append(text(cx, top + plot_h + 10, short(experience, 14), anchor="end",
+        body.append(text(cx, top + plot_h + 10, names[g], anchor="end",
+                         tooltip=experience if names[g] != experience else "",
                          transform=f"rotate(-45 {cx:.1f} {top + plot_h + 10:.1f})"))
     body.append(text(12, top + plot_h / 2, "share of scenes", anchor="middle",
                      transform=f"rotate(-90 12 {top + plot_h / 2:.1f})"))
@@ -164,24 +202,42 @@ class GridCell:
     highlight: bool = False
 
 
+SUMMARY_LABEL_PX = 320
+"""The most the summary figure's rule names may take; a longer one is cut, whole in its tooltip."""
+
+HEADER_SLANT = 35
+"""Degrees the setting names over the summary figure's columns are turned."""
+
+
 def summary_figure(rules: Sequence[str], settings: Sequence[str],
                    cells: dict[tuple[str, str], GridCell], title: str,
                    cell_width: int = 96, row_height: int = 24) -> str:
     """Rules x settings: in each cell A with its interval on a [-0.25, 1] scale, best-fixed's A
-    as a brown tick; empty where the rule has no row on that setting."""
-    left, top = 190, 96
-    width = left + cell_width * max(len(settings), 1) + 10
+    as a brown tick; empty where the rule has no row on that setting. The margins hold the
+    rule names (up to `SUMMARY_LABEL_PX`) and the slanted setting names whole."""
+    sin, cos = math.sin(math.radians(HEADER_SLANT)), math.cos(math.radians(HEADER_SLANT))
+    headers = [setting[:40] for setting in settings]
+    lengths = [text_width(header, FONT) for header in headers]
+    longest_rule = max([text_width(rule, FONT) for rule in rules] + [0.0])
+    grid_w = cell_width * max(len(settings), 1)
+    left = math.ceil(max(80.0, min(longest_rule + 16, SUMMARY_LABEL_PX)))
+    top = math.ceil(max(lengths + [0.0]) * sin + FONT * cos + 14)
+    ends = [left + c * cell_width + cell_width / 2 - 6 + length * cos + FONT * sin
+            for c, length in enumerate(lengths)]
+    width = math.ceil(max([left + grid_w + 10] + [end + 4 for end in ends]))
     height = top + row_height * max(len(rules), 1) + 12
     body = []
-    for c, setting in enumerate(settings):
+    for c, header in enumerate(headers):
         cx = left + c * cell_width + cell_width / 2
-        body.append(text(cx - 6, top - 8, short(setting, 22), anchor="start",
-                         transform=f"rotate(-35 {cx - 6:.1f} {top - 8:.1f})"))
+        body.append(text(cx - 6, top - 8, header, anchor="start",
+                         tooltip=settings[c] if header != settings[c] else "",
+                         transform=f"rotate(-{HEADER_SLANT} {cx - 6:.1f} {top - 8:.1f})"))
     for r, rule in enumerate(rules):
         y = top + r * row_height
         if r % 2 == 0:
             body.append(rect(0, y, width, row_height, "#f4f4f4"))
-        body.append(text(left - 8, y + row_height / 2 + 4, short(rule), anchor="end"))
+        body.append(fitted_text(left - 8, y + row_height / 2 + 4, rule, left - 12, FONT,
+                                anchor="end"))
         for c, setting in enumerate(settings):
             x0 = left + c * cell_width + 6
             scale = cell_width - 12

@@ -19,6 +19,35 @@ PALETTE = {
 """Colours: the rule in blue, references in grey, significant results in red."""
 
 
+GLYPH_EM = dict(zip([chr(c) for c in range(32, 127)], (
+    0.318, 0.401, 0.46, 0.838, 0.636, 0.95, 0.78, 0.275, 0.39, 0.39, 0.5, 0.838,
+    0.318, 0.361, 0.318, 0.337, 0.636, 0.636, 0.636, 0.636, 0.636, 0.636, 0.636, 0.636,
+    0.636, 0.636, 0.337, 0.337, 0.838, 0.838, 0.838, 0.531, 1.0, 0.684, 0.686, 0.698,
+    0.77, 0.632, 0.575, 0.775, 0.752, 0.295, 0.295, 0.656, 0.557, 0.863, 0.748, 0.787,
+    0.603, 0.787, 0.695, 0.635, 0.611, 0.732, 0.684, 0.989, 0.685, 0.611, 0.685, 0.39,
+    0.337, 0.39, 0.838, 0.5, 0.5, 0.613, 0.635, 0.55, 0.635, 0.615, 0.352, 0.635,
+    0.634, 0.278, 0.278, 0.579, 0.278, 0.974, 0.634, 0.612, 0.635, 0.635, 0.411, 0.521,
+    0.392, 0.634, 0.592, 0.818, 0.592, 0.592, 0.525, 0.636, 0.337, 0.636, 0.838,
+)))
+"""Advance width (em) of each printable ASCII character in DejaVu Sans, the sans-serif that
+Linux browsers pick and the widest of the common ones: a width reckoned from it holds for
+Arial and Helvetica too. Any other character counts as 1 em."""
+
+
+def text_width(label: str, size: float) -> float:
+    """How wide `label` is drawn at font size `size` (px), at most (`GLYPH_EM`)."""
+    return size * sum(GLYPH_EM.get(character, 1.0) for character in label)
+
+
+def fit(label: str, room: float, size: float) -> str:
+    """`label` whole where it fits in `room` px at `size`, else cut with an ellipsis to fit."""
+    if text_width(label, size) <= room:
+        return label
+    while label and text_width(label + "\u2026", size) > room:
+        label = label[:-1]
+    return label + "\u2026"
+
+
 def _fmt(value: float) -> str:
     return f"{value:.1f}"
 
@@ -67,10 +96,34 @@ def svg_document(width: int, height: int, body: list[str], title: str,
     )
 
 
-def text(x: float, y: float, label: str, anchor: str = "start", **attrs: str) -> str:
-    """A text element; `label` is escaped."""
+def text(x: float, y: float, label: str, anchor: str = "start", tooltip: str = "",
+         **attrs: str) -> str:
+    """A text element; `label` is escaped. A `tooltip` (the full name of a cut label) is the
+    <title> of a group around it."""
     extra = "".join(f' {k.replace("_", "-")}="{escape(str(v))}"' for k, v in attrs.items())
-    return f'<text x="{_fmt(x)}" y="{_fmt(y)}" text-anchor="{anchor}"{extra}>{escape(label)}</text>'
+    element = (f'<text x="{_fmt(x)}" y="{_fmt(y)}" text-anchor="{anchor}"{extra}>'
+               f'{escape(label)}</text>')
+    return f"<g><title>{escape(tooltip)}</title>{element}</g>" if tooltip else element
+
+
+def fitted_text(x: float, y: float, label: str, room: float, size: float,
+                anchor: str = "start", **attrs: str) -> str:
+    """A text element of `label` fitted to `room` px (`fit`); where cut, the full label is
+    its tooltip."""
+    shown = fit(label, room, size)
+    return text(x, y, shown, anchor, tooltip=label if shown != label else "", **attrs)
+
+
+def clamped_x(x: float, label: str, size: float, width: float, margin: float = 2.0
+              ) -> tuple[float, str]:
+    """Where and how to anchor a label centred on `x` so that it stays inside [0, width]:
+    (x, "middle"), or pinned to an edge with "start" or "end"."""
+    half = text_width(label, size) / 2
+    if x - half < margin:
+        return margin, "start"
+    if x + half > width - margin:
+        return width - margin, "end"
+    return x, "middle"
 
 
 def line(

@@ -301,3 +301,28 @@ def test_pages_work_through_the_service_static_route(browser, entries, tmp_path)
         context.close()
         web.stop()
         redis.stop()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", list(PAGES))
+def test_every_plot_label_lies_inside_its_plot(browser, base_url, name, width):
+    """No text of a plot is cut by its edges: each `svg text`'s box lies inside its svg's, at
+    1280 px and on a 390 px phone (where a plot keeps its labels 10 px tall and scrolls)."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{base_url}/{PAGES[name]}")
+        outside = page.evaluate(
+            "() => [...document.querySelectorAll('svg text')].filter(t => t.getBBox().width > 0)"
+            ".map(t => { const b = t.getBoundingClientRect(),"
+            " s = t.ownerSVGElement.getBoundingClientRect();"
+            " return [t.textContent.slice(0, 60), Math.round(b.left - s.left),"
+            " Math.round(s.right - b.right), Math.round(b.top - s.top),"
+            " Math.round(s.bottom - b.bottom)]; })"
+            ".filter(([, l, r, t, d]) => Math.min(l, r, t, d) < -1)")
+        drawn = page.locator("svg text").count()
+        assert drawn > 0, "no plot text on the page"
+        assert outside == [], f"{name} at {width} px: labels past their plot's edge " \
+                              f"(text, room left, right, top, bottom): {outside[:5]}"
+    finally:
+        context.close()
