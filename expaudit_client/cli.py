@@ -1,7 +1,7 @@
 """`expaudit-client`: the submitter's command, installed by the expaudit-client wheel.
 
     expaudit-client check scores.csv [--input IN]         the scores file, checked here
-    expaudit-client submit scores.csv --setting ID [--public] [--wait]
+    expaudit-client submit scores.csv --setting ID [--public] [--wait] [--input KIND]
     expaudit-client selector input ID IN                  the /input tree a selector gets
     expaudit-client selector run DIR --input IN --output OUT
     expaudit-client submit-selector DIR --setting ID [--public] [--wait]
@@ -78,6 +78,9 @@ def parser() -> argparse.ArgumentParser:
     submit.add_argument("file", metavar="FILE", help="scores file: .csv, .json or .parquet")
     submit.add_argument("--setting", action="append", default=[], metavar="ID",
                         help="setting id (repeat, or use a setting_id column in the file)")
+    submit.add_argument("--input", choices=["features", "predictions"],
+                        help="on a readout setting: what the file holds (the server's default: "
+                             "features); not checked here, the server checks it")
     _submission_flags(submit)
     submit.set_defaults(handler=_submit)
 
@@ -152,16 +155,29 @@ def _check(args) -> int:
 
 
 def _submit(args) -> int:
-    summary = check_scores_file(args.file)
+    client = _client(args)
+    if args.input is None:
+        _check_scores(client, args)
+    status = client.submit(args.file, args.setting, name=args.name, public=args.public,
+                           input=args.input)
+    return _follow(client, status, args.wait)
+
+
+def _check_scores(client: Client, args) -> None:
+    """Refuse a scores file that breaks the format, or names its settings badly, before
+    sending; a file for a readout setting (features or predictions) is the server's to check."""
+    try:
+        summary = check_scores_file(args.file)
+    except BadScoresFile:
+        if any(client.setting(s).get("kind") == "readout" for s in args.setting):
+            return
+        raise
     if not summary.settings and summary.rows is not None and len(args.setting) != 1:
         raise BadScoresFile(f"{args.file}: name exactly one setting (--setting) or add a "
                             f"setting_id column to the file; got {args.setting or 'none'}")
     if summary.settings and args.setting and set(args.setting) != set(summary.settings):
         raise BadScoresFile(f"{args.file}: --setting names {sorted(args.setting)} but the "
                             f"file's setting_id column holds {sorted(summary.settings)}")
-    client = _client(args)
-    status = client.submit(args.file, args.setting, name=args.name, public=args.public)
-    return _follow(client, status, args.wait)
 
 
 def _submit_selector(args) -> int:
