@@ -13,4 +13,6 @@ __all__, __getattr__ = lazy_face(__name__, {
     ".catalog": ("BenchmarkCatalog", "Catalog", "DataUnavailable", "SelectorsUnsupported", "StaticCatalog",
                  "UnknownSetting", "export_setting", "fingerprint", "open_catalog"),
     ".readout": ("ReadoutCatalog", "ReadoutSetting", "open_readout_catalog"),
+    ".readout_input": ("prepare_readout_setting_input",),
+    ".downloads": ("offered_downloads",),
 })

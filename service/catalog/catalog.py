@@ -30,8 +30,7 @@ from leaderboard.io import parse_experiences, parse_outcomes, parse_scenes, read
 from leaderboard.matrix import MISSING, TransferData
 from leaderboard.outcomes_fast import fast_outcomes
 from service.process import computed_cells_dir
-from service.store import open_store
-from service.store.computed_cells import FoldResult, StoreCells, fold_locked
+from service.store import FoldResult, StoreCells, fold_locked, open_store
 from service.catalog.downloads import experiences_frame, outcomes_frame, scenes_frame
 from service.catalog.selector_input import prepare_setting_input, takes_selectors
 

@@ -29,8 +29,7 @@ from leaderboard.errors import InputError
 from leaderboard.scores import (FieldError, StoredScoresDamaged, decode_scores, encode_scores,
                                 read_frame, validate_upload)
 from leaderboard.site.html_report import render_report_html
-from service.process import defaults
-from service.process.redis_errors import tolerated
+from service.process import defaults, tolerated
 from service.queues import rollout_jobs
 from service.auth import ActiveSubmissions
 from service.catalog import Catalog, SelectorsUnsupported, UnknownSetting

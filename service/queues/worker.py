@@ -16,8 +16,7 @@ import logging
 import redis as redis_lib
 from rq import Queue, Worker
 
-from service.process import ConfigError, ServiceConfig, defaults, redacted_url
-from service.process.redis_errors import TRANSIENT_REDIS_ERRORS
+from service.process import ConfigError, ServiceConfig, TRANSIENT_REDIS_ERRORS, defaults, redacted_url
 from service.catalog import open_catalog
 from service.selectors import make_sandbox, selector_limits
 from service.queues.jobs import JobContext, install_context, reconcile

@@ -43,9 +43,8 @@ from simulator.stack_scenes import StackLayout
 from simulator.stack_sim import StackSim
 from service.process import RUNNER_QUEUES, TRANSIENT_REDIS_ERRORS
 from service.process import defaults
-from service.queues.rollout_jobs import ROLLOUT_FUNCTION
-from service.store.computed_cells import StoreCells
-from service.queues import (Chunk, ContextNotInstalled, StopsCleanly, camera_blind,
+from service.store import StoreCells
+from service.queues import (ROLLOUT_FUNCTION, Chunk, ContextNotInstalled, StopsCleanly, camera_blind,
                             install_context, work_until_stopped)
 
 log = logging.getLogger(__name__)

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from leaderboard.readout.inputs import Representation
 from sandbox.base import Limits, RunSpec, RunStatus
 from sandbox.execute import run_readout_program
-from service.catalog.readout import ReadoutCatalog
-from service.catalog.readout_input import prepare_readout_setting_input
+from service.catalog import ReadoutCatalog, prepare_readout_setting_input
 from service.selectors.run import SandboxUnavailable, SelectorFailed, provenance, run_tree, selector_image
 from service.submissions import Manifest
 

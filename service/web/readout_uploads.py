@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from leaderboard.readout.upload import FORMATS, encode_upload, read_upload
-from service.catalog.readout import open_readout_catalog
+from service.catalog import open_readout_catalog
 from service.errors import ValidationFailed
 
 INPUTS = ("features", "predictions")

@@ -34,8 +34,7 @@ import numpy as np
 from flask import Blueprint, Response, current_app, redirect
 
 from benchmark_data.image_archive import member_name
-from service.catalog.readout import open_readout_catalog
-from service.catalog.readout_input import prepare_readout_setting_input
+from service.catalog import open_readout_catalog, prepare_readout_setting_input
 from service.web.context import services
 from service.errors import NotFound
 

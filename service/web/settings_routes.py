@@ -13,8 +13,7 @@ from benchmark_data.downloads import (DOWNLOAD_FORMAT_VERSION, DOWNLOADS, descri
                                      library_archive)
 from benchmark_data.versions import (DATA_VERSION, UnknownDataVersion, check_version,
                                      load_transfer_at, query_images_at)
-from service.catalog import DataUnavailable, UnknownSetting, downloads, fingerprint
-from service.catalog.readout import open_readout_catalog
+from service.catalog import DataUnavailable, UnknownSetting, downloads, fingerprint, open_readout_catalog
 from service.web.context import services
 from service.errors import Forbidden, NotFound, ValidationFailed
 
