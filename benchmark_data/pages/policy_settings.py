@@ -418,10 +418,8 @@ POLICIES_HEAD = """
 ## The policies
 
 One row per policy the settings above use, from its `spec.json` and
-`training.json` under the same data root. **Policy version 1** policies read
-one agent-view camera and were cloned from 80 demonstrations around the
-experience's base scene, before any gate existed. **Policy version 2** is the
-recipe of `docs/policy_protocol.md`, chosen on the validation query sets
+`training.json` under the same data root. Every one is **policy version 2**
+(mechanism 2), the recipe of `docs/policy_protocol.md`, chosen on the validation query sets
 **stack-val** and **door-val** only (new seeds, the frozen sets' generator,
 levels and draws; disjoint from every frozen query set and every
 demonstration, checked): an eye-in-hand camera beside the agent view, 240
@@ -431,9 +429,9 @@ layouts and validation episodes are execution-noise seed 0, and its gates
 are those of the protocol (own layouts >= 0.8; Policy: draw 0 >= 0.5 and
 draws 1-4 >= 0.2; Policy+DR: draws 1-4 within 0.1 of draw 0). A policy that
 failed a gate is kept, not retuned, and its settings say so above.
-**training min** is the wall time of its training (encoder pretraining and
-cloning, and in version 2 the caching of features; recording the
-demonstrations not counted) on the CPU machine that trained it, shared with
+**training min** is the wall time of its training (encoder pretraining,
+cloning and the caching of features; recording the demonstrations not
+counted) on the CPU machine that trained it, shared with
 other work.
 `benchmark_data/validation/recipe_trials.json` holds the recipe trials.
 
