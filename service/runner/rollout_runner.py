@@ -301,8 +301,11 @@ def run_runner(redis: redis_lib.Redis, root: Path, jobs_context, *, cells_dir: P
     install_context(jobs_context)
 
     def work_once() -> None:
+        # Maintenance (which fails the chunks of dead runners) at least every heartbeat
+        # period: between jobs, and while idle (the dequeue wait is the worker TTL - 15 s).
         worker = RunnerWorker([Queue(name, connection=redis) for name in RUNNER_QUEUES],
-                              connection=redis)
+                              connection=redis, worker_ttl=heartbeat_ttl_s + 15,
+                              maintenance_interval=heartbeat_ttl_s)
         worker.heartbeat_ttl_s = heartbeat_ttl_s
         worker.work(burst=burst, logging_level="INFO")
 
