@@ -1,26 +1,11 @@
 """The image policies of policy mechanism 2 (docs/policy_protocol.md): two cameras, frozen encoders, cloning on cached features.
 
-Still robomimic's BC-RNN cloned from images, arranged so that many cloning
-steps are cheap on a CPU:
-
-1. one encoder per camera (robomimic `VisualCore`: `LeanConv` and a
-   spatial-softmax keypoint head, as `simulator.policy_model`), the agent view's
-   pretrained on the objects' world positions, the wrist view's on their
-   positions relative to the hand (what a hand camera sees), then frozen;
-2. each frame's features computed once (`encode`);
-3. BC-RNN trained on the cached features beside the end-effector and finger
-   positions, all standardised with their demonstrations' mean and std;
-4. optionally (lever 4, `crop_size`), robomimic's random crop of the agent
-   view: the agent-view encoder pretrains on random crops, each frame's
-   features are cached for `crops_per_frame` random crops and cloning draws
-   one of them per frame; episodes read the centre crop.
-
-A policy is `RecipePolicy`: both encoders, the BC-RNN and the statistics;
-`save` / `load` keep it as a state dict (read back with `weights_only=True`)
-and `spec.json`. `RecipeActor` runs it in `simulator.policy_rollout`'s episode
-loop on side-by-side frames (`simulator.wrist_camera.DualCamera`). Every
-published policy is of this mechanism; mechanism 1 (one agent-view camera,
-trained end to end) was retired.
+Still robomimic's BC-RNN cloned from images, arranged so that many cloning steps are cheap on
+a CPU: one encoder per camera pretrained and frozen, each frame's features computed once
+(`encode`), BC-RNN trained on them, and optionally random crops of the agent view (lever 4).
+`RecipePolicy` holds a policy (`save` / `load`: a state dict and `spec.json`); `RecipeActor`
+runs it in `simulator.policy_rollout`'s episode loop. The levers are in
+docs/policy_protocol.md, "The recipe: levers, in order".
 """
 
 from __future__ import annotations

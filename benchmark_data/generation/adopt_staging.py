@@ -1,26 +1,10 @@
 """Adopting the staging root: the regenerated policy settings replace the published ones.
 
-The policies of policy mechanism 2 and their cells are made in the staging
-root (`benchmark_data/staging/README.md`) so the published settings stay whole
-until the regeneration is complete. `adopt` moves them into the published root
-only when every one of the twelve policies is trained with its gates measured,
-the go / no-go says go, and all eight published policy settings hold every
-cell of all five seeds, each made by the staged policy's own code version;
-otherwise it changes nothing and lists what is missing.
-
-Order, so that a crash never leaves the published root without a way on:
-the Policy+DR encoder features are exported from the staged policies into the
-staging root first (the step most likely to fail: it needs torch and the
-image archives); then policies, cell tables and features replace the
-published ones, each file or folder whole; the manifest is rewritten; a
-marker (`ADOPTED.json`) is written into the staging root; the staged copies
-go; the marker goes last. A rerun after a crash before the marker finds the
-staging root still complete and does it all again; after the marker, it only
-finishes removing the staged copies.
-
-Cells made by another code version of their staged policy (trained again,
-or its rollout sources changed) are stale and never count; `drop_stale` removes them from the staging tables so
-that `expaudit data generate --out` runs them anew.
+The policies of mechanism 2 and their cells are made in the staging root so the published
+settings stay whole until the regeneration is complete. `adopt` moves them in only when every
+policy, its gates and every cell are there, in an order that a crash never leaves the
+published root without a way on (rerun it); `drop_stale` removes cells of another code version
+of their policy. Steps and recovery: docs/data.md, "Adopting the regenerated policy settings".
 """
 
 from __future__ import annotations

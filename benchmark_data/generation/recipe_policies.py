@@ -1,25 +1,10 @@
 """Training the policies of mechanism 2 (docs/policy_protocol.md), their gates and frozen files.
 
-One policy per (mechanism, experience), made in a work folder by phases, each
-skipped when its output is there, so a stopped run resumes where it stopped
-(the folder's `work.json` refuses a run begun with other settings):
-
-1. `record_demos`: the experience's demonstrations over layout levels 0-2
-   (`simulator.recipe_demos`, chunks of `DEMO_CHUNK` plans in `demos/`), checked
-   against every query and validation set;
-2. `train`: the recipe (`simulator.policy_recipe.train_recipe`) -> `policy/`,
-   `curves.json`;
-3. `run_episodes`: the gate episodes on the validation set (`gate_items`:
-   its own first demonstration layouts, then the validation states under
-   draw 0 and draws 1-4), one line each in `recipe.episodes.jsonl`;
-4. `freeze`: `weights.pt`, `spec.json` and `training.json` (plans, hashes,
-   curves, wall times, each gate with its n and verdict, code versions)
-   into `policies/<mechanism>/<experience>/` of a data root.
-
-`scripts/policy_recipe_trial.py` runs phases 1-3 for a trial;
-`expaudit data train-policies` runs all four; the gates and the protocol's go / no-go
-are `recipe_gates`'. This module loads the simulator and torch: its callers
-(`expaudit.cli.data_sim_handlers`) load it when a command needs them.
+One policy per (mechanism, experience), made in a work folder by phases (`record_demos`,
+`train`, `run_episodes`, `freeze`), each skipped when its output is there, so a stopped run
+resumes (docs/data.md, "Regenerating a policy, running a cell"). `expaudit data
+train-policies` runs all four; the gates and the go / no-go are `recipe_gates`'. This module
+loads the simulator and torch: its callers load it when a command needs them.
 """
 
 from __future__ import annotations

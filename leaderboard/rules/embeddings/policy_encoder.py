@@ -1,35 +1,10 @@
 """policy_encoder: the visual encoder of a task's Policy+DR image policies as an embedding rule.
 
-Definition. The policy encoder of a task (stack or door) is the visual
-encoder of that task's K=3 Policy+DR policies (the frozen policies,
-`policies/policy_dr/<experience_id>/`, of mechanism 2: `simulator.policy_recipe`,
-agent and wrist cameras): the agent view's robomimic `VisualCore` (backbone,
-spatial-softmax keypoints and the linear projection to `spec.feature_dim`),
-the part of the policy that turns the camera image into the features its
-LSTM reads. The embedding of an image is the concatenation of the three
-policies' visual features, in experience order (e000, e001, e002), each
-computed on the image resized to that policy's `spec.image_size` (Pillow
-bilinear, RGB, /255, channels first, robomimic's own image processing after
-the resize) and centre-cropped to its `spec.crop_size`, as its episodes read
-it, so a vector has 3 x `feature_dim` entries. Vectors are compared by cosine
-similarity, like the other cosine encoders. The wrist encoder sees the
-hand's view, which a query image does not show.
-
-The encoder needs the task: Stack settings use the Stack policies, Door
-settings the Door ones. When one of the three policies is not trained
-(`weights.pt`, `spec.json` and `training.json` all present), the rule is
-"not computed" with a reason naming the missing policy; it never runs
-random weights. `content_hash` covers the three weights files and their
-specs, so the embedding cache never mixes vectors of different policies.
-
-Every forward pass runs on the CPU with one intra-op thread, as in
-`torch_encoders`, so vectors do not depend on the machine's core count.
-torch and robomimic are imported only when an encoder is loaded.
-
-`python -m leaderboard.rules.embeddings.policy_encoder --export --task stack`
-writes the features of every query image of the task's query sets and of
-every base-scene image of its library to
-`policies/policy_dr/encoder_features_<task>.parquet` (`export_features`).
+An image's embedding is the three K=3 Policy+DR policies' agent-view features (robomimic
+`VisualCore`), concatenated in experience order and compared by cosine similarity: it asks
+whether the policies' own view of a scene predicts transfer. Without the task's three trained
+policies the rule is "not computed", never random weights; `--export` writes the features of
+every query and base-scene image. Details: docs/reference_rules.md, "The policy encoder".
 """
 
 from __future__ import annotations
