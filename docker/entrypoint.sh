@@ -70,8 +70,8 @@ case "$role" in
     shift || true
     : "${EXPAUDIT_REDIS_URL:?EXPAUDIT_REDIS_URL must be set for the runner role}"
     seed_frozen_root
-    # runs the selectors of container submissions in $EXPAUDIT_SANDBOX and appends
-    # the cells it computes to $EXPAUDIT_CELLS_DIR, which the workers read
+    # runs the selectors of container submissions in $EXPAUDIT_SANDBOX and stores
+    # the cells it computes in the object store ($EXPAUDIT_STORE), which the workers read
     exec expaudit runner "$@"
     ;;
   seed)

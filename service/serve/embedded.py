@@ -272,9 +272,9 @@ def start_runner(config: ServiceConfig, env: dict[str, str],
         return (f"no rollout runner: {missing}; submissions needing missing cells wait for "
                 f"`expaudit runner --frozen-root {shown_root(root)}`")
     children.append(subprocess.Popen(runner_command(root), env=env))
-    cells = computed_cells_dir(config).resolve()
-    return ("rollout runner started: missing cells are appended to "
-            f"{shown_root(cells, '$EXPAUDIT_CELLS_DIR')}")
+    store = config.store if config.is_s3 else shown_root(Path(config.store).resolve(),
+                                                          "$EXPAUDIT_STORE")
+    return f"rollout runner started: missing cells go to the store ({store})"
 
 
 def shown_root(root: Path, variable: str = "$EXPAUDIT_FROZEN_ROOT") -> str:

@@ -143,7 +143,7 @@ def test_app_environment_is_what_the_service_reads(config):
     service_config = from_env(env)
     assert service_config.is_s3 and service_config.store == "s3://expaudit"
     assert service_config.s3_endpoint == "http://minio:9000"
-    assert service_config.redis_url == "redis://redis:6379/0"
+    assert service_config.redis_url == "redis://:expaudit-change-me@redis:6379/0"  # requirepass
     read_back = to_env(service_config)
     unused = {key for key, value in env.items() if value and key not in read_back}
     assert unused == set()

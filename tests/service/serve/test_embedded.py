@@ -158,7 +158,7 @@ def test_serve_starts_a_rollout_runner_on_the_frozen_root_it_serves(tmp_path, re
     children: list[subprocess.Popen] = []
     try:
         note = start_runner(config, env, children)
-        assert note == "rollout runner started: missing cells are appended to var/cells"
+        assert note == "rollout runner started: missing cells go to the store (var/store)"
         assert frozen_root(config) == root.resolve()
         assert len(children) == 1 and children[0].args[-2:] == ["--frozen-root", str(root.resolve())]
         assert _listeners(redis_server.url, ROLLOUT_QUEUE, 1, 60) == 1, \
@@ -267,7 +267,7 @@ def test_serve_alone_fills_a_sealed_setting_with_its_runner(tmp_path):
     try:
         early: list[str] = []
         read_until(proc, "expaudit is serving at", 120, early)
-        assert "rollout runner started: missing cells are appended to var/cells\n" in early
+        assert "rollout runner started: missing cells go to the store (var/store)\n" in early
         url = f"http://127.0.0.1:{port}"
         admin = (tmp_path / "var" / "admin-token").read_text().strip()
         token = requests.post(f"{url}/api/v1/tokens", json={"name": "sealed", "owner": "sealed"},
