@@ -6,8 +6,7 @@ from __future__ import annotations
 import argparse
 
 from service.process import from_env
-from service.store import open_store
-from service.store.backup import backup_store, restore_store
+from service.store import backup_store, open_store, restore_store
 
 
 def _backup(args: argparse.Namespace) -> int:

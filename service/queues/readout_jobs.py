@@ -24,11 +24,10 @@ from dataclasses import replace
 from leaderboard.readout.audit import run_readout_audit
 from leaderboard.readout.upload import decode_upload, encode_upload
 from leaderboard.site.readout_report import render_readout_html
-from service.catalog.readout import ReadoutCatalog, open_readout_catalog
-from service.process.config import from_env
+from service.catalog import ReadoutCatalog, open_readout_catalog
+from service.process import from_env
 from service.queues import jobs
-from service.sealed import give_back_claim_key
-from service.sealed.readout_report import served_readout_report
+from service.sealed import give_back_claim_key, served_readout_report
 from service.selectors import SelectorFailed, run_readout_container
 from service.submissions import State, Status
 

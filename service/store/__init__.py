@@ -12,4 +12,5 @@ __all__, __getattr__ = lazy_face(__name__, {
     ".storage": ("InvalidKey", "LocalStore", "ObjectNotFound", "ObjectStore", "S3Store", "StoreError",
                  "StoreUnavailable", "check_key", "make_s3_client", "open_store"),
     ".computed_cells": ("FoldResult", "StoreCells", "fold_locked"),
+    ".backup": ("backup_store", "restore_store"),
 })

@@ -45,10 +45,9 @@ from leaderboard.site.entries import LeaderboardEntry, SettingInfo
 from leaderboard.site.readout_entries import (ReadoutDownloadLink, ReadoutEntry,
                                               ReadoutSettingInfo)
 from leaderboard.site.sealed_html import is_sealed_report
-from service.catalog import BenchmarkCatalog, Catalog, DataUnavailable, fingerprint
-from service.catalog.downloads import offered_downloads
-from service.catalog.readout import ReadoutCatalog, open_readout_catalog
-from service.process.config import from_env
+from service.catalog import (BenchmarkCatalog, Catalog, DataUnavailable, ReadoutCatalog, fingerprint,
+                             offered_downloads, open_readout_catalog)
+from service.process import from_env
 from service.submissions.site_assets import setting_thumbnails
 from service.submissions.records import READOUT_KINDS, State, SubmissionRepo
 from service.store import LocalStore, ObjectNotFound, ObjectStore
