@@ -1,50 +1,44 @@
-"""Image shards for the small synthetic readout bank (`tests.support.readout_service`), so
-that its /input tree can be built and a readout program run on it.
-
-One shard per split, 64 x 64 RGB images per camera: the agent view's brightness follows
-the coordinate and its top rows the context (or the natural frame), the wrist view the
-context alone, with seeded noise. A controlled cell that failed validation gets no image
-(`shard` empty), as in the published banks.
-"""
+"""A tiny readout image bank beside the published Door policies, for the reference
+representations' feature tests: two shards of seeded random 64x64 images (what is checked
+holds for any images)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pandas as pd
+import pytest
+
+from benchmark_data.generation import readout_features as rf
+from benchmark_data.paths import FROZEN_ROOT
+from benchmark_data.policy_files import is_trained
+
+TASK = "door"
+POLICY = rf.policy_representations(TASK)[0]
+needs_policies = pytest.mark.skipif(not all(is_trained(*p.split("/")) for p in rf.policy_representations(TASK)),
+                                    reason="the published Door policies are not in the frozen data")
 
 
-def add_images(bank: Path, labels: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Write `images-<split>-00.npz` into `bank` and point `observations.parquet` at them;
-    `labels` are every split's label rows (`write_bank`'s). Returns the new observations."""
-    rng = np.random.default_rng(seed)
-    observations = pd.read_parquet(bank / "observations.parquet")
-    by_id = labels.set_index("observation_id")
-    shards, rows = [], []
-    counters: dict[str, int] = {}
-    pictures: dict[str, dict[str, list]] = {}
-    for oid, split in zip(observations["observation_id"], observations["split"]):
-        label = by_id.loc[oid]
-        if label["kind"] == "controlled" and not bool(label["admitted"]):
-            shards.append("")
-            rows.append(-1)
-            continue
-        name = f"images-{split}-00.npz"
-        row = counters.get(name, 0)
-        counters[name] = row + 1
-        shards.append(name)
-        rows.append(row)
-        coordinate = float(np.nan_to_num(label["coordinate"]))
-        context = int(label["context"])
-        agent = rng.integers(0, 20, size=(64, 64, 3)) + int(min(coordinate, 60) * 3)
-        agent[:8] += 30 * (context + 1) if context >= 0 else 5 * int(label["frame"])
-        wrist = rng.integers(0, 20, size=(64, 64, 3)) + 40 * (context + 1)
-        camera = pictures.setdefault(name, {"agentview": [], "wrist": []})
-        camera["agentview"].append(np.clip(agent, 0, 255).astype(np.uint8))
-        camera["wrist"].append(np.clip(wrist, 0, 255).astype(np.uint8))
-    for name, camera in pictures.items():
-        np.savez_compressed(bank / name, agentview=np.stack(camera["agentview"]), wrist=np.stack(camera["wrist"]))
-    observations = observations.assign(shard=shards, row=rows)
-    observations.to_parquet(bank / "observations.parquet", index=False)
-    return observations
+def images(seed: int, n: int) -> np.ndarray:
+    """`n` seeded random 64x64 RGB images."""
+    return np.random.default_rng(seed).integers(0, 256, (n, 64, 64, 3), dtype=np.uint8)
+
+
+def image_bank(root, shards: dict[str, tuple[list[str], np.ndarray, np.ndarray]], policies: bool = True):
+    """A readout bank of TASK under `root` with the given shards {name: (ids, agent, wrist)},
+    and (`policies`) the published policies linked in."""
+    if policies:
+        (root / "policies").mkdir(parents=True)
+        for mechanism in ("policy", "policy_dr"):
+            (root / "policies" / mechanism).symlink_to(FROZEN_ROOT / "policies" / mechanism)
+    bank = rf.bank_dir(TASK, root)
+    bank.mkdir(parents=True)
+    for name, (ids, agent, wrist) in shards.items():
+        np.savez_compressed(bank / name, observation_id=np.array(ids), agentview=agent, wrist=wrist)
+    return root
+
+
+def tiny_bank(root):
+    """Two shards (five images, then three) under `root`, the published policies linked."""
+    return image_bank(root, {
+        "images-00.npz": ([f"a{i}" for i in range(5)], images(1, 5), images(2, 5)),
+        "images-01.npz": ([f"b{i}" for i in range(3)], images(3, 3), images(4, 3)),
+    })

@@ -11,37 +11,12 @@ import numpy as np
 import pytest
 
 from benchmark_data.generation import readout_features as rf
-from benchmark_data.paths import FROZEN_ROOT
-from benchmark_data.policy_files import is_trained
-
-TASK = "door"
-POLICY = rf.policy_representations(TASK)[0]
-needs_policies = pytest.mark.skipif(not all(is_trained(*p.split("/")) for p in rf.policy_representations(TASK)),
-                                    reason="the published Door policies are not in the frozen data")
-
-
-def _images(seed: int, n: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, 256, (n, 64, 64, 3), dtype=np.uint8)
-
-
-def _bank(root, shards: dict[str, tuple[list[str], np.ndarray, np.ndarray]], policies: bool = True):
-    if policies:
-        (root / "policies").mkdir(parents=True)
-        for mechanism in ("policy", "policy_dr"):
-            (root / "policies" / mechanism).symlink_to(FROZEN_ROOT / "policies" / mechanism)
-    bank = rf.bank_dir(TASK, root)
-    bank.mkdir(parents=True)
-    for name, (ids, agent, wrist) in shards.items():
-        np.savez_compressed(bank / name, observation_id=np.array(ids), agentview=agent, wrist=wrist)
-    return root
+from tests.support.readout_images import POLICY, TASK, image_bank, images, needs_policies, tiny_bank
 
 
 @pytest.fixture
 def tiny(tmp_path):
-    return _bank(tmp_path / "a", {
-        "images-00.npz": ([f"a{i}" for i in range(5)], _images(1, 5), _images(2, 5)),
-        "images-01.npz": ([f"b{i}" for i in range(3)], _images(3, 3), _images(4, 3)),
-    })
+    return tiny_bank(tmp_path / "a")
 
 
 @needs_policies
@@ -63,10 +38,10 @@ def test_every_reference_representation_has_its_declared_shape_and_dtype(tiny, n
 @pytest.mark.parametrize("name", [POLICY, "raw32"])
 def test_a_vector_depends_on_its_image_only(tmp_path, tiny, name):
     """Same images in other shards, other neighbours and another order: the same vectors, bit for bit."""
-    agent, wrist = _images(1, 5), _images(2, 5)
-    other = _bank(tmp_path / "b", {
-        "images-00.npz": (["x", "a3", "a0"], np.stack([_images(9, 1)[0], agent[3], agent[0]]),
-                          np.stack([_images(8, 1)[0], wrist[3], wrist[0]])),
+    agent, wrist = images(1, 5), images(2, 5)
+    other = image_bank(tmp_path / "b", {
+        "images-00.npz": (["x", "a3", "a0"], np.stack([images(9, 1)[0], agent[3], agent[0]]),
+                          np.stack([images(8, 1)[0], wrist[3], wrist[0]])),
     })
     rf.write_features(TASK, name, root=tiny)
     rf.write_features(TASK, name, root=other)
@@ -83,7 +58,7 @@ def test_a_rerun_skips_stored_shards_and_recomputes_a_changed_one(tiny):
     before = {p.name: p.stat().st_mtime_ns for p in out.glob("features-*.npz")}
     bank = rf.bank_dir(TASK, tiny)
     np.savez_compressed(bank / "images-01.npz", observation_id=np.array(["c0", "c1"]),
-                        agentview=_images(5, 2), wrist=_images(6, 2))
+                        agentview=images(5, 2), wrist=images(6, 2))
     record = rf.write_features(TASK, POLICY, root=tiny)
     after = {p.name: p.stat().st_mtime_ns for p in out.glob("features-*.npz")}
     assert after["features-00.npz"] == before["features-00.npz"]
@@ -104,7 +79,7 @@ def test_an_encoder_without_weights_is_not_computed_with_the_reason(tiny, tmp_pa
 
 
 def test_a_policy_absent_from_the_data_is_not_computed_with_the_reason(tmp_path):
-    root = _bank(tmp_path, {"images-00.npz": (["a0"], _images(1, 1), _images(2, 1))}, policies=False)
+    root = image_bank(tmp_path, {"images-00.npz": (["a0"], images(1, 1), images(2, 1))}, policies=False)
     record = rf.write_features(TASK, POLICY, root=root)
     assert record["status"] == rf.NOT_COMPUTED
     assert record["reason"] == (f"weights missing: policies/{POLICY} is not in the frozen data "
@@ -132,7 +107,7 @@ def test_the_engine_reads_the_stored_shards_as_written(tiny):
 def test_rows_precomputed_on_other_files_are_read_back_not_recomputed(tmp_path, tiny):
     """A chunk holding some of the bank's rows is embedded ahead; the bank pass takes those rows
     from the cache (here tampered, to see them) and computes only the rest."""
-    agent, wrist = _images(1, 5), _images(2, 5)
+    agent, wrist = images(1, 5), images(2, 5)
     chunk = tmp_path / "train-00.npz"
     np.savez(chunk, observation_id=np.array(["a1", "a4"]), agentview=agent[[1, 4]], wrist=wrist[[1, 4]])
     cache = tmp_path / "cache"
@@ -145,7 +120,7 @@ def test_rows_precomputed_on_other_files_are_read_back_not_recomputed(tmp_path, 
 
     rf.write_features(TASK, POLICY, root=tiny, cache=cache)
     ids, features = rf.read_features(TASK, POLICY, tiny)
-    fresh = _bank(tmp_path / "fresh", {"images-00.npz": ([f"a{i}" for i in range(5)], agent, wrist)})
+    fresh = image_bank(tmp_path / "fresh", {"images-00.npz": ([f"a{i}" for i in range(5)], agent, wrist)})
     rf.write_features(TASK, POLICY, root=fresh)
     _, plain = rf.read_features(TASK, POLICY, fresh)
     assert np.array_equal(cached["features"], plain[[1, 4]])

