@@ -87,10 +87,16 @@ class FoldResult:
 
 class StoreCells:
     """The computed cells of a store (`benchmark_data.cells.ComputedCells`): runners `put_chunk`,
-    readers `records`, one owner `fold`s."""
+    readers `records`, one owner `fold`s.
+
+    Chunks and tables never change once written (their name is their content's hash), so each
+    is read once per process and kept while it is listed: a reader polling a setting being
+    filled fetches only the chunks that landed since.
+    """
 
     def __init__(self, store: ObjectStore) -> None:
         self.store = store
+        self._read_cache: dict[str, list[dict]] = {}
 
     def __repr__(self) -> str:
         return f"StoreCells({self.store.describe()})"
@@ -124,6 +130,14 @@ class StoreCells:
 
     def _verified(self, key: str, compressed: bool = False) -> list[dict]:
         """The records of one object, [] when its content does not match its name."""
+        cached = self._read_cache.get(key)
+        if cached is not None:
+            return cached
+        records = self._fetch_verified(key, compressed)
+        self._read_cache[key] = records
+        return records
+
+    def _fetch_verified(self, key: str, compressed: bool) -> list[dict]:
         try:
             data = self.store.get_bytes(key)
         except ObjectNotFound:
@@ -149,11 +163,18 @@ class StoreCells:
                 parts = [self._verified(manifest["table"], compressed=True)
                          if manifest.get("table") else []]
                 parts += [self._verified(k) for k in keys]
+                self._forget_all_but(folder(mechanism, query_set),
+                                     {*keys, manifest.get("table")})
                 return manifest, keys, parts
             except Vanished:
                 if attempt == READ_TRIES - 1:
                     raise
         raise AssertionError("unreachable")
+
+    def _forget_all_but(self, base: str, listed: set) -> None:
+        """Drop the cached objects of `base` that are no longer listed (folded, deleted)."""
+        for key in [k for k in self._read_cache if k.startswith(base + "/") and k not in listed]:
+            del self._read_cache[key]
 
     def records(self, mechanism: str, query_set: str) -> list[dict]:
         """Every stored cell once (the first of each key)."""

@@ -127,3 +127,30 @@ def test_load_cells_reads_the_store_beside_a_legacy_directory_and_the_signature_
     frame = load_cells(MECH, QS, tmp_path / "no-frozen", (legacy, cells))
     got = {(r.experience_id, int(r.success)) for r in frame.itertuples()}
     assert got == {("e0", 0), ("e1", 1)}  # the legacy cell came first and is kept
+
+
+class CountingStore(LocalStore):
+    """A local store that counts the objects it reads."""
+
+    def __init__(self, root) -> None:
+        super().__init__(root)
+        self.reads: list[str] = []
+
+    def get_bytes(self, key: str) -> bytes:
+        self.reads.append(key)
+        return super().get_bytes(key)
+
+
+def test_a_reader_fetches_each_chunk_once_and_forgets_folded_ones(tmp_path, redis_conn):
+    store = CountingStore(tmp_path / "store")
+    reader, writer = StoreCells(store), StoreCells(LocalStore(tmp_path / "store"))
+    first = writer.put_chunk(MECH, QS, [_record("e0", "s0", 0)])
+    assert len(reader.records(MECH, QS)) == 1
+    second = writer.put_chunk(MECH, QS, [_record("e0", "s0", 1)])
+    store.reads.clear()
+    assert len(reader.records(MECH, QS)) == 2
+    assert [k for k in store.reads if "/chunks/" in k] == [second]  # the new chunk only
+    folded = fold_locked(writer, redis_conn, MECH, QS)
+    assert len(reader.records(MECH, QS)) == 2
+    assert set(reader._read_cache) == {folded.table}  # the folded chunks are forgotten
+    assert first not in reader._read_cache
