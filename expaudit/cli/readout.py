@@ -15,17 +15,10 @@ from leaderboard.readout.defaults import MIN_ESTIMABLE_INITIALIZATIONS, N_BOOTST
 
 
 def _run(args: argparse.Namespace) -> int:
-    """Read, audit, write (the handler)."""
-    from expaudit.cli import readout_handlers  # deferred: the handler loads the engine and pandas
+    """Run the chosen `readout` action (its handler)."""
+    from expaudit.cli import readout_handlers  # deferred: the handlers load the engine and pandas
 
-    return readout_handlers.run_readout_audit_command(args)
-
-
-def _input(args: argparse.Namespace) -> int:
-    """Download the /input tree (the handler of `selector input`: the same route)."""
-    from expaudit.cli import sandbox_handlers  # deferred: the handler loads the HTTP client
-
-    return sandbox_handlers.input_command(args)
+    return readout_handlers.HANDLERS[args.readout_command](args)
 
 
 def register(subparsers) -> None:
@@ -73,4 +66,4 @@ def register(subparsers) -> None:
     remote.add_argument("setting", metavar="SETTING")
     remote.add_argument("directory", metavar="DIR")
     client_flags(remote)
-    remote.set_defaults(handler=_input)
+    remote.set_defaults(handler=_run)

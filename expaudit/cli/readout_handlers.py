@@ -1,4 +1,5 @@
-"""The handler of `expaudit readout audit`: read the bank and representations, audit, write.
+"""The handlers of `expaudit readout audit` (read the bank and representations, audit, write)
+and `expaudit readout input` (the /input tree of a readout program, from a server).
 
 It loads the readout engine (pandas, numpy) and the page renderer, so the command's parser
 (`readout`) loads this module only when an audit runs.
@@ -11,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from expaudit.cli.sandbox_handlers import input_command
 from expaudit.errors import InvalidInput
 from leaderboard.readout.audit import run_readout_audit
 from leaderboard.readout.bank import read_bank
@@ -54,3 +56,10 @@ def run_readout_audit_command(args: argparse.Namespace) -> int:
     if not args.json:
         sys.stdout.write(render_readout_summary(report))
     return 0
+
+
+HANDLERS = {
+    "audit": run_readout_audit_command,
+    "input": input_command,
+}
+"""The handler of each `expaudit readout` action; `input` is `selector input`'s (the same route)."""

@@ -13,6 +13,7 @@ import logging
 import sys
 
 from expaudit.cli.service_client import api_call, client_for
+from leaderboard.site.readout_report import render_readout_summary
 from service.process import defaults, from_env, parse_queues, redis_answers
 from service.serve import serve as serve_embedded
 from service.queues import reconcile as reconcile_store
@@ -129,8 +130,6 @@ def _report_url(client, status: dict, setting: str) -> str:
 
 def _print_readout(setting: str, report: dict) -> None:
     """A readout report's headline numbers and tests (`expaudit readout audit`'s lines)."""
-    from leaderboard.site.readout_report import render_readout_summary  # deferred: the page renderer
-
     for line in render_readout_summary(report).splitlines():
         print(f"{setting}: {line}" if not line.startswith(" ") else line)
 

@@ -1,6 +1,6 @@
 """Programs on a readout setting over real HTTP: gunicorn, an RQ worker (publishing), a runner
 (the `selectors` queue) and redis-server; the program runs in the local namespace sandbox on
-the small synthetic bank given image shards (`tests.support.readout_images`).
+the small synthetic bank given image shards (`tests.support.readout_shards`).
 
 A program's features give the report of the same features uploaded as a file; the /input
 tree it ran on is the one `expaudit readout input` downloads; a program that fails is the
@@ -22,7 +22,7 @@ import requests
 from service.catalog.readout import ReadoutCatalog
 from service.catalog.readout_input import prepare_readout_setting_input
 from tests.support.paths import REPO_ROOT
-from tests.support.readout_images import add_images
+from tests.support.readout_shards import add_images
 from tests.support.readout_service import SETTING, features_npz, readout_root
 from tests.support.selectors import SANDBOX_OK, selector_archive
 from tests.support.servers import ServiceStack, bearer, new_token, synthetic_setting, write_catalog

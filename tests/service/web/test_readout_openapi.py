@@ -16,7 +16,7 @@ from schemathesis.specs.openapi.checks import (content_type_conformance, respons
 from werkzeug.serving import make_server
 
 from service.web.openapi import openapi_document
-from tests.support.readout_images import add_images
+from tests.support.readout_shards import add_images
 from tests.support.readout_service import SETTING, predictions_npz, readout_root
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs
 
