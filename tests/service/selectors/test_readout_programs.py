@@ -171,3 +171,14 @@ def test_a_program_where_none_is_taken_is_refused_and_nothing_is_stored(stack, a
     image = requests.post(f"{stack.url}/api/v1/submissions", headers=auth, timeout=30,
                           data={"setting": SETTING}, files={"image": (None, "lab/p@sha256:" + "a" * 64)})
     assert image.status_code == 422 and image.json()["error"]["field"] == "image"
+
+
+def test_submit_selector_waits_and_prints_the_headline_numbers(stack):
+    token = new_token(stack.url, "readout-cli", timeout=30)  # an owner of its own: its own quota
+    done = stack.run_cli("submit-selector", str(PROGRAM), "--setting", SETTING, "--name", "pooled8", "--wait",
+                         "--server", stack.url, "--token", token, timeout=300)
+    assert done.returncode == 0, done.stderr + done.stdout + stack.logs()
+    lines = done.stdout.splitlines()
+    headline = next(line for line in lines if line.startswith(f"{SETTING}: pooled8: natural MAE "))
+    assert "controlled MAE" in headline and "gain error" in headline and "context sensitivity" in headline
+    assert any(line.startswith("  report: ") and line.endswith("&format=html") for line in lines), done.stdout
