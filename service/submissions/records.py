@@ -96,8 +96,10 @@ class Manifest:
         created_at: ISO 8601 UTC.
         kind: "scores" (an uploaded scores file), "container" (a selector the
             service runs; `input_key` is then its archive, or empty for an image),
-            or "features" / "predictions" (a readout upload, `READOUT_KINDS`).
-        selector_backend: "local" or "docker" for a container submission.
+            or "features" / "predictions" (a readout upload, `READOUT_KINDS`; "features"
+            also for a program on a readout setting, which has a `selector_backend`).
+        selector_backend: "local" or "docker" for a container submission or a readout
+            setting's program; None for a file upload.
         selector_image: the image reference pinned by digest (Docker backend).
         token_owner: the owner the operator named for the token (`TokenInfo.owner`);
             None in manifests written before tokens had owners.
