@@ -1,9 +1,12 @@
-"""`expaudit service backup --to FILE` and `expaudit service restore --from FILE`.
+"""`expaudit service backup --to FILE`, `expaudit service restore --from FILE` and
+`expaudit service push-frozen`.
 
 Copy every object of the service's store (`EXPAUDIT_STORE`, with its S3 settings) into one
 file with a SHA-256 manifest, and back into a fresh store (`service.store.backup`). The store
 is the service's system of record: after a restore, `expaudit reconcile` (or any worker at
 start) re-enqueues what was in flight. Details: docs/self_hosting.md ("Backup and restore").
+`push-frozen` uploads the published frozen data to the store, from which runners on other
+hosts sync theirs (`expaudit runner --sync-frozen`; `service.store.frozen_sync`).
 
 This module builds the parser only; `backup_handlers` loads the store (boto3) when a command
 runs.
@@ -36,3 +39,8 @@ def register(subparsers) -> None:
                          help="restore into a store that already holds objects (same keys are "
                               "overwritten)")
     restore.set_defaults(handler=_run)
+    push = commands.add_parser("push-frozen", help="upload the published frozen data (every file "
+                                                   "of its manifest.json) to the store")
+    push.add_argument("--frozen-root", help="frozen data directory (default "
+                                            "$EXPAUDIT_FROZEN_ROOT, else the packaged data)")
+    push.set_defaults(handler=_run)

@@ -54,6 +54,10 @@ def _flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy-envs",
                         help="policy environments stepped in lockstep, one batched forward pass "
                              "per step (default $EXPAUDIT_POLICY_ENVS, else 1)")
+    parser.add_argument("--sync-frozen", action="store_true",
+                        help="first make --frozen-root hold the frozen data the main host pushed "
+                             "to the store (`expaudit service push-frozen`): changed or missing "
+                             "files downloaded and checked against their sha256")
     parser.add_argument("--heartbeat-s", type=positive_int,
                         help="seconds without a beat after which a rollout chunk of this runner "
                              "counts as abandoned (its runner or host died) and is run again "

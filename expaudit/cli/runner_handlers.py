@@ -14,11 +14,12 @@ import sys
 from collections.abc import Mapping
 from dataclasses import replace
 
-from benchmark_data.paths import root_or_default
+from benchmark_data.paths import FROZEN_ROOT, root_or_default
 from expaudit.errors import InvalidInput
 from service.runner import run_runner
 from service.process import computed_cells_dir, defaults, from_env, redis_answers
 from service.queues import build_context
+from service.store import open_store, sync_frozen
 
 
 class PolicyOptionError(InvalidInput, ValueError):
@@ -62,6 +63,14 @@ def run_runner_command(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     root = root_or_default(args.frozen_root or config.frozen_root)
+    if getattr(args, "sync_frozen", False):
+        if root.resolve() == FROZEN_ROOT.resolve():
+            print("expaudit runner: --sync-frozen needs --frozen-root (or "
+                  "$EXPAUDIT_FROZEN_ROOT): the packaged data is only read", file=sys.stderr)
+            return 2
+        done = sync_frozen(open_store(config), root)
+        print(f"runner: frozen data in {root} matches the store's ({done.files} files, "
+              f"{done.written} downloaded)", flush=True)
     if not root.is_dir():
         print(f"expaudit runner: --frozen-root '{root}' is not a directory", file=sys.stderr)
         return 2

@@ -13,4 +13,5 @@ __all__, __getattr__ = lazy_face(__name__, {
                  "StoreUnavailable", "check_key", "make_s3_client", "open_store"),
     ".computed_cells": ("FoldResult", "StoreCells", "fold_locked"),
     ".backup": ("backup_store", "restore_store"),
+    ".frozen_sync": ("push_frozen", "sync_frozen"),
 })

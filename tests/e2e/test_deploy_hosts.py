@@ -80,7 +80,7 @@ def test_runner_hosts_start_runners_alone_sharing_only_redis_and_the_store():
             for name in ("runner-gpu0", "runner-gpu1")]
     assert gpus == [["0"], ["1"]]  # one per GPU, each its own
     for name, service in services.items():
-        assert service["command"] == ["runner"], name
+        assert service["command"] == ["runner", "--sync-frozen"], name  # the store's data
         config = from_env(service["environment"])
         assert config.redis_url == RUNNER_ENV["EXPAUDIT_REDIS_URL"]
         assert config.is_s3 and config.s3_endpoint == RUNNER_ENV["EXPAUDIT_S3_ENDPOINT"]
