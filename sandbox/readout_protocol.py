@@ -128,6 +128,29 @@ def prepare_readout_input(directory: Path, setting: Mapping[str, object], images
     return directory
 
 
+def input_observations(directory: Path) -> pd.DataFrame:
+    """The observations of a readout /input tree, as the features reader needs them
+    (`observation_id`, `split`, `kind`, `shard`): every id of `images/<split>.npz`, with the
+    kind labels.csv gives (train and dev; "unlabelled" for confirm, whose rows the reader
+    requires whatever their kind). For trying a program on a downloaded tree: the service
+    checks against the whole bank, whose ids are these and those of `eval`."""
+    directory = Path(directory)
+    try:
+        setting = json.loads((directory / "setting.json").read_text())
+        labels = pd.read_csv(directory / "labels.csv", usecols=["observation_id", "kind"], dtype=str)
+        parts = []
+        for split in setting["splits"]:
+            with np.load(directory / "images" / f"{split}.npz", allow_pickle=False) as archive:
+                ids = archive["observation_id"].astype(str)
+            parts.append(pd.DataFrame({"observation_id": ids, "split": split,
+                                       "shard": f"images/{split}.npz"}))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ProtocolError(f"'{directory}' is not a readout /input tree: {exc}") from None
+    frame = pd.concat(parts, ignore_index=True)
+    kinds = dict(zip(labels["observation_id"], labels["kind"]))
+    return frame.assign(kind=[kinds.get(i, "unlabelled") for i in frame["observation_id"]])
+
+
 def read_features_output(directory: Path, observations: pd.DataFrame, name: str, *,
                          max_bytes: int = FEATURES_BYTES) -> Representation:
     """The features a program wrote (`features.npz` or `features.parquet` in `directory`),

@@ -1,5 +1,6 @@
-"""`expaudit readout audit | input`: the readout audit (Track B) of representations on a bank,
-offline, and the /input tree a readout program on a server's readout setting is given.
+"""`expaudit readout audit | input | run`: the readout audit (Track B) of representations on a
+bank, offline; the /input tree a readout program on a server's readout setting is given; a
+readout program tried on it in the local sandbox.
 
 This module builds the parser only; the handler (`readout_handlers`) loads the readout
 engine, pandas and the page renderer when an audit runs, so `expaudit --help` stays light.
@@ -12,6 +13,18 @@ import argparse
 
 from expaudit.cli.args import client_flags, non_negative_int, positive_int
 from leaderboard.readout.defaults import MIN_ESTIMABLE_INITIALIZATIONS, N_BOOTSTRAP, SEED
+from sandbox.defaults import CPUS, MEMORY_BYTES, MIB, PIDS, WALL_SECONDS
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -22,7 +35,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    """Add `readout audit` and `readout input` to the `expaudit` command."""
+    """Add `readout audit`, `readout input` and `readout run` to the `expaudit` command."""
     readout = subparsers.add_parser("readout", help="the readout audit (Track B): accuracy, responsiveness, "
                                                     "context stability of a representation's readout")
     sub = readout.add_subparsers(dest="readout_command", metavar="ACTION", required=True)
@@ -67,3 +80,18 @@ def register(subparsers) -> None:
     remote.add_argument("directory", metavar="DIR")
     client_flags(remote)
     remote.set_defaults(handler=_run)
+    run = sub.add_parser(
+        "run", help="run a readout program on an /input tree in the local sandbox",
+        description="Run DIR/selector.py in the local sandbox (needs root, unshare and setpriv) on a "
+                    "readout /input tree (`readout input`) and check its /output features as the service "
+                    "does, against the tree's observations.")
+    run.add_argument("program_dir", metavar="DIR", help="folder holding selector.py")
+    run.add_argument("--input", required=True, metavar="IN", help="the readout /input tree")
+    run.add_argument("--output", required=True, metavar="OUT", help="empty folder that receives /output")
+    run.add_argument("--wall-seconds", type=positive_float, default=WALL_SECONDS,
+                     help=f"wall-clock limit (default {WALL_SECONDS:g})")
+    run.add_argument("--memory-mb", type=positive_int, default=MEMORY_BYTES // MIB,
+                     help=f"memory limit in MiB (default {MEMORY_BYTES // MIB})")
+    run.add_argument("--pids", type=positive_int, default=PIDS, help=f"processes and threads (default {PIDS})")
+    run.add_argument("--cpus", type=positive_float, default=CPUS, help=f"CPUs (default {CPUS:g})")
+    run.set_defaults(handler=_run)

@@ -1,5 +1,6 @@
-"""The handlers of `expaudit readout audit` (read the bank and representations, audit, write)
-and `expaudit readout input` (the /input tree of a readout program, from a server).
+"""The handlers of `expaudit readout audit` (read the bank and representations, audit, write),
+`expaudit readout input` (the /input tree of a readout program, from a server) and
+`expaudit readout run` (a readout program in the local sandbox on such a tree).
 
 It loads the readout engine (pandas, numpy) and the page renderer, so the command's parser
 (`readout`) loads this module only when an audit runs.
@@ -13,11 +14,16 @@ import sys
 from pathlib import Path
 
 from expaudit.cli.sandbox_handlers import input_command
-from expaudit.errors import InvalidInput
+from expaudit.errors import InvalidInput, UserError
 from leaderboard.readout.audit import run_readout_audit
 from leaderboard.readout.bank import read_bank
 from leaderboard.readout.inputs import read_features, read_predictions
 from leaderboard.site.readout_report import render_readout_html, render_readout_summary
+from sandbox import defaults
+from sandbox.base import Limits, RunSpec, SandboxConfigError
+from sandbox.execute import run_readout_program
+from sandbox.local import LocalSandbox
+from sandbox.readout_protocol import input_observations
 
 
 def _named(spec: str, flag: str) -> tuple[str, str]:
@@ -58,8 +64,28 @@ def run_readout_audit_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_program_command(args: argparse.Namespace) -> int:
+    """Run a readout program on a /input tree and check its features as the service does;
+    print the run's result with the features' shape; exit 0 only when they are valid."""
+    try:
+        observations = input_observations(Path(args.input))
+        limits = Limits(wall_seconds=args.wall_seconds, memory_bytes=args.memory_mb * defaults.MIB,
+                        pids=args.pids, cpus=args.cpus)
+        spec = RunSpec(image=args.program_dir, input_dir=Path(args.input), output_dir=Path(args.output),
+                       limits=limits)
+        outcome = run_readout_program(LocalSandbox(), spec, observations, Path(args.program_dir).name)
+    except (SandboxConfigError, UserError) as exc:
+        sys.stderr.write(f"expaudit readout run: error: {exc}\n")
+        return 2
+    shown = {**outcome.result.to_dict(),
+             "features": None if outcome.features is None else list(outcome.features.values.shape)}
+    sys.stdout.write(json.dumps(shown, indent=2) + "\n")
+    return 0 if outcome.features is not None else 1
+
+
 HANDLERS = {
     "audit": run_readout_audit_command,
     "input": input_command,
+    "run": run_program_command,
 }
 """The handler of each `expaudit readout` action; `input` is `selector input`'s (the same route)."""
