@@ -68,3 +68,13 @@ def wait_final(stack, auth: dict, sid: str, timeout: float = 150.0,
                 return status
         time.sleep(0.3)
     raise AssertionError(f"{sid} not final after {timeout} s:\n{stack.logs()}")
+
+
+def report_keys(document) -> set[str]:
+    """Every key of a JSON document (a served report), at any depth: a sealed report must
+    hold none that names cells."""
+    if isinstance(document, dict):
+        return set(document) | set().union(*(report_keys(v) for v in document.values()))
+    if isinstance(document, list):
+        return set().union(*(report_keys(v) for v in document)) if document else set()
+    return set()

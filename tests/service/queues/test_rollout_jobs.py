@@ -24,7 +24,7 @@ from tests.support.servers import ADMIN_TOKEN, ProcessServer, ServiceStack
 from tests.support.tiny_frozen import (copy_library, copy_query_set, experience_ids,
                                        real_data_available)
 from tests.support.rollouts import HIDDEN, HIDDEN_STATES, hidden_scores
-from tests.support.submissions import wait_final
+from tests.support.submissions import report_keys, wait_final
 
 
 def _data(k: int = 2, n_states: int = 3, draws: int = 2, seeds: int = 2) -> TransferData:
@@ -284,16 +284,7 @@ def test_sealed_setting_is_filled_by_the_runner_once_for_concurrent_submissions(
         assert report["inputs"]["n_experiences"] == 10 and report["sealed"]
         assert set(report["reference"]) == {"success_rule", "success_random", "success_oracle",
                                             "advantage"}  # headline numbers only (docs/sealed.md)
-        assert not {"outcomes", "outcome", "success", "quality", "ranking"} & _keys(report)
+        assert not {"outcomes", "outcome", "success", "quality", "ranking"} & report_keys(report)
     finally:
         runner.stop()
         stack.stop()
-
-
-def _keys(document) -> set[str]:
-    """Every key of a JSON document, at any depth."""
-    if isinstance(document, dict):
-        return set(document) | set().union(*(_keys(v) for v in document.values()))
-    if isinstance(document, list):
-        return set().union(*(_keys(v) for v in document)) if document else set()
-    return set()

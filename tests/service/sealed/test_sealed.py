@@ -10,7 +10,7 @@ from service.errors import TooManyRequests
 from service.sealed.quota import (QUOTA_KEY, claims_today, give_back_sealed_quota, sealed_settings,
                             take_sealed_quota)
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs, scores_csv
-from tests.support.submissions import submit_scores
+from tests.support.submissions import report_keys, submit_scores
 
 NOON = datetime(2026, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
 
@@ -99,14 +99,6 @@ def test_sealed_outcomes_are_never_downloadable_but_scenes_are(client):
     assert detail["sealed"] and set(detail["downloads"]) == {"scenes", "experiences"}
 
 
-def _keys(document) -> set[str]:
-    if isinstance(document, dict):
-        return set(document) | set().union(*(_keys(v) for v in document.values()))
-    if isinstance(document, list):
-        return set().union(*(_keys(v) for v in document)) if document else set()
-    return set()
-
-
 def test_a_sealed_report_has_the_audit_numbers_and_no_cells(client, token, catalog, store,
                                                             redis_conn):
     sealed = catalog.load_transfer("toy-sealed")
@@ -116,7 +108,7 @@ def test_a_sealed_report_has_the_audit_numbers_and_no_cells(client, token, catal
     assert report.status_code == 200
     document = report.json
     assert 0.0 <= document["reference"]["success_rule"] <= 1.0
-    assert not {"outcomes", "outcome", "success", "transfer"} & _keys(document)
+    assert not {"outcomes", "outcome", "success", "transfer"} & report_keys(document)
     numbers = [v for v in _flat_values(document) if isinstance(v, list)]
     assert all(len(v) < sealed.outcomes[:, :, 0].size for v in numbers)
 
