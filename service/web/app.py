@@ -29,7 +29,8 @@ from service.errors import ServiceError, Unauthorized
 from service.web.request_body import BoundedBody, FixedScriptName
 from service.store import InvalidKey, ObjectNotFound, ObjectStore, StoreUnavailable, open_store
 from service.submissions import BodyLimit
-from service.web import admin, ops, selector_inputs, settings_routes, submissions
+from service.web import admin, client_wheel, ops, selector_inputs, settings_routes, submissions
+from service.web.client_wheel import ClientUnavailable
 from service.web import leaderboard as leaderboard_routes
 from service.web.ops import forget_writable
 
@@ -125,6 +126,7 @@ def _register_blueprints(app: Flask) -> None:
         app.register_blueprint(module.api, url_prefix=defaults.API_PREFIX)
     app.register_blueprint(leaderboard_routes.site)
     app.register_blueprint(ops.root)
+    app.register_blueprint(client_wheel.site)
 
 
 def _error(status: int, code: str, message: str, field: str | None = None, **extra):
@@ -161,6 +163,10 @@ def _register_error_handlers(app: Flask) -> None:
     @app.errorhandler(DataUnavailable)
     def data_unavailable(exc: DataUnavailable):
         return _error(404, "not_available", str(exc), "setting_id")
+
+    @app.errorhandler(ClientUnavailable)
+    def client_unavailable(exc: ClientUnavailable):
+        return _error(404, "not_available", str(exc), "filename")
 
     @app.errorhandler(ObjectNotFound)
     def missing_object(exc: ObjectNotFound):

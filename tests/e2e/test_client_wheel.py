@@ -1,6 +1,7 @@
-"""The client as a submitter installs it: the expaudit-client wheel built from client/, put
-into a fresh virtual environment of Python 3.11, 3.12 and 3.13 with nothing else (no index:
-it has no dependencies), and used there to submit a scores file to a running service, from
+"""The client as a submitter installs it: the expaudit-client wheel the server serves
+(`pip install URL`, the same package as the one setuptools builds from client/), put into a
+fresh virtual environment of Python 3.11, 3.12 and 3.13 with nothing else (no index: it has
+no dependencies), and used there to submit a scores file to a running service, from
 Python and with its `expaudit-client` command (a file refused before sending, a submission
 followed to its report, a selector run locally on an /input tree and its scores checked)."""
 
@@ -127,12 +128,14 @@ def test_the_wheel_installs_alone_and_submits(version, wheel, stack, input_tree,
     service, (summary, data) = stack
     venv = tmp_path / "venv"
     subprocess.run([python, "-m", "venv", str(venv)], check=True, timeout=300)
+    import requests
+
+    served = requests.get(f"{service.url}/client/", timeout=10).json()
+    assert served["install"] == f"pip install {service.url}/client/{wheel.name}", served
     install = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--no-index",
-                              "--disable-pip-version-check", str(wheel)],
+                              "--disable-pip-version-check", served["url"]],
                              capture_output=True, text=True, timeout=300)
     assert install.returncode == 0, install.stdout + install.stderr
-
-    import requests
 
     token = requests.post(f"{service.url}/api/v1/tokens", json={"name": f"py{version}",
                           "owner": f"py{version}"}, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
@@ -187,3 +190,36 @@ def test_the_wheel_installs_alone_and_submits(version, wheel, stack, input_tree,
         run = json.loads(ran.stdout)
         assert run["status"] == status, run
     assert run["reason"].startswith("/output/scores.csv, field 'scene_id, experience_id'"), run
+
+
+def _members(data: bytes) -> dict[str, bytes]:
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def _fields(metadata: bytes) -> set[str]:
+    keys = ("Name", "Version", "Requires-Python", "Project-URL", "Requires-Dist")
+    return {line for line in metadata.decode().splitlines() if line.split(":")[0] in keys}
+
+
+def test_the_served_wheel_is_the_package_setuptools_builds(wheel, stack):
+    """Same modules byte for byte, same name, version, Python range, links and command."""
+    import requests
+
+    service, _ = stack
+    reply = requests.get(f"{service.url}/client/{wheel.name}", timeout=30)
+    assert reply.status_code == 200, reply.text
+    served, built = _members(reply.content), _members(wheel.read_bytes())
+    assert reply.headers["X-Checksum-Sha256"] == __import__("hashlib").sha256(reply.content).hexdigest()
+    modules = {name: data for name, data in built.items() if name.startswith("expaudit_client/")}
+    assert {name: data for name, data in served.items() if name.startswith("expaudit_client/")} == modules
+    info = next(name.split("/")[0] for name in built if name.endswith(".dist-info/METADATA"))
+    assert _fields(served[f"{info}/METADATA"]) == _fields(built[f"{info}/METADATA"])
+    entry_points = {line.replace(" ", "") for line in built[f"{info}/entry_points.txt"].decode().splitlines()}
+    assert {line.replace(" ", "") for line in served[f"{info}/entry_points.txt"].decode().splitlines()} \
+        == entry_points
+    missing = requests.get(f"{service.url}/client/expaudit_client-0.0.0-py3-none-any.whl", timeout=10)
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_available"
