@@ -4,8 +4,6 @@ day's sealed quota back (docs/sealed.md, "The daily quota")."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from rq import Queue
 
@@ -47,10 +45,8 @@ def test_a_crashing_selector_on_a_sealed_setting_fails_before_any_rollout(tmp_pa
     sid = created.json["id"]
     assert claims_today(store, "lab") == 1  # counted at upload
 
-    started = time.monotonic()
     run_selector_jobs(store, redis_conn, catalog, LocalSandbox(work_root=tmp_path / "work"),
                       wall_seconds=30)
-    elapsed = time.monotonic() - started
 
     status = SubmissionRepo(store).status(sid)
     assert status.state is State.FAILED and status.fault is Fault.SUBMITTER, status
@@ -59,7 +55,6 @@ def test_a_crashing_selector_on_a_sealed_setting_fails_before_any_rollout(tmp_pa
     assert status.rollouts is None  # no rollout was planned, let alone run
     assert Queue(defaults.ROLLOUT_QUEUE, connection=redis_conn).count == 0
     assert not redis_conn.keys("rq:job:rollout*")
-    assert elapsed < 30, elapsed
     assert claims_today(store, "lab") == 0  # the crash did not spend the day's quota
     shown = client.get(f"/api/v1/submissions/{sid}", headers=bearer(token)).json
     assert shown["state"] == "failed" and shown["selector"]["run"]["status"] == "crashed"
