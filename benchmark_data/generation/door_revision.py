@@ -26,6 +26,9 @@ import pandas as pd
 from benchmark_data.cells import KEY_COLUMNS, load_cells
 from benchmark_data.downloads import data_version
 from benchmark_data.generation.query_set_build import door_scene_rows
+from benchmark_data.generation.images import _add_png, _layout
+from simulator.appearance import encode_png, sample_draw
+from benchmark_data.generation.export import write_manifest
 from benchmark_data.image_archive import iter_pngs, member_name, query_images_path
 from benchmark_data.paths import REVISION_ROOT, cells_table, query_set_dir, root_or_default
 from benchmark_data.policy_files import encoder_features_path
@@ -152,8 +155,6 @@ def _replace_images(query_set: str, changed: set[str], scenes: pd.DataFrame, sim
                     root) -> None:
     """Re-render the `changed` scenes' PNGs in the query set's archive; every other member is
     copied as it is (its bytes unchanged)."""
-    from benchmark_data.generation.images import _add_png, _layout
-    from simulator.appearance import encode_png, sample_draw
 
     path = query_images_path(query_set, root)
     rows = {row.scene_id: row for row in scenes.itertuples()}
@@ -195,7 +196,6 @@ def publish(sim, renderer, root=REVISION_ROOT, published_root=None, *, features:
     returns the kept version's record. `sim` and `renderer` (a DoorSim and its SceneRenderer)
     render the changed scenes. Refuses (`RevisionNotReady`) when a planned cell is not stored
     or `DATA_VERSION` is still the revised one; a revision already published is refused too."""
-    from benchmark_data.generation.export import write_manifest
 
     published = root_or_default(published_root)
     record = json.loads((Path(root) / "revision.json").read_text())

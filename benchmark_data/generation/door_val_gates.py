@@ -22,6 +22,9 @@ from benchmark_data.policy_files import policy_dir
 from benchmark_data.query_sets import N_DRAWS
 from expaudit.errors import InternalError
 from simulator.appearance import sample_draw
+from simulator.door_sim import DoorSim
+from simulator.policy_executor import load_actor, make_camera
+from simulator.policy_rollout import HORIZON, noise_for, run_episode
 
 TASK = "door"
 MECHANISMS = ("policy", "policy_dr")
@@ -57,9 +60,6 @@ def run_gate_episodes(out: Path, root=None, log=print) -> None:
     """Run every re-run episode not yet in its journal under `out` (one process, CPU)."""
     import torch
 
-    from simulator.door_sim import DoorSim
-    from simulator.policy_executor import load_actor, make_camera
-    from simulator.policy_rollout import HORIZON, noise_for, run_episode
 
     torch.set_num_threads(1)
     Path(out).mkdir(parents=True, exist_ok=True)
