@@ -106,3 +106,10 @@ def test_two_evaluation_initializations_have_an_interval_and_unknown_ones_are_al
     assert r.left_out == {"eval: no covariates for the initialization": 2}
     assert (r.n_eval_rows, r.n_eval_initializations) == (3, 2)
     assert all(d.low is not None and d.high is not None for d in r.differences)
+
+
+def test_a_context_missing_only_its_first_endpoint_keeps_its_last(make_grid):
+    grid = make_grid(lambda c, q: q, contexts=(0, 1), drop={(0, 0)})
+    ends = context_endpoints(grid, 0, 5.0)
+    assert (ends.first, ends.last, ends.missing) == (None, grid.cell(0, 5), True)
+    assert ends.reason == "context 0 lacks its endpoint at grid index 0"
