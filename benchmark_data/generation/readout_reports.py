@@ -100,6 +100,8 @@ def reference_report(task: str, *, split: str = "confirm", root: str | Path | No
                                not_computed=[row["name"] for row in not_computed])
     report["not_computed"] = not_computed
     report["features"] = provenance
+    for rep in report["representations"]:  # where its features sit in the bank, not on this machine
+        rep["source"] = features_dir(task, rep["name"], root).relative_to(bank_dir(task, root)).as_posix()
     if split not in SEALED_SPLITS:
         report["notes"] = [*report["notes"], DEV_FAILURE_NOTE]
     return report
