@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark_data.generation.readout_banks import work_dir
+from benchmark_data.generation.readout_features import NotComputed, load_representation, representation_names
 from benchmark_data.policy_files import policy_dirs
 from expaudit.errors import InvalidInput
 from simulator.appearance import sample_draw
@@ -211,8 +212,6 @@ def measure(task: str, work: Path, rollouts: int, *, log: Callable[[str], None] 
     """One-core cost of the whole chain for `task`, from `rollouts` measured rollouts: seconds
     and frames per rollout, the seconds per row of every reference representation of the task,
     and their totals over every policy and every train, dev and confirm initialization."""
-    from benchmark_data.generation.readout_features import NotComputed, load_representation, representation_names
-
     began = time.perf_counter()
     made = run_frames(task, splits=("dev",), work=work, limit=rollouts, log=log)
     per_rollout = (time.perf_counter() - began) / max(made, 1)
