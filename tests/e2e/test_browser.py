@@ -22,13 +22,10 @@ import pytest
 from PIL import Image
 
 from leaderboard.site.build import build_leaderboard
-from tests.support.paths import REPO_ROOT
+from tests.support.browser import WIDTHS, check_fits_and_axe, non_white_share, recording_page, serve_site
 from tests.support.servers import ProcessServer, RedisServer, free_port, wait_for_port
 from tests.support.site_data import HINDSIGHT, SETTING, make_data, make_entries, make_settings
 
-AXE = REPO_ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
-SCREENSHOTS = Path(os.environ.get("EXPAUDIT_SCREENSHOT_DIR", REPO_ROOT / "build" / "browser-screenshots"))
-WIDTHS = (1280, 390)
 HEADERS = ["rank", "name", "A [95% interval]", "beats best-fixed", "gap vs shuffle", "success",
            "top pick / oracle", "within-query AUROC", "verdict"]
 
@@ -53,40 +50,14 @@ def thumbnail_png() -> bytes:
 @pytest.fixture(scope="module")
 def base_url(entries, tmp_path_factory):
     root = tmp_path_factory.mktemp("site")
-    for key, body in build_leaderboard(entries, make_settings(),
-                                       thumbnails={SETTING: thumbnail_png()}).items():
-        path = root / key
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(body)
-    port = free_port()
-    server = ProcessServer([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                            "--directory", str(root)], root.parent / f"{root.name}-http.log")
-    server.start()
-    try:
-        wait_for_port(port, 15, server.proc, server.log)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.stop()
+    files = build_leaderboard(entries, make_settings(), thumbnails={SETTING: thumbnail_png()})
+    yield from serve_site(files, root)
 
 
 @pytest.fixture
 def page(browser, base_url):
-    """A fresh page that records failed scripts and every request it makes."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.errors = []
-    page.requests = []
-    page.on("pageerror", lambda error: page.errors.append(str(error)))
-    page.on("console", lambda msg: page.errors.append(msg.text)
-            if msg.type == "error" and not msg.text.startswith("Failed to load resource") else None)
-    # the browser's own favicon probe is not the page's doing; every other miss is
-    page.on("response", lambda response: page.errors.append(f"{response.status} {response.url}")
-            if response.status >= 400 and not response.url.endswith("/favicon.ico") else None)
-    page.on("request", lambda request: page.requests.append(request.url))
-    yield page
-    assert page.errors == []
-    assert all(url.startswith(base_url) for url in page.requests), page.requests
-    context.close()
+    """A fresh page that records failed scripts, failed answers and every request it makes."""
+    yield from recording_page(browser, base_url)
 
 
 def column_values(page, key: str) -> list[str]:
@@ -168,13 +139,6 @@ def test_hovering_a_number_shows_its_interval(page, base_url, entries):
     assert na.inner_text() == "n/a" and na.get_attribute("title").startswith("n/a: selection-only")
 
 
-def non_white_share(png: bytes) -> float:
-    """Share of pixels that are not (near) white in a screenshot."""
-    image = Image.open(io.BytesIO(png)).convert("L")
-    histogram = image.histogram()
-    return 1.0 - sum(histogram[245:]) / (image.width * image.height)
-
-
 @pytest.mark.parametrize("submission_id", ["sub-good", "sub-pick", "baseline-random-" + SETTING])
 def test_report_page_plots_render(page, base_url, submission_id):
     page.goto(f"{base_url}/settings/{SETTING}.html")
@@ -229,29 +193,7 @@ PAGES = {"index": "index.html", "setting": f"settings/{SETTING}.html",
 @pytest.mark.parametrize("name", list(PAGES))
 def test_page_fits_the_screen_and_passes_axe(browser, base_url, name, width):
     """No sideways scrolling at the width, and no serious or critical axe-core violation."""
-    assert AXE.is_file(), "axe-core is missing: scripts/bootstrap.sh dev (npm ci in tests/browser)"
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    try:
-        page = context.new_page()
-        page.goto(f"{base_url}/{PAGES[name]}")
-        overflow = page.evaluate(
-            "() => [document.documentElement.scrollWidth, "
-            "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right"
-            " > window.innerWidth + 1 && !e.closest('.plot'))"  # a plot scrolls in its own box
-            ".map(e => e.tagName + '#' + e.id + '.' + e.className).slice(0, 5)]")
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        shot = SCREENSHOTS / f"{name}-{width}.png"
-        shot.write_bytes(page.screenshot(full_page=True))
-        print(f"screenshot {name} at {width} px: {shot}")
-        assert overflow[0] <= width and overflow[1] == [], overflow
-        page.add_script_tag(path=str(AXE))
-        result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
-        assert len(result["passes"]) > 10  # axe ran its rules on this page
-        serious = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
-                   for v in result["violations"] if v["impact"] in ("serious", "critical")]
-        assert serious == [], serious
-    finally:
-        context.close()
+    check_fits_and_axe(browser, f"{base_url}/{PAGES[name]}", name, width)
 
 
 def test_index_links_lead_to_the_setting_page(page, base_url):

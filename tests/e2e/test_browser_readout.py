@@ -11,23 +11,13 @@ fetched from elsewhere, no script may fail, and the plots must draw. Screenshots
 
 from __future__ import annotations
 
-import io
-import os
-import sys
-from pathlib import Path
-
 import pytest
-from PIL import Image
 
 from leaderboard.site.build import build_leaderboard
-from tests.support.paths import REPO_ROOT
+from tests.support.browser import WIDTHS, check_fits_and_axe, non_white_share, recording_page, serve_site
 from tests.support.readout_site import SETTING, readout_infos, readout_submissions
-from tests.support.servers import ProcessServer, free_port, wait_for_port
 from tests.support.site_data import make_data, make_entries, make_settings
 
-AXE = REPO_ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
-SCREENSHOTS = Path(os.environ.get("EXPAUDIT_SCREENSHOT_DIR", REPO_ROOT / "build" / "browser-screenshots"))
-WIDTHS = (1280, 390)
 REFERENCE = f"reference.{SETTING}.policy-door-e000"
 PAGES = {"readout-index": "index.html",
          "readout-setting-door": f"settings/{SETTING}.html",
@@ -53,43 +43,13 @@ def base_url(submissions, infos, tmp_path_factory):
     root = tmp_path_factory.mktemp("readout-site")
     files = build_leaderboard(make_entries(make_data()), make_settings(), readout_settings=infos,
                               readout_entries=submissions)
-    for key, body in files.items():
-        path = root / key
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(body)
-    port = free_port()
-    server = ProcessServer([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                            "--directory", str(root)], root.parent / f"{root.name}-http.log")
-    server.start()
-    try:
-        wait_for_port(port, 15, server.proc, server.log)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.stop()
+    yield from serve_site(files, root)
 
 
 @pytest.fixture
 def page(browser, base_url):
     """A fresh page that records failed scripts, failed answers and every request it makes."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.errors, page.requests = [], []
-    page.on("pageerror", lambda error: page.errors.append(str(error)))
-    page.on("console", lambda msg: page.errors.append(msg.text)
-            if msg.type == "error" and not msg.text.startswith("Failed to load resource") else None)
-    page.on("response", lambda response: page.errors.append(f"{response.status} {response.url}")
-            if response.status >= 400 and not response.url.endswith("/favicon.ico") else None)
-    page.on("request", lambda request: page.requests.append(request.url))
-    yield page
-    assert page.errors == []
-    assert all(url.startswith(base_url) for url in page.requests), page.requests
-    context.close()
-
-
-def non_white_share(png: bytes) -> float:
-    image = Image.open(io.BytesIO(png)).convert("L")
-    histogram = image.histogram()
-    return 1.0 - sum(histogram[245:]) / (image.width * image.height)
+    yield from recording_page(browser, base_url)
 
 
 def row_ids(page) -> list[str]:
@@ -100,29 +60,7 @@ def row_ids(page) -> list[str]:
 @pytest.mark.parametrize("name", list(PAGES))
 def test_readout_page_fits_the_screen_and_passes_axe(browser, base_url, name, width):
     """No sideways scrolling at the width, and no serious or critical axe-core violation."""
-    assert AXE.is_file(), "axe-core is missing: scripts/bootstrap.sh dev (npm ci in tests/browser)"
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    try:
-        page = context.new_page()
-        page.goto(f"{base_url}/{PAGES[name]}")
-        overflow = page.evaluate(
-            "() => [document.documentElement.scrollWidth, "
-            "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right"
-            " > window.innerWidth + 1 && !e.closest('.plot'))"  # a plot scrolls in its own box
-            ".map(e => e.tagName + '#' + e.id + '.' + e.className).slice(0, 5)]")
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        shot = SCREENSHOTS / f"{name}-{width}.png"
-        shot.write_bytes(page.screenshot(full_page=True))
-        print(f"screenshot {name} at {width} px: {shot}")
-        assert overflow[0] <= width and overflow[1] == [], overflow
-        page.add_script_tag(path=str(AXE))
-        result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
-        assert len(result["passes"]) > 10  # axe ran its rules on this page
-        serious = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
-                   for v in result["violations"] if v["impact"] in ("serious", "critical")]
-        assert serious == [], serious
-    finally:
-        context.close()
+    check_fits_and_axe(browser, f"{base_url}/{PAGES[name]}", name, width)
 
 
 def test_setting_page_lists_submissions_ranked_then_the_reference_rows(page, base_url, submissions, infos):
