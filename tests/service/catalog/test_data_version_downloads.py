@@ -16,22 +16,10 @@ from benchmark_data.frozen import load_transfer
 from benchmark_data.image_archive import iter_pngs
 from benchmark_data.paths import FROZEN_ROOT
 from benchmark_data.versions import DATA_VERSION, load_transfer_at, version_root
-from service.catalog.catalog import BenchmarkCatalog
-from tests.support.servers import make_app
+from tests.support.responses import get_ok
 
 SETTING = "door-policy-k3-orig"
 OLD = "0.1.0"
-
-
-@pytest.fixture()
-def app(store, redis_conn):
-    return make_app(store, redis_conn, BenchmarkCatalog())
-
-
-def _get(client, url: str):
-    response = client.get(url)
-    assert response.status_code == 200, (url, response.status_code, response.data[:300])
-    return response
 
 
 def _npz_outcomes(data: bytes) -> np.ndarray:
@@ -40,27 +28,27 @@ def _npz_outcomes(data: bytes) -> np.ndarray:
 
 
 def test_outcomes_of_each_version_are_that_versions_tensor(client):
-    current = _npz_outcomes(_get(client, f"/api/v1/settings/{SETTING}/outcomes?format=npz").data)
-    old = _npz_outcomes(_get(client, f"/api/v1/settings/{SETTING}/outcomes?format=npz&data_version={OLD}").data)
+    current = _npz_outcomes(get_ok(client, f"/api/v1/settings/{SETTING}/outcomes?format=npz").data)
+    old = _npz_outcomes(get_ok(client, f"/api/v1/settings/{SETTING}/outcomes?format=npz&data_version={OLD}").data)
     assert np.array_equal(current, load_transfer(SETTING).outcomes)
     assert np.array_equal(old, load_transfer_at(SETTING, OLD).outcomes)
     assert not np.array_equal(old, current)
-    named = _npz_outcomes(_get(client, f"/api/v1/settings/{SETTING}/outcomes?format=npz"
+    named = _npz_outcomes(get_ok(client, f"/api/v1/settings/{SETTING}/outcomes?format=npz"
                                        f"&data_version={DATA_VERSION}").data)
     assert np.array_equal(named, current)
 
 
 def test_tables_say_which_version_they_are(client):
-    old = _get(client, f"/api/v1/settings/{SETTING}/scenes?format=parquet&data_version={OLD}")
-    new = _get(client, f"/api/v1/settings/{SETTING}/scenes?format=parquet")
+    old = get_ok(client, f"/api/v1/settings/{SETTING}/scenes?format=parquet&data_version={OLD}")
+    new = get_ok(client, f"/api/v1/settings/{SETTING}/scenes?format=parquet")
     assert parquet_description(old.data)[METADATA_PREFIX + "data_version"] == OLD
     assert parquet_description(new.data)[METADATA_PREFIX + "data_version"] == DATA_VERSION
     assert list(pd.read_parquet(io.BytesIO(old.data)).scene_id) == list(pd.read_parquet(io.BytesIO(new.data)).scene_id)
 
 
 def test_query_images_of_the_old_version_are_its_archive(client):
-    old = _get(client, f"/api/v1/settings/{SETTING}/archives/images?data_version={OLD}").data
-    new = _get(client, f"/api/v1/settings/{SETTING}/archives/images").data
+    old = get_ok(client, f"/api/v1/settings/{SETTING}/archives/images?data_version={OLD}").data
+    new = get_ok(client, f"/api/v1/settings/{SETTING}/archives/images").data
     assert old == (version_root(OLD) / "query_sets" / "door-orig" / "images.tar").read_bytes()
     with tarfile.open(fileobj=io.BytesIO(old)) as a, tarfile.open(fileobj=io.BytesIO(new)) as b:
         assert a.getnames() == b.getnames()

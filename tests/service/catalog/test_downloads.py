@@ -15,22 +15,10 @@ import pytest
 
 from benchmark_data.downloads import DOWNLOADS, METADATA_PREFIX, data_version, parquet_description
 from benchmark_data.registry import get_setting
-from service.catalog.catalog import BenchmarkCatalog
-from tests.support.servers import make_app
+from tests.support.responses import get_ok
 
 SETTING = "stack-replay-k10-a"
 SEALED = "stack-replay-k10-hidden"
-
-
-@pytest.fixture()
-def app(store, redis_conn):
-    return make_app(store, redis_conn, BenchmarkCatalog())
-
-
-def _get(client, url: str):
-    response = client.get(url)
-    assert response.status_code == 200, (url, response.status_code, response.data[:300])
-    return response
 
 
 def _file_name(response) -> str:
@@ -41,17 +29,17 @@ def _file_name(response) -> str:
 
 
 def test_the_setting_document_lists_every_download(client):
-    document = _get(client, f"/api/v1/settings/{SETTING}").json
+    document = get_ok(client, f"/api/v1/settings/{SETTING}").json
     assert set(document["downloads"]) == set(DOWNLOADS)
     for key, url in document["downloads"].items():
         assert url == f"/api/v1/{DOWNLOADS[key].path(SETTING)}"
-    sealed = _get(client, f"/api/v1/settings/{SEALED}").json
+    sealed = get_ok(client, f"/api/v1/settings/{SEALED}").json
     assert set(sealed["downloads"]) == set(DOWNLOADS) - {"outcomes"}
 
 
 @pytest.mark.parametrize("what", ["outcomes", "scenes", "experiences"])
 def test_parquet_tables_carry_setting_version_and_licence(client, what):
-    response = _get(client, f"/api/v1/settings/{SETTING}/{what}?format=parquet")
+    response = get_ok(client, f"/api/v1/settings/{SETTING}/{what}?format=parquet")
     assert _file_name(response) == f"{SETTING}-{what}.parquet"
     fields = parquet_description(response.data)
     assert fields[METADATA_PREFIX + "setting_id"] == SETTING
@@ -62,7 +50,7 @@ def test_parquet_tables_carry_setting_version_and_licence(client, what):
 
 
 def test_npz_outcomes_carry_the_same_description(client):
-    response = _get(client, f"/api/v1/settings/{SETTING}/outcomes?format=npz")
+    response = get_ok(client, f"/api/v1/settings/{SETTING}/outcomes?format=npz")
     assert _file_name(response) == f"{SETTING}-outcomes.npz"
     with np.load(io.BytesIO(response.data), allow_pickle=False) as npz:
         fields = json.loads(str(npz["metadata"]))
@@ -72,17 +60,17 @@ def test_npz_outcomes_carry_the_same_description(client):
 
 
 def test_archives_are_named_after_the_setting(client):
-    images = _get(client, f"/api/v1/settings/{SETTING}/archives/images")
+    images = get_ok(client, f"/api/v1/settings/{SETTING}/archives/images")
     assert _file_name(images) == f"{SETTING}-query-images.tar"
     with tarfile.open(fileobj=io.BytesIO(images.data)) as tar:
         assert len(tar.getnames()) == 200
     for route, name in (("base-images", "base_images.tar"), ("selector-input", "input.tar.gz")):
-        assert _file_name(_get(client, f"/api/v1/settings/{SETTING}/{route}")) == \
+        assert _file_name(get_ok(client, f"/api/v1/settings/{SETTING}/{route}")) == \
             f"{SETTING}-{name}"
 
 
 def test_library_archive_holds_only_the_settings_k_experiences(client):
-    response = _get(client, f"/api/v1/settings/{SETTING}/archives/library")
+    response = get_ok(client, f"/api/v1/settings/{SETTING}/archives/library")
     assert _file_name(response) == f"{SETTING}-library-demos.hdf5"
     with h5py.File(io.BytesIO(response.data), "r") as library:
         ids = [library["data"][name].attrs["experience_id"] for name in library["data"]]
