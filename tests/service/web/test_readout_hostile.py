@@ -20,20 +20,12 @@ from werkzeug.serving import make_server
 
 from leaderboard.readout.upload import MAX_DECODED_BYTES, MAX_FEATURES, MAX_ID_CHARS
 from tests.support.paths import REPO_ROOT
-from tests.support.readout_service import SETTING, features_npz, parquet_bytes, readout_root
+from tests.support.readout_service import SETTING, features_npz, parquet_bytes
 from tests.support.selectors import selector_archive
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app
 
 LIMIT = 8_000_000
 """The upload limit of the app under test (bytes)."""
-
-
-@pytest.fixture()
-def readout(tmp_path, monkeypatch):
-    files = readout_root(tmp_path / "readout")
-    monkeypatch.setenv("EXPAUDIT_FROZEN_ROOT", str(files["frozen"]))
-    monkeypatch.setenv("EXPAUDIT_READOUT_SEALED", str(files["sealed_dir"]))
-    return files
 
 
 @pytest.fixture()

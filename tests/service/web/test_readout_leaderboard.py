@@ -15,16 +15,8 @@ import pandas as pd
 import pytest
 
 from service.submissions.records import SubmissionRepo
-from tests.support.readout_service import SETTING, parquet_bytes, readout_root
+from tests.support.readout_service import SETTING, parquet_bytes
 from tests.support.servers import ADMIN_TOKEN, bearer, make_app, run_jobs
-
-
-@pytest.fixture()
-def readout(tmp_path, monkeypatch):
-    files = readout_root(tmp_path / "readout")
-    monkeypatch.setenv("EXPAUDIT_FROZEN_ROOT", str(files["frozen"]))
-    monkeypatch.setenv("EXPAUDIT_READOUT_SEALED", str(files["sealed_dir"]))
-    return files
 
 
 @pytest.fixture()
