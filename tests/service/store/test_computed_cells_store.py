@@ -5,7 +5,6 @@ a local store and on the real S3 server."""
 from __future__ import annotations
 
 import logging
-import uuid
 
 import pytest
 import redis
@@ -14,7 +13,8 @@ from benchmark_data.cells import load_cells
 from expaudit.journal import append_record
 from benchmark_data.paths import computed_journal
 from service.store.computed_cells import StoreCells, canonical_hash, encode, fold_locked, folder
-from service.store.storage import LocalStore, S3Store
+from service.store.storage import LocalStore
+from tests.support.stores import local_or_s3_store
 
 MECH, QS = "replay", "stack-hidden"
 
@@ -28,12 +28,7 @@ def _record(exp: str, state: str, seed: int, success: int = 1, wall_s: float = 1
 
 @pytest.fixture(params=["local", "s3"])
 def any_store(request, tmp_path):
-    if request.param == "local":
-        return LocalStore(tmp_path / "store")
-    server = request.getfixturevalue("seaweed_server")
-    bucket = f"cells-{uuid.uuid4().hex[:8]}"
-    server.make_bucket(bucket)
-    return S3Store(server.client(), bucket, "svc")
+    return local_or_s3_store(request, tmp_path, "cells-", 8)
 
 
 def _chunks(store) -> list[str]:

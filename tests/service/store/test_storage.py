@@ -10,17 +10,13 @@ import requests
 
 from service.store.storage import (LocalStore, ObjectNotFound, S3Store, StoreUnavailable, check_key,
                              make_s3_client, parse_s3_url)
+from tests.support.stores import local_or_s3_store
 
 
 
 @pytest.fixture(params=["local", "s3"])
 def store(request, tmp_path):
-    if request.param == "local":
-        return LocalStore(tmp_path / "store")
-    server = request.getfixturevalue("seaweed_server")
-    bucket = f"t-{uuid.uuid4().hex[:12]}"
-    server.make_bucket(bucket)
-    return S3Store(server.client(), bucket, prefix="svc")
+    return local_or_s3_store(request, tmp_path, "t-", 12)
 
 
 def test_put_get_roundtrip_and_overwrite(store):
