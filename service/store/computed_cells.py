@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from redis.exceptions import LockError
 
 from expaudit.journal import CELL_COLUMNS, KEY_COLUMNS
-from service.store.storage import ObjectNotFound, ObjectStore
+from service.store.storage import ObjectNotFound, ObjectStore, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +39,12 @@ READ_TRIES = 3
 """Reads retried when a fold deleted an object between listing and reading it."""
 
 
-class Vanished(Exception):
+class Vanished(StoreError):
     """An object named by a listing or the manifest was gone when read (a fold ran meanwhile)."""
+
+
+class TornBody(StoreError, ValueError):
+    """A chunk or table body that does not decode: torn, or records without their key."""
 
 
 def folder(mechanism: str, query_set: str) -> str:
@@ -65,14 +69,15 @@ def encode(records: list[dict]) -> bytes:
 
 
 def decode(data: bytes) -> list[dict]:
-    """Records of a chunk or table body; raises ValueError on a torn or malformed body."""
+    """Records of a chunk or table body; raises TornBody (a ValueError) on a torn or
+    malformed body."""
     text = data.decode()
     if text and not text.endswith("\n"):
-        raise ValueError("torn last line")
+        raise TornBody("torn last line")
     records = [json.loads(line) for line in text.splitlines()]
     for record in records:
         if not isinstance(record, dict) or any(k not in record for k in KEY_COLUMNS):
-            raise ValueError("a record without its key fields")
+            raise TornBody("a record without its key fields")
     return records
 
 
@@ -156,7 +161,9 @@ class StoreCells:
     def _read(self, mechanism: str, query_set: str) -> tuple[dict, list[str], list[list[dict]]]:
         """(manifest, chunk keys, [table records, then each chunk's]), retried while a fold
         deletes what was listed."""
-        for attempt in range(READ_TRIES):
+        attempt = 0
+        while True:
+            attempt += 1
             manifest = self._manifest(mechanism, query_set)
             keys = self._chunk_keys(mechanism, query_set, manifest)
             try:
@@ -167,9 +174,8 @@ class StoreCells:
                                      {*keys, manifest.get("table")})
                 return manifest, keys, parts
             except Vanished:
-                if attempt == READ_TRIES - 1:
+                if attempt == READ_TRIES:
                     raise
-        raise AssertionError("unreachable")
 
     def _forget_all_but(self, base: str, listed: set) -> None:
         """Drop the cached objects of `base` that are no longer listed (folded, deleted)."""
