@@ -21,6 +21,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import expaudit_client
 from flask import Blueprint, Response, jsonify, request
 
 from expaudit.errors import DataNotFound
@@ -93,8 +94,6 @@ def build_wheel(pyproject: Path, package_dir: Path) -> Wheel:
 
 
 def _sources() -> tuple[Path, Path]:
-    import expaudit_client
-
     package_dir = Path(expaudit_client.__file__).resolve().parent
     pyproject = package_dir.parent / "client" / "pyproject.toml"
     if not pyproject.is_file():
