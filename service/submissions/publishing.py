@@ -122,6 +122,21 @@ def sealed_setting_ids(catalog: Catalog) -> frozenset[str]:
     return frozenset(s.id for s in catalog.list_settings() if s.sealed)
 
 
+def _ready_public(repo: SubmissionRepo, include: str | None, *, readout: bool):
+    """(id, manifest) of each public submission of the track (`readout` or retrieval) whose
+    reports are all written: published, or `include` while it is being scored."""
+    for sid in repo.public_ids():
+        try:
+            manifest, status = repo.manifest(sid), repo.status(sid)
+        except ObjectNotFound:
+            continue
+        if (manifest.kind in READOUT_KINDS) is not readout:
+            continue
+        ready = status.state is State.PUBLISHED or (sid == include and status.state is State.SCORING)
+        if ready and set(status.reports).issuperset(manifest.settings):
+            yield sid, manifest
+
+
 def submission_entries(repo: SubmissionRepo, include: str | None = None,
                        sealed: frozenset[str] = frozenset()) -> list:
     """Rows of every public submission whose reports are all written and that did not fail.
@@ -131,17 +146,7 @@ def submission_entries(repo: SubmissionRepo, include: str | None = None,
     sealed reports existed) would publish its outcomes.
     """
     entries = []
-    for sid in repo.public_ids():
-        try:
-            manifest, status = repo.manifest(sid), repo.status(sid)
-        except ObjectNotFound:
-            continue
-        if manifest.kind in READOUT_KINDS:
-            continue  # a readout row: `readout_submission_entries`
-        done = set(status.reports)
-        ready = status.state is State.PUBLISHED or (sid == include and status.state is State.SCORING)
-        if not ready or not done.issuperset(manifest.settings):
-            continue
+    for sid, manifest in _ready_public(repo, include, readout=False):
         name = repo.display_name(sid, manifest)  # the owner may have renamed it
         for setting_id in manifest.settings:
             report = repo.report(sid, setting_id)
@@ -163,16 +168,7 @@ def readout_submission_entries(repo: SubmissionRepo, include: str | None = None,
     (`service.sealed.readout_report`: the confirm summary, nothing per initialization); one
     that is not (a report of another schema) is never published."""
     entries = []
-    for sid in repo.public_ids():
-        try:
-            manifest, status = repo.manifest(sid), repo.status(sid)
-        except ObjectNotFound:
-            continue
-        if manifest.kind not in READOUT_KINDS:
-            continue
-        ready = status.state is State.PUBLISHED or (sid == include and status.state is State.SCORING)
-        if not ready or not set(status.reports).issuperset(manifest.settings):
-            continue
+    for sid, manifest in _ready_public(repo, include, readout=True):
         for setting_id in manifest.settings:
             if setting_id not in settings:
                 continue
