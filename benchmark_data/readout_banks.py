@@ -1,6 +1,7 @@
 """Reader of the readout banks: observations, labels, images, bank.json (docs/readout.md, "Files").
 
-A bank is `frozen/readout/<task>-v1/`: `observations.parquet` (every split, public),
+A bank is `frozen/readout/<task>-<version>/` (`BANKS`: version 1, the expert's natural frames;
+version 2, the published policies' frames added and new sealed splits, docs/readout_protocol.md): `observations.parquet` (every split, public),
 `labels.parquet` (train and dev), image shards `images-<split>-NN.npz` and `bank.json`.
 The labels of `confirm` and `eval` are sealed: they live in the sealed directory
 (`EXPAUDIT_READOUT_SEALED`, default `var/readout_sealed/` of the source tree), never in the
@@ -21,6 +22,8 @@ from benchmark_data.paths import root_or_default
 from expaudit.errors import DataNotFound, InvalidInput
 
 BANK_VERSION = "v1"
+"""The default bank version of a reader called without one."""
+BANKS = ("v1", "v2")
 TASKS = ("door", "stack")
 PUBLIC_SPLITS = ("train", "dev")
 SEALED_SPLITS = ("confirm", "eval")
@@ -37,10 +40,13 @@ step and whether it passed screening, the layout level and the simulator state h
 SEALED_ENV = "EXPAUDIT_READOUT_SEALED"
 
 
-def bank_dir(task: str, root: str | Path | None = None) -> Path:
+def bank_dir(task: str, root: str | Path | None = None, bank: str = BANK_VERSION) -> Path:
+    """`<root>/readout/<task>-<bank>/`."""
     if task not in TASKS:
         raise InvalidInput(f"task must be one of {TASKS}, got {task!r}")
-    return root_or_default(root) / "readout" / f"{task}-{BANK_VERSION}"
+    if bank not in BANKS:
+        raise InvalidInput(f"bank must be one of {BANKS}, got {bank!r}")
+    return root_or_default(root) / "readout" / f"{task}-{bank}"
 
 
 def sealed_dir() -> Path:
@@ -49,27 +55,27 @@ def sealed_dir() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[1] / "var" / "readout_sealed"
 
 
-def sealed_labels_path(task: str, sealed: str | Path | None = None) -> Path:
-    return Path(sealed or sealed_dir()) / f"{task}-{BANK_VERSION}-labels.parquet"
+def sealed_labels_path(task: str, sealed: str | Path | None = None, bank: str = BANK_VERSION) -> Path:
+    return Path(sealed or sealed_dir()) / f"{task}-{bank}-labels.parquet"
 
 
-def read_bank(task: str, root: str | Path | None = None) -> dict:
+def read_bank(task: str, root: str | Path | None = None, bank: str = BANK_VERSION) -> dict:
     """`bank.json` of a task's bank."""
-    return json.loads((bank_dir(task, root) / "bank.json").read_text())
+    return json.loads((bank_dir(task, root, bank) / "bank.json").read_text())
 
 
-def read_observations(task: str, root: str | Path | None = None) -> pd.DataFrame:
-    return pd.read_parquet(bank_dir(task, root) / "observations.parquet")
+def read_observations(task: str, root: str | Path | None = None, bank: str = BANK_VERSION) -> pd.DataFrame:
+    return pd.read_parquet(bank_dir(task, root, bank) / "observations.parquet")
 
 
 def read_labels(task: str, root: str | Path | None = None, *, sealed: str | Path | None = None,
-                include_sealed: bool = False) -> pd.DataFrame:
+                include_sealed: bool = False, bank: str = BANK_VERSION) -> pd.DataFrame:
     """Labels of train and dev; with `include_sealed`, also confirm and eval from the sealed
     directory, checked against `bank.json`'s sha256 (a mismatch or absence is an error)."""
-    frames = [pd.read_parquet(bank_dir(task, root) / "labels.parquet")]
+    frames = [pd.read_parquet(bank_dir(task, root, bank) / "labels.parquet")]
     if include_sealed:
-        path = sealed_labels_path(task, sealed)
-        expected = read_bank(task, root).get("sealed_labels_sha256")
+        path = sealed_labels_path(task, sealed, bank)
+        expected = read_bank(task, root, bank).get("sealed_labels_sha256")
         if not path.is_file():
             raise DataNotFound(f"sealed labels of {task!r} are not at {path.name} in the sealed "
                                f"directory")
@@ -81,15 +87,16 @@ def read_labels(task: str, root: str | Path | None = None, *, sealed: str | Path
     return pd.concat(frames, ignore_index=True)
 
 
-def read_images(task: str, observation_ids, root: str | Path | None = None) -> dict[str, np.ndarray]:
+def read_images(task: str, observation_ids, root: str | Path | None = None,
+                bank: str = BANK_VERSION) -> dict[str, np.ndarray]:
     """Agent and wrist images (N, 64, 64, 3) uint8 of the given observations, in their order."""
-    obs = read_observations(task, root).set_index("observation_id")
+    obs = read_observations(task, root, bank).set_index("observation_id")
     ids = list(observation_ids)
     missing = [i for i in ids if i not in obs.index or not obs.at[i, "shard"]]
     if missing:
         raise InvalidInput(f"no image for observation ids {missing[:5]}")
     out = {"agentview": [None] * len(ids), "wrist": [None] * len(ids)}
-    base = bank_dir(task, root)
+    base = bank_dir(task, root, bank)
     by_shard: dict[str, list[int]] = {}
     for k, i in enumerate(ids):
         by_shard.setdefault(obs.at[i, "shard"], []).append(k)

@@ -15,8 +15,13 @@ scenes the expert records in (`stack_scenes.base_scene_layout`). No obstacles, n
 appearance (draw 0). `simulator.readout_checks.check_start` verifies every start
 physically (no interpenetration deeper than 1 mm, still under a neutral action).
 
-`initialization(task, split, index)` is a pure function; `initializations(task, split)`
-lists a whole split; `start(sim, init)` puts a task's simulator into it.
+`initialization(task, split, index)` is a pure function; `initializations(task, split,
+bank)` lists a whole split of a bank version; `start(sim, init)` puts a task's simulator into it.
+
+Bank versions (docs/readout_protocol.md, amendments 2 and 3): version 2 keeps version 1's
+`train` and `dev` and draws new sealed splits from the same rule at the next indices
+(`confirm` 24-47, `eval` 64-127), so its ids (`door-confirm-i024`) and starts differ from
+every version 1 initialization.
 """
 
 from __future__ import annotations
@@ -40,6 +45,10 @@ TASKS = ("door", "stack")
 SPLITS = {"train": 48, "dev": 16, "confirm": 24, "eval": 64}
 """Initializations per split and task (READOUT_SPEC: at least 48 / 16 / 24, and 64 for the
 policy-failure evaluation)."""
+FIRST_INDEX = {"v1": {"train": 0, "dev": 0, "confirm": 0, "eval": 0},
+               "v2": {"train": 0, "dev": 0, "confirm": 24, "eval": 64}}
+"""First index of each split per bank version; a split holds `SPLITS[split]` indices from there."""
+BANKS = tuple(FIRST_INDEX)
 _TASK_CODE = {"door": 1, "stack": 2}
 _SPLIT_CODE = {"train": 1, "dev": 2, "confirm": 3, "eval": 4}
 LEVELS = {"door": (0, 1), "stack": (0, 1, 2)}
@@ -76,8 +85,9 @@ def _check(task: str, split: str, index: int) -> None:
         raise UnknownTask(f"task must be one of {TASKS}, got {task!r}")
     if split not in SPLITS:
         raise BadReadoutInput(f"split must be one of {tuple(SPLITS)}, got {split!r}")
-    if not isinstance(index, (int, np.integer)) or not 0 <= index < SPLITS[split]:
-        raise BadReadoutInput(f"index must be an integer in [0, {SPLITS[split]}) for split {split!r}, "
+    top = max(first[split] for first in FIRST_INDEX.values()) + SPLITS[split]
+    if not isinstance(index, (int, np.integer)) or not 0 <= index < top:
+        raise BadReadoutInput(f"index must be an integer in [0, {top}) for split {split!r}, "
                          f"got {index!r}")
 
 
@@ -100,10 +110,19 @@ def initialization(task: str, split: str, index: int) -> Initialization:
     return Initialization(task, split, int(index), level, layout, style)
 
 
-def initializations(task: str, split: str) -> tuple[Initialization, ...]:
-    """Every initialization of one split, in index order."""
+def split_indices(split: str, bank: str = "v1") -> range:
+    """The indices of `split` in bank version `bank` (`FIRST_INDEX`)."""
+    if bank not in FIRST_INDEX:
+        raise BadReadoutInput(f"bank must be one of {BANKS}, got {bank!r}")
+    _check(TASKS[0], split, 0)
+    first = FIRST_INDEX[bank][split]
+    return range(first, first + SPLITS[split])
+
+
+def initializations(task: str, split: str, bank: str = "v1") -> tuple[Initialization, ...]:
+    """Every initialization of one split of bank version `bank`, in index order."""
     _check(task, split, 0)
-    return tuple(initialization(task, split, i) for i in range(SPLITS[split]))
+    return tuple(initialization(task, split, i) for i in split_indices(split, bank))
 
 
 def make_sim(task: str):

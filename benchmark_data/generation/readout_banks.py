@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from benchmark_data.generation.readout_sealed import match_rows, problem_text
-from benchmark_data.readout_banks import (BANK_VERSION, LABEL_COLUMNS, OBSERVATION_COLUMNS, PUBLIC_SPLITS,
+from benchmark_data.readout_banks import (BANK_VERSION, BANKS, LABEL_COLUMNS, OBSERVATION_COLUMNS, PUBLIC_SPLITS,
                                           SEALED_SPLITS, bank_dir, read_bank, read_images, read_labels,
                                           read_observations, sealed_dir, sealed_labels_path)
 from expaudit.errors import InvalidInput
@@ -47,7 +47,7 @@ from simulator.provenance import PACKAGES, _versions
 from simulator.readout_bank import observe_initialization
 from simulator.readout_cells import Observer, expert_commands
 from simulator.readout_checks import Target
-from simulator.readout_inits import SPLITS, initialization, initializations, make_sim
+from simulator.readout_inits import SPLITS, initialization, initializations, make_sim, split_indices
 from simulator.readout_protocol import (GRID_PERCENTILES, GRID_SIZE, MIN_ENDPOINT_SEPARATION, N_CONTEXTS,
                                         NATURAL_EVERY, READOUT_BANK_MECHANISM, THRESHOLDS, grid_values,
                                         reject_reason, renders_agree)
@@ -68,11 +68,11 @@ def code_version() -> str:
     return f"readout-bank/{READOUT_BANK_MECHANISM}"
 
 
-def work_dir(task: str, root: str | Path | None = None) -> Path:
+def work_dir(task: str, root: str | Path | None = None, bank: str = BANK_VERSION) -> Path:
     """Where chunks and the grid of a bank are made (gitignored `var/`, holds sealed labels)."""
     base = Path(root) if root is not None else Path(os.environ.get(
         "EXPAUDIT_READOUT_WORK", Path(__file__).resolve().parents[2] / "var" / "readout_work"))
-    return base / f"{task}-{BANK_VERSION}"
+    return base / f"{task}-{bank}"
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -110,18 +110,28 @@ def _npz_bytes(**arrays) -> bytes:
     return buf.getvalue()
 
 
-def id_key(sealed: Path) -> bytes:
+def key_name(bank: str = BANK_VERSION) -> str:
+    """The id key's file name: version 1's `readout-id-key`; later versions draw their own key
+    (docs/readout_protocol.md, amendment 2), `readout-id-key-<bank>`."""
+    return KEY_NAME if bank == "v1" else f"{KEY_NAME}-{bank}"
+
+
+def id_key(sealed: Path, bank: str = BANK_VERSION) -> bytes:
     """The key of the opaque ids (made on first use, kept in the sealed directory)."""
-    path = sealed / KEY_NAME
+    path = sealed / key_name(bank)
     if not path.exists():
         _atomic_write(path, secrets.token_hex(32).encode())
     return bytes.fromhex(path.read_text().strip())
 
 
 def observation_id(task: str, split: str, init_id: str, row: dict, key: bytes | None) -> str:
-    """Readable for public splits (`door-train-i007-n012`, `-c2g5`), opaque for sealed ones."""
+    """Readable for public splits (`door-train-i007-n012`, `-c2g5`; a policy's frame names the
+    policy: `door-train-i007-policy-door-e000-n012`), opaque for sealed ones."""
     if row["kind"] == "natural":
         local = f"n{int(row['frame']):03d}"
+        source = row.get("source") or "expert"
+        if source != "expert":
+            local = f"{source.replace('/', '-')}-{local}"
     else:
         local = f"c{int(row['context'])}g{int(row['grid_index'])}"
     if split in PUBLIC_SPLITS:
@@ -178,18 +188,21 @@ def check_chunk_versions(work: Path, split: str, chunks: int) -> None:
 
 
 def n_chunks(split: str, limit: int | None = None) -> int:
+    """Chunks of `split` (of `limit` initializations when given)."""
     n = SPLITS[split] if limit is None else min(limit, SPLITS[split])
     return (n + CHUNK - 1) // CHUNK
 
 
 def run_chunk(observer, task: str, split: str, chunk: int, grid: np.ndarray, key: bytes | None,
-              limit: int | None = None) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[dict]]:
+              limit: int | None = None,
+              bank: str = BANK_VERSION) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[dict]]:
     """Observe the initializations of one chunk: its rows (ids, labels, `_image`: index into the
     images or -1), agent views, wrist views and repeated-state checks."""
     n = SPLITS[split] if limit is None else min(limit, SPLITS[split])
     rows, agent, wrist, repeats = [], [], [], []
-    for index in range(chunk * CHUNK, min((chunk + 1) * CHUNK, n)):
-        init = initialization(task, split, index)
+    indices = split_indices(split, bank)
+    for position in range(chunk * CHUNK, min((chunk + 1) * CHUNK, n)):
+        init = initialization(task, split, indices[position])
         t0 = time.perf_counter()
         obs = observe_initialization(observer, init, grid)
         wall = time.perf_counter() - t0
@@ -207,9 +220,9 @@ def run_chunk(observer, task: str, split: str, chunk: int, grid: np.ndarray, key
 
 
 def generate_chunks(task: str, splits, *, work: Path | None = None, sealed: Path | None = None,
-                    limit: int | None = None) -> int:
-    """Run every missing chunk of `splits`; returns how many were made."""
-    work = work or work_dir(task)
+                    limit: int | None = None, bank: str = BANK_VERSION) -> int:
+    """Run every missing chunk of `splits` of bank version `bank`; returns how many were made."""
+    work = work or work_dir(task, bank=bank)
     sealed = sealed or sealed_dir()
     sim = make_sim(task)
     grid = np.asarray(train_grid(task, sim, work)["values"])
@@ -217,13 +230,13 @@ def generate_chunks(task: str, splits, *, work: Path | None = None, sealed: Path
     made = 0
     try:
         for split in splits:
-            key = id_key(sealed) if split in SEALED_SPLITS else None
+            key = id_key(sealed, bank) if split in SEALED_SPLITS else None
             for chunk in range(n_chunks(split, limit)):
                 table_path, image_path = chunk_paths(work, split, chunk)
                 if table_path.exists() and image_path.exists():
                     continue
                 t0 = time.perf_counter()
-                frame, agent, wrist, repeats = run_chunk(observer, task, split, chunk, grid, key, limit)
+                frame, agent, wrist, repeats = run_chunk(observer, task, split, chunk, grid, key, limit, bank)
                 with_image = frame["_image"].to_numpy()
                 ids = np.where(with_image >= 0, frame["observation_id"].to_numpy(), "")
                 image_ids = np.empty(len(agent), dtype=object)

@@ -32,10 +32,10 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from benchmark_data.generation.readout_features import TASKS, bank_dir
+from benchmark_data.readout_banks import BANK_VERSION, BANKS, TASKS, bank_dir
 from benchmark_data.policy_files import policy_dirs, policy_experiences
 from expaudit.errors import DataNotFound, InvalidInput
-from expaudit.journal import CELL_COLUMNS, read_journal
+from expaudit.journal import CELL_COLUMNS, append_record, read_journal
 from simulator.executor import Cell
 from simulator.policy_executor import PolicyScene, PolicyWorld, execute_policy
 from simulator.readout_checks import Target
@@ -87,12 +87,12 @@ def policy_id(mechanism: str, experience_id: str) -> str:
     return f"{mechanism}/{experience_id}"
 
 
-def journal_path(task: str, root: str | Path | None = None) -> Path:
-    return bank_dir(task, root) / JOURNAL
+def journal_path(task: str, root: str | Path | None = None, bank: str = BANK_VERSION) -> Path:
+    return bank_dir(task, root, bank) / JOURNAL
 
 
-def table_path(task: str, root: str | Path | None = None) -> Path:
-    return bank_dir(task, root) / TABLE
+def table_path(task: str, root: str | Path | None = None, bank: str = BANK_VERSION) -> Path:
+    return bank_dir(task, root, bank) / TABLE
 
 
 def task_policies(task: str, root: str | Path | None = None) -> list[tuple[str, str]]:
@@ -142,7 +142,7 @@ def start_physics(task: str, starts: Iterable[ReadoutStart], sim=None) -> dict[s
 def run_outcomes(task: str, starts: Sequence[ReadoutStart], *, root: str | Path | None = None,
                  policies_root: str | Path | None = None, seeds: Sequence[int] = SEEDS,
                  policies: Sequence[tuple[str, str]] | None = None, limit: int | None = None,
-                 log: Callable[[str], None] = lambda line: None) -> int:
+                 bank: str = BANK_VERSION, log: Callable[[str], None] = lambda line: None) -> int:
     """Run the outcome cells of `task` not yet in its journal (at most `limit` new ones, in
     `ordered_cells` order); returns how many ran. One process (the machine is shared)."""
     policies = list(policies if policies is not None else task_policies(task))
@@ -153,7 +153,7 @@ def run_outcomes(task: str, starts: Sequence[ReadoutStart], *, root: str | Path 
     scenes = {s.initialization: PolicyScene(s.initialization, s.initialization, s.draw, s.layout)
               for s in starts}
     world = PolicyWorld(task, scenes, {k: v for k, v in dirs.items() if k in set(policies)})
-    journal = journal_path(task, root)
+    journal = journal_path(task, root, bank)
     cells = ordered_cells(task, starts, policies, seeds)
     if limit is not None:
         done = _journal_keys(journal)
@@ -172,10 +172,10 @@ def _journal_keys(journal: Path) -> set[tuple]:
 
 
 def consolidate(task: str, starts: Sequence[ReadoutStart], root: str | Path | None = None,
-                physics: dict[str, StartPhysics] | None = None) -> pd.DataFrame:
+                physics: dict[str, StartPhysics] | None = None, bank: str = BANK_VERSION) -> pd.DataFrame:
     """Fold the task's journal into `outcomes.parquet` (sorted by policy, initialization, seed);
     returns the table. A key journaled twice keeps its first record."""
-    journal = journal_path(task, root)
+    journal = journal_path(task, root, bank)
     records = read_journal(journal)
     if not records:
         raise OutcomesNotReady(f"{journal}: no outcomes journaled yet")
@@ -193,17 +193,33 @@ def consolidate(task: str, starts: Sequence[ReadoutStart], root: str | Path | No
     frame["initial_coordinate"] = [physics[i].initial_coordinate for i in frame.initialization]
     frame["target_gripper_distance_mm"] = [physics[i].target_gripper_distance_mm for i in frame.initialization]
     table = frame[list(OUTCOME_COLUMNS)].sort_values(["policy", "initialization", "seed"]).reset_index(drop=True)
-    path = table_path(task, root)
+    path = table_path(task, root, bank)
     tmp = path.with_name(path.name + ".tmp")
     table.to_parquet(tmp, index=False)
     tmp.replace(path)
     return table
 
 
-def bank_starts(task: str, splits: Sequence[str] = SPLITS) -> list[ReadoutStart]:
+def bank_starts(task: str, splits: Sequence[str] = SPLITS, bank: str = BANK_VERSION) -> list[ReadoutStart]:
     """The bank's initializations of `splits` (`simulator.readout_inits`), in split then index order."""
     return [ReadoutStart(init.init_id, init.split, init.layout)
-            for split in splits for init in initializations(task, split)]
+            for split in splits for init in initializations(task, split, bank)]
+
+
+def carry_over(task: str, source: str, target: str, splits: Sequence[str], root: str | Path | None = None) -> int:
+    """Copy the journaled outcomes of `splits` from bank `source` into bank `target`'s journal,
+    unchanged (same cells: the same initializations, policies and seeds run by the same code);
+    returns how many records were added. Version 2 takes version 1's `dev` outcomes this way."""
+    have = _journal_keys(journal_path(task, root, target))
+    wanted = {query_set_of(task, split) for split in splits}
+    records = [r for r in read_journal(journal_path(task, root, source)) if r["query_set"] in wanted]
+    new = [r for r in records
+           if tuple(r[k] for k in ("mechanism", "query_set", "experience_id", "state_id", "seed")) not in have]
+    path = journal_path(task, root, target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for record in new:
+        append_record(path, record)
+    return len(new)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -216,22 +232,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--consolidate-every", type=int, default=120,
                         help="fold the journal into outcomes.parquet after this many new cells")
     parser.add_argument("--root", default=None, help="frozen data directory (default: the packaged one)")
+    parser.add_argument("--bank", choices=BANKS, default=BANK_VERSION,
+                        help="bank version; version 2 first takes version 1's dev outcomes (same cells)")
     args = parser.parse_args(argv)
     import torch
 
     torch.set_num_threads(1)
     tasks = args.task or list(TASKS)
     seeds = args.seed or list(SEEDS)
-    starts = {task: bank_starts(task) for task in tasks}
+    starts = {task: bank_starts(task, bank=args.bank) for task in tasks}
+    if args.bank != "v1":
+        for task in tasks:
+            print(f"{task}: {carry_over(task, 'v1', args.bank, ('dev',), args.root)} dev outcomes taken "
+                  "from bank v1", flush=True)
     physics = {task: start_physics(task, starts[task]) for task in tasks}
     # seed-major across tasks: both tasks' seed 0 before any seed 1
     for seed in seeds:
         for task in tasks:
             while True:
-                ran = run_outcomes(task, starts[task], root=args.root, seeds=[seed],
+                ran = run_outcomes(task, starts[task], root=args.root, seeds=[seed], bank=args.bank,
                                    limit=args.consolidate_every, log=lambda line: print(line, flush=True))
-                if _journal_keys(journal_path(task, args.root)):
-                    consolidate(task, starts[task], args.root, physics[task])
+                if _journal_keys(journal_path(task, args.root, args.bank)):
+                    consolidate(task, starts[task], args.root, physics[task], args.bank)
                 print(f"{task} seed {seed}: {ran} new cells; consolidated", flush=True)
                 if not ran:
                     break

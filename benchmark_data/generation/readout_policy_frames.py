@@ -43,7 +43,7 @@ from simulator.policy_executor import load_actor, make_camera
 from simulator.policy_rollout import HORIZON, SUCCESS_EVERY, command, noise_for
 from simulator.provenance import policy_code_version
 from simulator.readout_cells import Observer
-from simulator.readout_inits import Initialization, initializations, make_sim, start
+from simulator.readout_inits import BANKS, Initialization, initializations, make_sim, start
 from simulator.readout_protocol import NATURAL_EVERY
 
 FRAMES_VERSION = "readout-policy-frames/1"
@@ -149,8 +149,10 @@ def write_unit(work: Path, rollout: Rollout) -> Path:
 
 def run_frames(task: str, *, splits: Sequence[str] = SPLITS, work: Path | None = None,
                policies_root: str | Path | None = None, limit: int | None = None,
-               horizon: int | None = None, log: Callable[[str], None] = lambda line: None) -> int:
-    """Make every missing rollout unit of `task` (at most `limit` new ones); returns how many.
+               horizon: int | None = None, bank: str = "v1",
+               log: Callable[[str], None] = lambda line: None) -> int:
+    """Make every missing rollout unit of `task` (at most `limit` new ones) from the
+    initializations of bank version `bank`; returns how many.
 
     Order: split by split, each initialization run by every policy before the next, so any
     prefix of a run holds whole initializations.
@@ -168,7 +170,7 @@ def run_frames(task: str, *, splits: Sequence[str] = SPLITS, work: Path | None =
     made = 0
     try:
         for split in splits:
-            for init in initializations(task, split):
+            for init in initializations(task, split, bank):
                 for (mechanism, eid), directory in sorted(dirs.items()):
                     policy = f"{mechanism}/{eid}"
                     if unit_paths(work, split, init.init_id, policy)[0].exists():
@@ -239,6 +241,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--task", choices=TASKS, action="append", help="repeatable; default both")
     parser.add_argument("--split", choices=SPLITS, action="append", help="repeatable; default all three")
     parser.add_argument("--limit", type=int, default=None, help="make at most this many rollouts per task")
+    parser.add_argument("--bank", choices=BANKS, default="v1",
+                        help="the bank version whose initializations the policies run from (version 2's "
+                             "confirm differs from version 1's)")
     parser.add_argument("--work", type=Path, default=None, help="work directory (default under var/)")
     parser.add_argument("--estimate", type=int, default=None, metavar="N",
                         help="measure N dev rollouts per task (and the features of their frames) in a "
@@ -255,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     for task in args.task or TASKS:
         work = args.work / task if args.work else None
-        made = run_frames(task, splits=args.split or SPLITS, work=work, limit=args.limit,
+        made = run_frames(task, splits=args.split or SPLITS, work=work, limit=args.limit, bank=args.bank,
                           log=lambda line: print(line, flush=True))
         print(json.dumps({"task": task, "rollouts_made": made}), flush=True)
     return 0
