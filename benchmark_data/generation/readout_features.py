@@ -7,7 +7,7 @@ features of the agent view, and the agent view as raw 32x32 pixels. A
 representation whose weights this machine lacks is written as "not computed"
 with the reason, never replaced by other weights.
 
-Output, per (task, representation), `readout/<task>-v1/features/<representation>/` (a policy's
+Output, per (task, representation), `readout/<task>-<bank>/features/<representation>/` (a policy's
 representation is named by its id `<mechanism>/<experience id>`, so its folder is nested):
 one `features-XX.npz` per bank image shard `images-XX.npz` (arrays
 `observation_id` and `features`, same rows in the same order; float16 for the
@@ -25,6 +25,7 @@ adds it to a `features.json` written before the field existed, only after checki
 weights on this machine give the record's `content_hash`; no vector is recomputed.
 
     python -m benchmark_data.generation.readout_features --task door [--representation raw32]
+    python -m benchmark_data.generation.readout_features --bank v2 --cache DIR --reuse v1
     python -m benchmark_data.generation.readout_features --record-weights
 """
 
@@ -42,16 +43,15 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from benchmark_data.paths import root_or_default
 from benchmark_data.policy_files import is_trained, policy_dir, policy_experiences
+from benchmark_data.readout_banks import BANK_VERSION, BANKS, TASKS, bank_dir
 from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.rules.embeddings.base import WEIGHTS_MISSING, NotComputed, file_sha256
 
 CODE_VERSION = "readout-features/1"
 """Declared version of how features are computed here (preprocessing, batching, dtypes); bumped
 by any change of the vectors, after which every stored shard is recomputed."""
-BANK_VERSION = "v1"
-TASKS = ("door", "stack")
+
 BATCH = 32
 """Images per forward pass; every pass is padded to exactly this many images, so a vector never
 depends on the other images of its shard (CPU convolution kernels depend on the batch size)."""
@@ -83,15 +83,9 @@ class Representation:
     """sha256 of the weights file the vectors come from; None for a weight-free representation."""
 
 
-def bank_dir(task: str, root: str | Path | None = None) -> Path:
-    """`readout/<task>-v1/` under the frozen root `root`."""
-    if task not in TASKS:
-        raise InvalidInput(f"task must be one of {TASKS}, got {task!r}")
-    return root_or_default(root) / "readout" / f"{task}-{BANK_VERSION}"
-
-
-def features_dir(task: str, representation: str, root: str | Path | None = None) -> Path:
-    return bank_dir(task, root) / "features" / representation
+def features_dir(task: str, representation: str, root: str | Path | None = None,
+                 bank: str = BANK_VERSION) -> Path:
+    return bank_dir(task, root, bank) / "features" / representation
 
 
 def policy_representations(task: str) -> tuple[str, ...]:
@@ -230,7 +224,7 @@ def _load_shard(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def write_features(task: str, name: str, *, root: str | Path | None = None,
-                   environ: dict | None = None, cache: str | Path | None = None,
+                   environ: dict | None = None, cache: str | Path | None = None, bank: str = BANK_VERSION,
                    log: Callable[[str], None] = lambda line: None) -> dict:
     """Compute (or resume) one representation's features on `task`'s bank; returns `features.json`.
 
@@ -238,16 +232,16 @@ def write_features(task: str, name: str, *, root: str | Path | None = None,
     reason, and no shards. With `cache` (a `precompute` directory), rows whose observation id
     and image digest were precomputed by the same encoder are taken from it, not recomputed.
     """
-    bank = bank_dir(task, root)
-    shards = image_shards(bank)
+    directory = bank_dir(task, root, bank)
+    shards = image_shards(directory)
     if not shards:
-        raise FeaturesNotComputed(f"{bank}: no image shards ({IMAGE_GLOB}): build the bank first")
-    out = features_dir(task, name, root)
+        raise FeaturesNotComputed(f"{directory}: no image shards ({IMAGE_GLOB}): build the bank first")
+    out = features_dir(task, name, root, bank)
     out.mkdir(parents=True, exist_ok=True)
     meta_path = out / FEATURES_JSON
     representation = load_representation(task, name, root=root, environ=environ)
     if isinstance(representation, NotComputed):
-        record = {"representation": name, "task": task, "bank": f"{task}-{BANK_VERSION}",
+        record = {"representation": name, "task": task, "bank": f"{task}-{bank}",
                   "status": NOT_COMPUTED, "reason": representation.reason, "code_version": CODE_VERSION}
         _write_json(meta_path, record)
         log(f"{task} {name}: {NOT_COMPUTED}: {representation.reason}")
@@ -256,7 +250,7 @@ def write_features(task: str, name: str, *, root: str | Path | None = None,
     same_encoder = (old.get("content_hash") == representation.content_hash
                     and old.get("code_version") == CODE_VERSION)
     done = {s["features"]: s for s in old.get("shards", [])} if same_encoder else {}
-    record = {"representation": name, "task": task, "bank": f"{task}-{BANK_VERSION}", "status": COMPUTED,
+    record = {"representation": name, "task": task, "bank": f"{task}-{bank}", "status": COMPUTED,
               "content_hash": representation.content_hash, "weights_sha256": representation.weights_sha256,
               "code_version": CODE_VERSION, "dtype": representation.dtype, "views": representation.views,
               "generator": "benchmark_data.generation.readout_features", "packages": _packages(),
@@ -374,13 +368,44 @@ def precompute(task: str, name: str, sources: Sequence[Path], cache: str | Path,
     return ran
 
 
-def read_features(task: str, name: str, root: str | Path | None = None) -> tuple[np.ndarray, np.ndarray]:
+def reuse_bank(task: str, name: str, source: str, cache: str | Path, *, root: str | Path | None = None,
+               environ: dict | None = None) -> int:
+    """Put bank `source`'s stored vectors of one representation into `cache` (keyed by observation
+    id and image digest), when they were computed by the same encoder and code version; returns
+    how many rows. A later bank's rows with the same id and pixels then take them unchanged
+    (exact: a vector depends on its own image only)."""
+    record = _read_json(features_dir(task, name, root, source) / FEATURES_JSON)
+    representation = load_representation(task, name, root=root, environ=environ)
+    if isinstance(representation, NotComputed) or record.get("status") != COMPUTED \
+            or record.get("content_hash") != representation.content_hash or record.get("code_version") != CODE_VERSION:
+        return 0
+    out = _cache_dir(cache, representation)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = 0
+    for shard in record["shards"]:
+        target = out / f"{source}-{shard['features'].removesuffix('.npz')}-{shard['features_sha256'][-16:]}.npz"
+        ids, agent, wrist = _load_shard(bank_dir(task, root, source) / shard["images"])
+        with np.load(features_dir(task, name, root, source) / shard["features"], allow_pickle=False) as data:
+            if not np.array_equal(data["observation_id"].astype(str), ids):
+                raise InvalidInput(f"{shard['features']}: rows differ from {shard['images']}")
+            vectors = data["features"]
+        rows += len(ids)
+        if target.is_file():
+            continue
+        tmp = target.with_name(target.name + ".tmp.npz")
+        np.savez(tmp, observation_id=ids, digest=row_digests(agent, wrist), features=vectors)
+        tmp.replace(target)
+    return rows
+
+
+def read_features(task: str, name: str, root: str | Path | None = None,
+                  bank: str = BANK_VERSION) -> tuple[np.ndarray, np.ndarray]:
     """(observation ids (N,), features (N, D) float32) of one representation, every shard in order.
 
     Raises `FeaturesNotComputed` with the stored reason when the representation was not
     computed, or when its features are incomplete.
     """
-    out = features_dir(task, name, root)
+    out = features_dir(task, name, root, bank)
     record = _read_json(out / FEATURES_JSON)
     if not record:
         raise FeaturesNotComputed(f"{out}: no {FEATURES_JSON}: features of {name!r} not generated")
@@ -396,9 +421,10 @@ def read_features(task: str, name: str, root: str | Path | None = None) -> tuple
     return np.concatenate(ids), np.concatenate(rows)
 
 
-def export_npz(task: str, name: str, path: str | Path, root: str | Path | None = None) -> Path:
+def export_npz(task: str, name: str, path: str | Path, root: str | Path | None = None,
+               bank: str = BANK_VERSION) -> Path:
     """One NPZ (`observation_id`, `features` float32) of a representation: the engine's input form."""
-    ids, features = read_features(task, name, root)
+    ids, features = read_features(task, name, root, bank)
     path = Path(path)
     np.savez(path, observation_id=ids, features=features)
     return path
@@ -411,6 +437,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--representation", action="append",
                         help="repeatable; default every reference representation of the task")
     parser.add_argument("--root", default=None, help="frozen data directory (default: the packaged one)")
+    parser.add_argument("--bank", choices=BANKS, default=BANK_VERSION, help="bank version (default %(default)s)")
+    parser.add_argument("--reuse", choices=BANKS, default=None,
+                        help="first put this bank's stored vectors into --cache (same encoder only)")
     parser.add_argument("--cache", default=None,
                         help="directory of precomputed rows (read by the bank pass, written by --precompute)")
     parser.add_argument("--precompute", nargs="+", metavar="NPZ", default=None,
@@ -418,8 +447,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--record-weights", action="store_true",
                         help="only add weights_sha256 to features.json written before it existed")
     args = parser.parse_args(argv)
-    if args.precompute is not None and args.cache is None:
-        parser.error("--precompute needs --cache")
+    if (args.precompute is not None or args.reuse) and args.cache is None:
+        parser.error("--precompute and --reuse need --cache")
     import torch
 
     torch.set_num_threads(1)
@@ -435,7 +464,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     precompute(task, name, [Path(p) for p in args.precompute], args.cache, root=args.root,
                                log=lambda line: print(line, flush=True))
                     continue
-                write_features(task, name, root=args.root, cache=args.cache,
+                if args.reuse:
+                    rows = reuse_bank(task, name, args.reuse, args.cache, root=args.root)
+                    print(f"{task} {name}: {rows} rows of bank {args.reuse} reusable", flush=True)
+                write_features(task, name, root=args.root, cache=args.cache, bank=args.bank,
                                log=lambda line: print(line, flush=True))
             except (FeaturesNotComputed, InvalidInput) as exc:
                 print(f"{task} {name}: {exc}", file=sys.stderr)

@@ -1,13 +1,15 @@
 """docs/readout_findings.md, generated: the readout paper's results re-measured on both banks.
 
-Every number of the page comes from the committed reference reports
-(`readout/<task>-v1/reports/reference-confirm.json`, `benchmark_data.generation.readout_reports`),
+One page per bank version: version 2 (the policies' frames among the natural observations, new
+sealed splits) at `docs/readout_findings.md`, version 1 at `docs/readout_findings_v1.md`.
+Every number of a page comes from the committed reference reports
+(`readout/<task>-<bank>/reports/reference-confirm.json`, `benchmark_data.generation.readout_reports`),
 the banks' `bank.json` (the grid) and `outcomes.parquet` (the policies' dev and evaluation
 failures). Each of the paper's results (READOUT_SPEC, "What the paper found") gets a verdict
 computed from those numbers by the rule the page states, so the page cannot drift from the
 reports and no number in it is typed by hand.
 
-    python -m benchmark_data.generation.readout_findings [--check]
+    python -m benchmark_data.generation.readout_findings [--bank v1] [--check]
 
 `--check` exits 1 when the committed page differs from the one the reports give.
 """
@@ -23,12 +25,27 @@ from typing import Sequence
 
 import pandas as pd
 
-from benchmark_data.generation.readout_features import TASKS, bank_dir, policy_representations
+from benchmark_data.generation.readout_features import policy_representations
 from benchmark_data.generation.readout_reports import html_path, report_path
+from benchmark_data.readout_banks import BANKS, TASKS, bank_dir
 from leaderboard.readout.defaults import MIN_DEV_EACH_OUTCOME
 from leaderboard.readout.predictors import MODELS
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "readout_findings.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+PAGES = {"v1": DOCS / "readout_findings_v1.md", "v2": DOCS / "readout_findings.md"}
+"""The page of each bank version (the latest at the page every link names)."""
+BANK_TEXT = {
+    "v1": ("Bank version 1: natural observations are the scripted expert's frames only. Its `confirm` "
+           "numbers are a development yardstick, not a held-out test: two earlier committed versions "
+           "of its confirm reports held per-initialization values ([readout.md](readout.md), \"What "
+           "the repository's history reveals\"). Version 2 is on [readout_findings.md](readout_findings.md)."),
+    "v2": ("Bank version 2 ([readout_protocol.md](readout_protocol.md), amendments 1-3): the natural "
+           "observations are the scripted expert's frames and the frames of every published image "
+           "policy's rollout (seed 0) from each `train`, `dev` and `confirm` initialization; the "
+           "readout is fitted on all of them and natural MAE is their mean. `confirm` and `eval` are "
+           "new initializations under a new key, never published before. Version 1's page stays at "
+           "[readout_findings_v1.md](readout_findings_v1.md)."),
+}
 DIGITS = {"deg": 2, "mm": 1}
 """Decimals of MAE and context sensitivity, by unit (the page's tables and prose)."""
 ALPHA = 0.05
@@ -45,12 +62,12 @@ WIDTH = 95
 
 # ---- inputs ------------------------------------------------------------------------------
 
-def load_inputs(root: str | Path | None = None) -> dict:
+def load_inputs(root: str | Path | None = None, bank_version: str = "v2") -> dict:
     """Each task's confirm report, bank.json and outcomes (what the page is made of)."""
-    out = {}
+    out = {"_bank": bank_version}
     for task in TASKS:
-        bank = bank_dir(task, root)
-        out[task] = {"report": json.loads(report_path(task, "confirm", root).read_text()),
+        bank = bank_dir(task, root, bank_version)
+        out[task] = {"report": json.loads(report_path(task, "confirm", root, bank_version).read_text()),
                      "bank": json.loads((bank / "bank.json").read_text()),
                      "outcomes": pd.read_parquet(bank / "outcomes.parquet", columns=["policy", "split", "success"])}
     return out
@@ -95,8 +112,8 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 class Task:
     """One task's report with the lookups the page needs."""
 
-    def __init__(self, name: str, data: dict):
-        self.name = name
+    def __init__(self, name: str, data: dict, bank: str):
+        self.name, self.bank_version = name, bank
         self.report, self.bank, self.outcomes = data["report"], data["bank"], data["outcomes"]
         self.unit = self.report["bank"]["unit"]
         self.digits = DIGITS[self.unit]
@@ -159,9 +176,11 @@ def _verdict(held: int, total: int, what: str) -> str:
 # ---- sections ----------------------------------------------------------------------------
 
 def _intro(tasks: list[Task]) -> str:
+    version = tasks[0].bank_version
     links = ", ".join(
-        f"{t.label} [confirm](../benchmark_data/frozen/readout/{t.name}-v1/reports/{html_path(t.name, 'confirm').name}) "
-        f"and [dev](../benchmark_data/frozen/readout/{t.name}-v1/reports/{html_path(t.name, 'dev').name})"
+        f"{t.label} [confirm](../benchmark_data/frozen/readout/{t.name}-{version}/reports/"
+        f"{html_path(t.name, 'confirm').name}) "
+        f"and [dev](../benchmark_data/frozen/readout/{t.name}-{version}/reports/{html_path(t.name, 'dev').name})"
         for t in tasks)
     grids = "; ".join(
         f"{t.label}, {t.coordinate} in {'degrees' if t.unit == 'deg' else 'millimetres'} (grid "
@@ -172,7 +191,7 @@ def _intro(tasks: list[Task]) -> str:
 The readout paper (arXiv:2609.34684) found that a readout fitted on frozen features can be
 accurate on natural trajectories and still respond weakly when only the coordinate changes.
 This page says, result by result, whether that holds on this benchmark's two tasks. Every
-number comes from the reference reports, `readout/<task>-v1/reports/reference-confirm.json`
+number comes from the reference reports, `readout/<task>-{version}/reports/reference-confirm.json`
 of the frozen data (made by `python -m benchmark_data.generation.readout_reports`), computed
 on the {n_init} `confirm` initializations of each task with the choices fixed beforehand in
 [readout_protocol.md](readout_protocol.md); the metrics are defined in
@@ -185,6 +204,8 @@ The reports' pages, with the paper's plots (natural MAE against gain across repr
 prediction against coordinate per context): {links}. The confirm pages withhold
 per-initialization values and curves (the confirm labels are sealed); the dev pages, on the 16
 development initializations of each task, show them.
+
+{BANK_TEXT[version]}
 
 The coordinates: {grids}. Stack's cube x is the free-object case that stands for the paper's
 mug x."""
@@ -488,7 +509,7 @@ with its reason and kept in the family with p = 1."""
 
 def render(inputs: dict) -> str:
     """The page's Markdown from `load_inputs`' data."""
-    tasks = [Task(name, inputs[name]) for name in TASKS]
+    tasks = [Task(name, inputs[name], inputs["_bank"]) for name in TASKS]
     parts = [_intro(tasks), _result1(tasks), _result2(tasks), _result3(tasks), _result4(tasks),
              _reference_rows(tasks), _not_computed(tasks)]
     blocks = [b for part in parts for b in part.split("\n\n") if b.strip()]
@@ -507,9 +528,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description="Write docs/readout_findings.md from the reference reports.")
     parser.add_argument("--check", action="store_true", help="exit 1 if the committed page differs")
     parser.add_argument("--root", default=None, help="frozen data directory (default: the packaged one)")
-    parser.add_argument("--out", type=Path, default=PAGE)
+    parser.add_argument("--bank", choices=BANKS, default="v2", help="bank version (default %(default)s)")
+    parser.add_argument("--out", type=Path, default=None, help="default: the bank version's page")
     args = parser.parse_args(argv)
-    text = render(load_inputs(args.root))
+    args.out = args.out or PAGES[args.bank]
+    text = render(load_inputs(args.root, args.bank))
     if args.check:
         same = args.out.is_file() and args.out.read_text() == text
         print(f"{args.out.name}: {'up to date' if same else 'differs from the reports; regenerate it'}")

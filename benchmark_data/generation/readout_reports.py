@@ -10,7 +10,7 @@ counts them and each `p_holm` is adjusted over the whole family. The report is o
 engine's (`leaderboard.readout.run_readout_audit`), with `features` added (each
 representation's weights hash, code version and dtype, from its `features.json`).
 
-Written to `readout/<task>-v1/reports/reference-<split>.json`, both tasks at once, each with
+Written to `readout/<task>-<bank>/reports/reference-<split>.json`, both tasks at once, each with
 its page `reference-<split>.html` (`leaderboard.site.readout_report.render_readout_html`: inline
 SVG, the published JSON's numbers and plots only). The `dev` report is published whole: per
 initialization values, and the prediction-against-coordinate curves of the first initializations
@@ -38,9 +38,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from benchmark_data.generation.readout_features import (COMPUTED, FEATURES_JSON, TASKS, bank_dir, features_dir,
-                                                        representation_names)
-from benchmark_data.readout_banks import SEALED_SPLITS, sealed_dir, sealed_labels_path
+from benchmark_data.generation.readout_features import COMPUTED, FEATURES_JSON, features_dir, representation_names
+from benchmark_data.readout_banks import BANK_VERSION, BANKS, SEALED_SPLITS, TASKS, bank_dir, sealed_dir, sealed_labels_path
 from expaudit.errors import DataNotFound, InvalidInput
 from leaderboard.readout import holm_family, read_bank, read_features, run_readout_audit, sealed_view
 from leaderboard.readout.defaults import MIN_ESTIMABLE_INITIALIZATIONS
@@ -54,36 +53,38 @@ DEV_FAILURE_NOTE = ("The failure predictors are fitted on dev and scored on the 
 FAMILY_SCOPE = "the primary tests of every reference representation of both tasks, published together"
 
 
-def report_path(task: str, split: str, root: str | Path | None = None) -> Path:
-    return bank_dir(task, root) / REPORTS / f"reference-{split}.json"
+def report_path(task: str, split: str, root: str | Path | None = None, bank: str = BANK_VERSION) -> Path:
+    return bank_dir(task, root, bank) / REPORTS / f"reference-{split}.json"
 
 
-def html_path(task: str, split: str, root: str | Path | None = None) -> Path:
+def html_path(task: str, split: str, root: str | Path | None = None, bank: str = BANK_VERSION) -> Path:
     """The page of the published report (same directory and stem as its JSON)."""
-    return report_path(task, split, root).with_suffix(".html")
+    return report_path(task, split, root, bank).with_suffix(".html")
 
 
-def sealed_report_path(task: str, split: str, sealed: str | Path | None = None) -> Path:
+def sealed_report_path(task: str, split: str, sealed: str | Path | None = None, bank: str = BANK_VERSION) -> Path:
     """Where the whole report of a sealed split is kept (the sealed directory, never published)."""
-    return Path(sealed or sealed_dir()) / REPORTS / f"{task}-reference-{split}.json"
+    name = f"{task}-reference-{split}.json" if bank == "v1" else f"{task}-{bank}-reference-{split}.json"
+    return Path(sealed or sealed_dir()) / REPORTS / name
 
 
-def _sealed_default(task: str, split: str) -> Path | None:
+def _sealed_default(task: str, split: str, bank: str = BANK_VERSION) -> Path | None:
     """The task's sealed labels file in the sealed directory, when the split needs it and it is there."""
-    path = sealed_labels_path(task)
+    path = sealed_labels_path(task, None, bank)
     return path if split in SEALED_SPLITS and path.is_file() else None
 
 
 def reference_report(task: str, *, split: str = "confirm", root: str | Path | None = None,
                      sealed_labels: str | Path | None = None,
-                     min_estimable: int = MIN_ESTIMABLE_INITIALIZATIONS) -> dict:
+                     min_estimable: int = MIN_ESTIMABLE_INITIALIZATIONS, bank_version: str = BANK_VERSION) -> dict:
     """The engine's report of every reference representation of `task` on `split`, its primary
     tests Holm-adjusted over this task alone (`reference_reports` adjusts them over both tasks).
     `min_estimable` is the protocol's estimability gate (lower only for small test banks)."""
-    bank = read_bank(bank_dir(task, root), sealed_labels=sealed_labels)
+    directory = bank_dir(task, root, bank_version)
+    bank = read_bank(directory, sealed_labels=sealed_labels)
     representations, not_computed, provenance = [], [], {}
     for name in representation_names(task):
-        meta_path = features_dir(task, name, root) / FEATURES_JSON
+        meta_path = features_dir(task, name, root, bank_version) / FEATURES_JSON
         if not meta_path.is_file():
             not_computed.append({"name": name, "reason": "features not generated"})
             continue
@@ -91,7 +92,7 @@ def reference_report(task: str, *, split: str = "confirm", root: str | Path | No
         if meta["status"] != COMPUTED or not meta.get("complete"):
             not_computed.append({"name": name, "reason": meta.get("reason", "features incomplete")})
             continue
-        representations.append(read_features(features_dir(task, name, root), name))
+        representations.append(read_features(features_dir(task, name, root, bank_version), name))
         provenance[name] = {key: meta[key] for key in ("content_hash", "code_version", "dtype", "views",
                                                        "dimension", "rows")}
     if not representations:
@@ -101,7 +102,7 @@ def reference_report(task: str, *, split: str = "confirm", root: str | Path | No
     report["not_computed"] = not_computed
     report["features"] = provenance
     for rep in report["representations"]:  # where its features sit in the bank, not on this machine
-        rep["source"] = features_dir(task, rep["name"], root).relative_to(bank_dir(task, root)).as_posix()
+        rep["source"] = features_dir(task, rep["name"], root, bank_version).relative_to(directory).as_posix()
     if split not in SEALED_SPLITS:
         report["notes"] = [*report["notes"], DEV_FAILURE_NOTE]
     return report
@@ -136,11 +137,12 @@ def joint_family(reports: Mapping[str, dict]) -> dict[str, dict]:
 
 def reference_reports(*, split: str = "confirm", root: str | Path | None = None,
                       sealed_labels: Mapping[str, str | Path] | None = None,
-                      min_estimable: int = MIN_ESTIMABLE_INITIALIZATIONS) -> dict[str, dict]:
+                      min_estimable: int = MIN_ESTIMABLE_INITIALIZATIONS,
+                      bank: str = BANK_VERSION) -> dict[str, dict]:
     """Both tasks' reference reports on `split`, their primary tests one Holm family."""
     sealed_labels = sealed_labels or {}
-    reports = {task: reference_report(task, split=split, root=root, min_estimable=min_estimable,
-                                      sealed_labels=sealed_labels.get(task) or _sealed_default(task, split))
+    reports = {task: reference_report(task, split=split, root=root, min_estimable=min_estimable, bank_version=bank,
+                                      sealed_labels=sealed_labels.get(task) or _sealed_default(task, split, bank))
                for task in TASKS}
     return joint_family(reports)
 
@@ -157,57 +159,60 @@ def _write(path: Path, report: dict) -> Path:
     return _write_text(path, json.dumps(report, indent=1, sort_keys=True, allow_nan=False) + "\n")
 
 
-def _write_published(task: str, split: str, report: dict, root) -> Path:
+def _write_published(task: str, split: str, report: dict, root, bank: str = BANK_VERSION) -> Path:
     """Write the published report (already its sealed view) and its page, drawn from the JSON as
     written (its keys sorted); returns the JSON's path."""
-    path = _write(report_path(task, split, root), report)
-    _write_text(html_path(task, split, root), render_readout_html(json.loads(path.read_text())))
+    path = _write(report_path(task, split, root, bank), report)
+    _write_text(html_path(task, split, root, bank), render_readout_html(json.loads(path.read_text())))
     return path
 
 
-def write_html_reports(*, split: str = "confirm", root: str | Path | None = None) -> list[Path]:
+def write_html_reports(*, split: str = "confirm", root: str | Path | None = None,
+                       bank: str = BANK_VERSION) -> list[Path]:
     """Render both tasks' pages again from their written JSON reports; returns the pages' paths."""
     out = []
     for task in TASKS:
-        path = report_path(task, split, root)
+        path = report_path(task, split, root, bank)
         if not path.is_file():
             raise DataNotFound(f"{task}: no reference report at reports/{path.name}")
-        out.append(_write_text(html_path(task, split, root), render_readout_html(json.loads(path.read_text()))))
+        out.append(_write_text(html_path(task, split, root, bank),
+                               render_readout_html(json.loads(path.read_text()))))
     return out
 
 
 def write_reference_reports(*, split: str = "confirm", root: str | Path | None = None,
                             sealed_labels: Mapping[str, str | Path] | None = None,
                             min_estimable: int = MIN_ESTIMABLE_INITIALIZATIONS,
-                            sealed: str | Path | None = None) -> list[Path]:
+                            sealed: str | Path | None = None, bank: str = BANK_VERSION) -> list[Path]:
     """Compute and write both tasks' `reports/reference-<split>.json`; returns their paths.
     Nothing is written unless both reports could be made."""
-    reports = reference_reports(split=split, root=root, sealed_labels=sealed_labels, min_estimable=min_estimable)
-    return [_publish(task, split, report, root, sealed) for task, report in reports.items()]
+    reports = reference_reports(split=split, root=root, sealed_labels=sealed_labels, min_estimable=min_estimable,
+                                bank=bank)
+    return [_publish(task, split, report, root, sealed, bank) for task, report in reports.items()]
 
 
-def _publish(task: str, split: str, report: dict, root, sealed) -> Path:
+def _publish(task: str, split: str, report: dict, root, sealed, bank: str = BANK_VERSION) -> Path:
     """Write the published form of `report` (its sealed view) and, on a sealed split, keep the
     whole report in the sealed directory."""
     if split in SEALED_SPLITS:
-        _write(sealed_report_path(task, split, sealed), report)
-    return _write_published(task, split, sealed_view(report), root)
+        _write(sealed_report_path(task, split, sealed, bank), report)
+    return _write_published(task, split, sealed_view(report), root, bank)
 
 
 def readjust_reference_reports(*, split: str = "confirm", root: str | Path | None = None,
-                               sealed: str | Path | None = None) -> list[Path]:
+                               sealed: str | Path | None = None, bank: str = BANK_VERSION) -> list[Path]:
     """Re-run the joint Holm adjustment on both tasks' written reports; returns their paths."""
     reports = {}
     for task in TASKS:
-        path = report_path(task, split, root)
+        path = report_path(task, split, root, bank)
         if not path.is_file():
             raise DataNotFound(f"{task}: no reference report at reports/{path.name}")
         reports[task] = json.loads(path.read_text())
-    kept = {task: sealed_report_path(task, split, sealed) for task in TASKS}
+    kept = {task: sealed_report_path(task, split, sealed, bank) for task in TASKS}
     if all(path.is_file() for path in kept.values()):  # the whole reports too, where this machine has them
         for task, report in joint_family({t: json.loads(p.read_text()) for t, p in kept.items()}).items():
             _write(kept[task], report)
-    return [_write_published(task, split, sealed_view(report), root)
+    return [_write_published(task, split, sealed_view(report), root, bank)
             for task, report in joint_family(reports).items()]
 
 
@@ -222,15 +227,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--html-only", action="store_true",
                         help="only render the pages again from the written reports")
     parser.add_argument("--root", default=None, help="frozen data directory (default: the packaged one)")
+    parser.add_argument("--bank", choices=BANKS, default=BANK_VERSION, help="bank version (default %(default)s)")
     args = parser.parse_args(argv)
     sealed = dict(item.split("=", 1) for item in args.sealed_labels)
     try:
         if args.html_only:
-            paths = write_html_reports(split=args.split, root=args.root)
+            paths = write_html_reports(split=args.split, root=args.root, bank=args.bank)
         elif args.adjust_only:
-            paths = readjust_reference_reports(split=args.split, root=args.root)
+            paths = readjust_reference_reports(split=args.split, root=args.root, bank=args.bank)
         else:
-            paths = write_reference_reports(split=args.split, root=args.root, sealed_labels=sealed)
+            paths = write_reference_reports(split=args.split, root=args.root, sealed_labels=sealed, bank=args.bank)
     except DataNotFound as exc:
         print(str(exc), file=sys.stderr)
         return 2

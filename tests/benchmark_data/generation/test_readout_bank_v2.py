@@ -1,0 +1,98 @@
+"""Bank version 2 at small scale (the same code as the full run: one initialization per new
+sealed split, three policy rollouts with a short horizon): version 1's public rows carried
+unchanged, the policies' frames as natural rows with their source, new sealed splits under a
+new key, and a bank the engine's reader accepts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmark_data.generation import readout_bank_v2 as v2
+from benchmark_data.generation import readout_policy_frames as pf
+from benchmark_data.readout_banks import read_bank, read_images, read_labels, read_observations
+from leaderboard.readout import read_bank as engine_bank
+from simulator.readout_inits import initializations
+
+pytestmark = [pytest.mark.sim, pytest.mark.slow]
+
+TASK = "stack"
+HORIZON = 23
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    base = tmp_path_factory.mktemp("v2")
+    work, frames, out, sealed = base / "work", base / "frames", base / "bank", base / "sealed"
+    assert v2.make_chunks(TASK, work=work, sealed=sealed, limit=1) == 2
+    assert pf.run_frames(TASK, splits=("dev",), work=frames, limit=2, horizon=HORIZON, bank="v2") == 2
+    assert pf.run_frames(TASK, splits=("confirm",), work=frames, limit=1, horizon=HORIZON, bank="v2") == 1
+    bank = v2.assemble(TASK, work=work, frames_work=frames, out=out, sealed=sealed, limit=1)
+    return {"bank": bank, "out": out, "sealed": sealed, "work": work}
+
+
+def test_new_sealed_initializations_differ_from_every_version_1_one():
+    for split in ("confirm", "eval"):
+        old = initializations(TASK, split, "v1")
+        new = initializations(TASK, split, "v2")
+        assert len(new) == len(old) and not {i.init_id for i in old} & {i.init_id for i in new}
+        assert not {json.dumps(i.layout.to_dict(), sort_keys=True) for i in old} \
+            & {json.dumps(i.layout.to_dict(), sort_keys=True) for i in new}
+    for split in ("train", "dev"):
+        assert initializations(TASK, split, "v2") == initializations(TASK, split, "v1")
+
+
+def test_version_1_public_rows_are_carried_unchanged(built):
+    out = built["out"]
+    old = read_labels(TASK).set_index("observation_id")
+    new = pd.read_parquet(out / "labels.parquet").set_index("observation_id")
+    assert set(old.index) <= set(new.index)
+    pd.testing.assert_frame_equal(new.loc[old.index, old.columns], old, check_dtype=False)
+    sample = [i for i in old.index if read_observations(TASK).set_index("observation_id").at[i, "shard"]][::400]
+    obs = pd.read_parquet(out / "observations.parquet").set_index("observation_id")
+    for oid in sample:
+        with np.load(out / obs.at[oid, "shard"]) as z:
+            got = z["agentview"][int(obs.at[oid, "row"])], z["wrist"][int(obs.at[oid, "row"])]
+        want = read_images(TASK, [oid])
+        assert np.array_equal(got[0], want["agentview"][0]) and np.array_equal(got[1], want["wrist"][0])
+
+
+def test_policy_frames_are_natural_rows_named_by_their_source(built):
+    labels = pd.read_parquet(built["out"] / "labels.parquet")
+    policy = labels[(labels["kind"] == "natural") & (labels["source"] != "expert")]
+    assert len(policy) and set(policy["split"]) == {"dev"}
+    first = policy.iloc[0]
+    slug = first["source"].replace("/", "-")
+    assert first["observation_id"] == f"{first['initialization']}-{slug}-n{int(first['frame']):03d}"
+    sources = built["bank"]["natural_sources"]
+    assert sources["expert"]["code_version"] == "readout-bank/1"
+    assert all(v["code_version"].startswith(pf.FRAMES_VERSION + "+") for k, v in sources.items() if k != "expert")
+    assert built["bank"]["validation"]["policy_frames"]["dev"]["rollouts"] == 2
+
+
+def test_sealed_splits_are_new_opaque_and_sealed(built):
+    out, sealed = built["out"], built["sealed"]
+    obs = pd.read_parquet(out / "observations.parquet")
+    closed = obs[obs["split"].isin(["confirm", "eval"])]
+    assert set(closed["initialization"]) == {"stack-confirm-i024", "stack-eval-i064"}
+    assert not set(pd.read_parquet(out / "labels.parquet")["split"]) & {"confirm", "eval"}
+    assert all(oid.startswith(("stack-confirm-", "stack-eval-")) and "-i0" not in oid for oid in closed["observation_id"])
+    assert (sealed / "readout-id-key-v2").is_file() and not (sealed / "readout-id-key").exists()
+    data = (sealed / "stack-v2-labels.parquet").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == built["bank"]["sealed_labels_sha256"]
+    sealed_rows = pd.read_parquet(sealed / "stack-v2-labels.parquet")
+    confirm_policy = sealed_rows[(sealed_rows["split"] == "confirm") & (sealed_rows["source"] != "expert")
+                                 & (sealed_rows["kind"] == "natural")]
+    assert len(confirm_policy) >= 2  # the confirm rollout's frames: first and final state at least
+    assert set(sealed_rows["observation_id"]) == set(closed["observation_id"])
+    assert not set(closed["observation_id"]) & set(read_observations(TASK)["observation_id"])
+
+
+def test_the_engine_reads_the_assembled_bank_with_its_sealed_labels(built):
+    bank = engine_bank(built["out"], sealed_labels=built["sealed"] / "stack-v2-labels.parquet")
+    assert {"train", "dev", "confirm", "eval"} <= set(bank.labelled_splits())
+    assert read_bank(TASK)["grid"] == json.loads((built["out"] / "bank.json").read_text())["grid"]
