@@ -99,6 +99,21 @@ def curves(bank: Bank, predictions: pd.Series, split: str, initializations: list
     return out
 
 
+def natural_mae_by_source(bank: Bank, predictions: pd.Series, split: str) -> dict[str, list[float]]:
+    """Per-initialization natural MAE of each source of natural observations (the expert, each
+    policy) on `split`, for a bank whose natural rows have more than one source; else empty.
+    The same readout's errors, split by who moved the robot (readout protocol, amendment 1)."""
+    rows = _split_rows(bank, split)
+    natural = rows[rows["kind"] == "natural"]
+    if "source" not in natural.columns or natural["source"].nunique() < 2:
+        return {}
+    error = np.abs(predictions.reindex(natural["observation_id"].to_numpy()).to_numpy(dtype=np.float64)
+                   - natural["coordinate"].to_numpy(dtype=np.float64))
+    per = natural.assign(error=error).groupby(["source", "initialization"])["error"].mean()
+    return {str(source): [float(v) for v in group.to_numpy()]
+            for source, group in per.groupby(level="source", sort=True)}
+
+
 def covariates(bank: Bank, predictions: pd.Series, split: str,
                metrics: list[InitializationMetrics]) -> list[Covariates]:
     """Failure-predictor covariates per initialization of `split`.

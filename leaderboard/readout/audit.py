@@ -17,14 +17,14 @@ import numpy as np
 from expaudit.errors import DataNotFound
 from leaderboard.errors import BadArgument
 from leaderboard.readout import defaults
-from leaderboard.readout.assemble import covariates, curves, predict, split_metrics
+from leaderboard.readout.assemble import covariates, curves, natural_mae_by_source, predict, split_metrics
 from leaderboard.readout.bank import GRIPPER_DISTANCE, SPLITS, Bank
 from leaderboard.readout.inputs import Representation
 from leaderboard.readout.metrics import METRIC_NAMES, InitializationMetrics
 from leaderboard.readout.predictors import FailurePrediction, Outcome, failure_prediction
 from leaderboard.readout.report import build_report
 from leaderboard.readout.sign_tests import HYPOTHESES, SignTest, holm_family, primary_tests
-from leaderboard.readout.summaries import Summary, paired_difference, summarize
+from leaderboard.readout.summaries import Summary, paired_difference, summarize, summarize_values
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ class RepresentationResult:
     curves: list[dict]
     failure_prediction: dict[str, FailurePrediction]
     failure_reason: str | None
+    natural_by_source: dict[str, Summary]
+    """Natural MAE of the same readout on each source's frames alone (empty with one source)."""
 
 
 def _failure(bank: Bank, predictions, n_resamples: int, seed: int, split_cache: dict):
@@ -79,8 +81,10 @@ def audit_representation(bank: Bank, rep: Representation, split: str, *, n_resam
             if other not in cache:  # the failure predictors need dev and eval metrics
                 cache[other] = split_metrics(bank, rep, predictions, other)
     failure, reason = _failure(bank, predictions, n_resamples, seed, cache)
+    by_source = {source: summarize_values("mae_natural", values, n_resamples=n_resamples, seed=seed)
+                 for source, values in natural_mae_by_source(bank, predictions, split).items()}
     return RepresentationResult(rep.name, rep.kind, rep.source, readout, metrics, summaries,
-                                curves(bank, predictions, split, shown), failure, reason)
+                                curves(bank, predictions, split, shown), failure, reason, by_source)
 
 
 def run_readout_audit(bank: Bank, representations: Sequence[Representation], *, split: str = "confirm",

@@ -40,6 +40,7 @@ def _representation(result) -> dict:
         "source": result.source,
         "readout": result.readout,
         "summary": {name: result.summaries[name].to_dict() for name in METRIC_NAMES},
+        "natural_mae_by_source": {source: s.to_dict() for source, s in result.natural_by_source.items()},
         "constant_readout": {"initializations": constant, "note": CONSTANT_NOTE if constant else None},
         "initializations": [m.to_dict() for m in result.metrics],
         "curves": result.curves,

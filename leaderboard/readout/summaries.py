@@ -75,6 +75,12 @@ def _summary(metric: str, values: list[float], not_estimable: Counter, n_resampl
     return Summary(metric, mean, low, high, len(values), not_estimable=dict(not_estimable))
 
 
+def summarize_values(name: str, values: Sequence[float], *, n_resamples: int = defaults.N_BOOTSTRAP,
+                     seed: int = defaults.SEED) -> Summary:
+    """Mean of per-initialization `values` with its initialization-bootstrap interval."""
+    return _summary(name, [float(v) for v in values], Counter(), n_resamples, seed, "initializations")
+
+
 def summarize(metrics: Sequence[InitializationMetrics], metric: str, *,
               n_resamples: int = defaults.N_BOOTSTRAP, seed: int = defaults.SEED) -> Summary:
     """Mean of `metric` over the initializations where it is estimable, with its interval."""

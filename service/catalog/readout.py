@@ -1,6 +1,6 @@
 """The readout settings the service serves: one per task and bank version (docs/readout.md).
 
-A readout setting is a bank of the frozen data (`<root>/readout/<task>-v1/`, read by
+A readout setting is a bank of the frozen data (`<root>/readout/<task>-<version>/`, read by
 `benchmark_data.readout_banks`): its observations are public, the labels of `confirm` and
 `eval` are in the sealed directory (`EXPAUDIT_READOUT_SEALED`, default `var/readout_sealed/`
 of the source tree) and never leave the server. A setting is listed when its bank is
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmark_data.readout_banks import BANK_VERSION, TASKS, bank_dir, sealed_dir, sealed_labels_path
+from benchmark_data.readout_banks import BANK_VERSION, BANKS, TASKS, bank_dir, sealed_dir, sealed_labels_path
 from leaderboard.readout.bank import Bank, read_bank
 from service.catalog.catalog import BenchmarkCatalog, DataUnavailable, UnknownSetting
 
@@ -101,11 +101,12 @@ class ReadoutCatalog:
         out = []
         if not self.enabled:
             return out
-        for task in TASKS:
-            bank = bank_dir(task, self.root)
-            if (bank / "bank.json").is_file():
-                out.append(ReadoutSetting(setting_id(task), task, BANK_VERSION, bank,
-                                          sealed_labels_path(task, self.sealed)))
+        for version in BANKS:
+            for task in TASKS:
+                bank = bank_dir(task, self.root, version)
+                if (bank / "bank.json").is_file():
+                    out.append(ReadoutSetting(setting_id(task, version), task, version, bank,
+                                              sealed_labels_path(task, self.sealed, version)))
         return out
 
     def is_readout(self, sid: str) -> bool:

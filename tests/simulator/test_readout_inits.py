@@ -17,12 +17,15 @@ def test_initialization_is_a_pure_function():
 
 @pytest.mark.parametrize("task", TASKS)
 def test_splits_are_disjoint_and_apart_from_query_states(task):
+    """Every split of both bank versions; version 2's train and dev are version 1's own."""
     keys = {}
-    for split in SPLITS:
-        inits = initializations(task, split)
-        assert len(inits) == SPLITS[split]
-        for init in inits:
-            keys.setdefault(init.layout.key(), []).append(init.init_id)
+    for bank in ("v1", "v2"):
+        for split in SPLITS if bank == "v1" else ("confirm", "eval"):
+            inits = initializations(task, split, bank)
+            assert len(inits) == SPLITS[split]
+            for init in inits:
+                keys.setdefault(init.layout.key(), []).append(init.init_id)
+    assert initializations(task, "dev", "v2") == initializations(task, "dev", "v1")
     assert all(len(ids) == 1 for ids in keys.values())
     if task == "door":
         query = {s.layout.key() for q in DOOR_QUERY_SETS for s in door_query_states(q)}
@@ -39,7 +42,8 @@ def test_door_never_draws_the_ajar_level():
 
 
 @pytest.mark.parametrize(("task", "split", "index"), [
-    ("drawer", "train", 0), ("door", "test", 0), ("door", "train", 48), ("stack", "eval", -1)])
+    ("drawer", "train", 0), ("door", "test", 0), ("door", "train", 48), ("stack", "eval", -1),
+    ("stack", "confirm", 48)])
 def test_bad_arguments_name_the_field(task, split, index):
     with pytest.raises(ValueError, match="task|split|index"):
         initialization(task, split, index)
@@ -47,18 +51,19 @@ def test_bad_arguments_name_the_field(task, split, index):
 
 @pytest.mark.sim
 @pytest.mark.slow
+@pytest.mark.parametrize("bank", ["v1", "v2"])
 @pytest.mark.parametrize("task", TASKS)
-def test_every_start_is_physically_valid(task):
-    """Issue 38's check on every readout initialization: no interpenetration over 1 mm, the
-    coordinate still under one second of neutral action."""
+def test_every_start_is_physically_valid(task, bank):
+    """Issue 38's check on every readout initialization of both bank versions: no
+    interpenetration over 1 mm, the coordinate still under one second of neutral action."""
     from simulator.readout_checks import Target, check_start
     from simulator.readout_inits import make_sim, start
 
     sim = make_sim(task)
     target = Target(sim, task)
     bad = {}
-    for split in SPLITS:
-        for init in initializations(task, split):
+    for split in SPLITS if bank == "v1" else ("confirm", "eval"):  # v2's train and dev are v1's
+        for init in initializations(task, split, bank):
             start(sim, init)
             check = check_start(sim, task, target)
             if not check.valid:
