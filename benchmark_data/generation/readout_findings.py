@@ -491,6 +491,29 @@ with an estimable gain. A constant readout would have gain 0 and context sensiti
     return "\n\n".join(out)
 
 
+def _by_source(tasks: list[Task]) -> str:
+    """Natural MAE of each reference readout on the expert's frames and on the policies' frames
+    (the reports' `natural_mae_by_source`); empty for a bank with one source."""
+    if not any(r.get("natural_mae_by_source") for t in tasks for r in t.reps):
+        return ""
+    out = ["""## Natural MAE by source of the frames
+
+The same readout's natural MAE on each source's frames alone (readout protocol, amendment 1):
+the scripted expert's, and the range over the six published policies' rollouts. The column
+"all" is the table above's natural MAE, the mean over every natural observation."""]
+    for t in tasks:
+        rows = []
+        for r in t.reps:
+            by = r.get("natural_mae_by_source") or {}
+            policies = [v["mean"] for k, v in sorted(by.items()) if k != "expert" and v.get("mean") is not None]
+            rows.append([r["name"], _interval(r["summary"]["mae_natural"], t.digits),
+                         _interval(by["expert"], t.digits) if "expert" in by else "-",
+                         _range(policies, t.digits) if policies else "-"])
+        out.append(f"### {t.label} ({t.unit})\n\n" + _table(
+            ["representation", f"all ({t.unit})", f"expert only ({t.unit})", f"each policy's frames ({t.unit})"], rows))
+    return "\n\n".join(out)
+
+
 def _not_computed(tasks: list[Task]) -> str:
     missing = [(t, row) for t in tasks for row in t.report["not_computed"]]
     family = tasks[0].report["primary_tests"]["family_size"]
@@ -511,7 +534,7 @@ def render(inputs: dict) -> str:
     """The page's Markdown from `load_inputs`' data."""
     tasks = [Task(name, inputs[name], inputs["_bank"]) for name in TASKS]
     parts = [_intro(tasks), _result1(tasks), _result2(tasks), _result3(tasks), _result4(tasks),
-             _reference_rows(tasks), _not_computed(tasks)]
+             _reference_rows(tasks), _by_source(tasks), _not_computed(tasks)]
     blocks = [b for part in parts for b in part.split("\n\n") if b.strip()]
     return "\n\n".join(_wrap(b) for b in blocks) + "\n"
 

@@ -129,3 +129,36 @@ def test_missing_feature_row_is_named(bank_files, tmp_path):
                                          "for a train natural observation"):
         run_readout_audit(bank, [read_features(tmp_path / "cut.parquet", "cut")], split="dev")
     assert np.isfinite(frame.filter(like="f").to_numpy()).all()
+
+
+def test_natural_mae_by_source_splits_the_same_readouts_errors(bank_files):
+    """Amendment 1: with frames from several sources, each source's natural MAE of the same
+    predictions, per initialization (hand-made errors: 1 on the expert's frames, 3 on a policy's)."""
+    from dataclasses import replace
+
+    import pandas as pd
+
+    from leaderboard.readout.assemble import natural_mae_by_source
+
+    bank = read_bank(bank_files["bank"], bank_files["sealed"])
+    labels = bank.labels.copy()
+    natural = labels.index[(labels["kind"] == "natural") & (labels["split"] == "confirm")]
+    policy = natural[::2]
+    labels.loc[policy, "source"] = "policy/x"
+    mixed = replace(bank, labels=labels)
+    offset = np.where(labels.index.isin(policy), 3.0, 1.0)
+    predictions = pd.Series(labels["coordinate"].to_numpy() + offset, index=labels["observation_id"].to_numpy())
+    by_source = natural_mae_by_source(mixed, predictions, "confirm")
+    n_inits = labels.loc[natural, "initialization"].nunique()
+    assert sorted(by_source) == ["expert", "policy/x"]
+    assert by_source["expert"] == pytest.approx([1.0] * len(by_source["expert"]))
+    assert by_source["policy/x"] == pytest.approx([3.0] * n_inits)
+    assert natural_mae_by_source(bank, predictions, "confirm") == {}  # one source: nothing to split
+    assert report_has_no_split(bank_files)
+
+
+def report_has_no_split(bank_files) -> bool:
+    bank = read_bank(bank_files["bank"], bank_files["sealed"])
+    report = run_readout_audit(bank, [read_predictions(bank_files["perfect"], "perfect")], split="confirm",
+                               n_resamples=50, seed=1, min_estimable=4)
+    return report["representations"][0]["natural_mae_by_source"] == {}
