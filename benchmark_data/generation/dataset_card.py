@@ -175,16 +175,14 @@ def _tables(root: Path, manifest: dict) -> list[dict]:
                 f"scenes/{parts[1]}", f"Query scenes of query set {parts[1]}, in published order "
                 "(images: images.tar beside it, <scene_id>.png).", path, schema))
         elif parts[0] == "readout" and parts[-1] == "observations.parquet":
-            task = parts[1].split("-")[0]
             record_sets.append(_record_set(
-                f"readout/{task}/observations", f"Every observation of the {parts[1]} readout bank "
+                f"readout/{parts[1]}/observations", f"Every observation of the {parts[1]} readout bank "
                 "(all four splits): its split, initialization and kind, and the image shard and "
                 "row holding its 64x64 agentview and wrist images (images-*.npz beside it: arrays "
                 "observation_id, agentview, wrist).", path, schema))
         elif parts[0] == "readout" and parts[-1] == "labels.parquet":
-            task = parts[1].split("-")[0]
             record_sets.append(_record_set(
-                f"readout/{task}/labels", f"Labels of the train and dev observations of the "
+                f"readout/{parts[1]}/labels", f"Labels of the train and dev observations of the "
                 f"{parts[1]} readout bank: the coordinate, the grid and context of a controlled "
                 f"cell and its validation. {READOUT_SEALED_NOTE}", path, schema))
         elif parts[0] == "libraries" and parts[-1] == "experiences.parquet":

@@ -78,7 +78,20 @@ def _summary_section(rep: dict, unit: str) -> str:
     return (f"<h3>Summary over initializations</h3><p class=note>{escape(described)}. Means over the "
             f"initializations where a metric is estimable, 95% initialization-bootstrap intervals; MAE, "
             f"sensitivity in {escape(unit)}.</p>{note}"
-            + _table(["metric", "mean", "95% interval", "n", "not estimable", "note"], rows, (1, 3)))
+            + _table(["metric", "mean", "95% interval", "n", "not estimable", "note"], rows, (1, 3))
+            + _by_source_section(rep, unit))
+
+
+def _by_source_section(rep: dict, unit: str) -> str:
+    """Natural MAE of the same readout on each source's frames (a bank with several sources)."""
+    by = rep.get("natural_mae_by_source") or {}
+    if not by:
+        return ""
+    rows = [[source, _f(block.get("mean")), _interval(block), str(block.get("n", 0))]
+            for source, block in by.items()]
+    return (f"<h3>Natural MAE by source of the frames</h3><p class=note>The same readout on the frames of "
+            f"each source alone (the expert, each published policy), in {escape(unit)}.</p>"
+            + _table(["source", "mean", "95% interval", "n"], rows, (1, 3)))
 
 
 def _curves_section(rep: dict, unit: str) -> str:

@@ -65,19 +65,19 @@ def test_readout_banks_have_observation_and_public_label_records(card):
     train and dev rows alone and the card says the others are sealed."""
     root = root_or_default(None)
     records = {r["@id"]: r for r in card["recordSet"]}
-    for task in TASKS:
-        observations, labels = records[f"readout/{task}/observations"], records[f"readout/{task}/labels"]
+    for bank in [f"{task}-{version}" for version in ("v1", "v2") for task in TASKS]:
+        observations, labels = records[f"readout/{bank}/observations"], records[f"readout/{bank}/labels"]
         assert {"observation_id", "split", "shard"} <= {f["name"] for f in observations["field"]}
         assert {"observation_id", "coordinate", "split"} <= {f["name"] for f in labels["field"]}
         source = labels["field"][0]["source"]["fileObject"]["@id"]
-        assert source == f"readout/{task}-v1/labels.parquet"
+        assert source == f"readout/{bank}/labels.parquet"
         splits = set(pq.read_table(root / source, columns=["split"]).column("split").to_pylist())
         assert splits == {"train", "dev"}
         assert "sealed" in labels["description"]
     readme = (CARD_PATH.parent / "README.md").read_text()
     assert "## Readout banks" in readme
     for task in TASKS:
-        assert f"| {task}-readout-v1 |" in readme
+        assert f"| {task}-readout-v1 |" in readme and f"| {task}-readout-v2 |" in readme
 
 
 def test_card_header_and_readme(card):

@@ -83,3 +83,12 @@ def test_the_tests_section_names_a_family_wider_than_the_report():
                                    family_size=2, family_scope="both tasks")
     page = render_readout_html(report)
     assert "Holm-adjusted over a family of 2 tests (both tasks), 1 of them in this report" in page
+
+
+def test_natural_mae_by_source_has_its_table_only_when_the_bank_has_several_sources():
+    assert "Natural MAE by source" not in render_readout_html(_report())
+    report = _report()
+    report["representations"][0]["natural_mae_by_source"] = {"expert": _summary(1.5), "policy/<x>": _summary(2.25)}
+    page = render_readout_html(report)
+    assert "Natural MAE by source" in page
+    assert "<td>expert</td>" in page and "<td>policy/&lt;x&gt;</td>" in page and "2.250" in page
