@@ -20,8 +20,8 @@ from benchmark_data.registry import get_setting
 from expaudit.errors import UnknownName
 from leaderboard.matrix import TransferData
 
-DATA_VERSION = "0.2.0"
-"""The release of the frozen data (0.2.0: the Door query states' ajar door made valid)."""
+DATA_VERSION = "0.3.0"
+"""The release of the frozen data (0.3.0: readout bank version 2 added; 0.2.0: the Door query states' ajar door made valid)."""
 VERSIONS_DIR = "versions"
 VERSION_RECORD = "version.json"
 

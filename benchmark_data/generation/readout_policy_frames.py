@@ -12,8 +12,8 @@ state hash, with the policy, its code version and the seed.
 Resumable: one rollout is one unit, written to the work directory as `<split>/<init>--<policy
 slug>.parquet` and `.npz` (table last, so a torn unit is made again); a rerun skips every unit
 whose table exists. `confirm` rows hold sealed labels, so the work directory is the bank
-generation's, under the gitignored `var/`. Assembling these rows into a bank version 2 (new
-ids, image shards, features, reports) is the next step of the amendment, not done here.
+generation's, under the gitignored `var/`. `readout_bank_v2 assemble` makes them rows of bank
+version 2 (ids, image shards); `--bank v2` runs the policies from version 2's `confirm`.
 
     python -m benchmark_data.generation.readout_policy_frames --task door [--limit N]
     python -m benchmark_data.generation.readout_policy_frames --estimate 6 --work /tmp/frames

@@ -26,10 +26,10 @@ CHANGED = {q: {f"{q}-s{i}" for i in range(20, 30)} for q in ("door-orig", "door-
 
 
 def test_the_current_release_is_the_bumped_one_and_the_old_one_is_kept():
-    assert data_version() == DATA_VERSION == "0.2.0"
-    assert known_versions() == [OLD, DATA_VERSION]
+    assert data_version() == DATA_VERSION == "0.3.0"
+    assert known_versions() == [OLD, "0.2.0", DATA_VERSION]
     record = version_record(OLD)
-    assert record["superseded_by"] == DATA_VERSION and record["settings"] == list(DOOR_POLICY_SETTINGS)
+    assert record["superseded_by"] == "0.2.0" and record["settings"] == list(DOOR_POLICY_SETTINGS)
     assert {q: set(ids) for q, ids in record["changed_states"].items()} == CHANGED
     for rel in record["files"]:
         assert (version_root(OLD) / rel).exists(), rel
@@ -73,8 +73,16 @@ def test_a_setting_the_version_did_not_change_reads_the_same_files():
     assert query_images_at(setting_id, OLD) == query_images_at(setting_id)
 
 
+def test_release_0_3_0_only_adds_files_so_0_2_0_reads_the_current_ones():
+    record = version_record("0.2.0")
+    assert record["superseded_by"] == DATA_VERSION and record["settings"] == [] and record["files"] == []
+    for setting_id in ("door-policy-k3-orig", "stack-replay-k3-orig"):
+        assert np.array_equal(load_transfer_at(setting_id, "0.2.0").outcomes, load_transfer(setting_id).outcomes)
+        assert query_images_at(setting_id, "0.2.0") == query_images_at(setting_id)
+
+
 def test_an_unknown_version_is_refused_by_name():
-    with pytest.raises(UnknownDataVersion, match=r"data_version must be one of \['0.1.0', '0.2.0'\].*'9.9'"):
+    with pytest.raises(UnknownDataVersion, match=r"data_version must be one of \['0.1.0', '0.2.0', '0.3.0'\].*'9.9'"):
         load_transfer_at("door-policy-k3-orig", "9.9")
 
 

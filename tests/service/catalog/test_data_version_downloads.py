@@ -63,4 +63,4 @@ def test_an_unknown_data_version_is_refused_naming_the_field(client):
     response = client.get(f"/api/v1/settings/{SETTING}/outcomes?data_version=9.9")
     assert response.status_code == 422
     body = response.get_json()
-    assert body["error"]["field"] == "data_version" and "['0.1.0', '0.2.0']" in body["error"]["message"], body
+    assert body["error"]["field"] == "data_version" and "['0.1.0', '0.2.0', '0.3.0']" in body["error"]["message"], body
