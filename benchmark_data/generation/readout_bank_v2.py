@@ -16,6 +16,9 @@ Stages, each resumable and skipped when its output exists:
 
     python -m benchmark_data.generation.readout_bank_v2 chunks --task door
     python -m benchmark_data.generation.readout_bank_v2 assemble --task door
+    python -m benchmark_data.generation.readout_bank_v2 rebuild-sealed --task door
+
+`rebuild-sealed` makes lost sealed labels again from fresh renders, checked by their sha256.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from benchmark_data.generation import readout_banks as gen
-from benchmark_data.generation.readout_policy_frames import frames_work_dir, read_units
+from benchmark_data.generation.readout_policy_frames import frames_work_dir, read_units, run_frames
+from benchmark_data.generation.readout_sealed import match_rows, problem_text
 from benchmark_data.readout_banks import (LABEL_COLUMNS, OBSERVATION_COLUMNS, PUBLIC_SPLITS, SEALED_SPLITS,
                                           TASKS, bank_dir, read_bank, read_labels, read_observations,
                                           sealed_dir, sealed_labels_path)
@@ -158,6 +162,50 @@ def new_rows(task: str, work: Path | None = None,
     return pd.concat(parts, ignore_index=True), np.concatenate(agent), np.concatenate(wrist), repeats
 
 
+BLIND_ID = r".*-i\d{3}-x\d{2}$"
+"""The ids `pixel_blind_ids` gives (`door-confirm-i024-x03`)."""
+
+
+def pixel_blind_ids(rows: pd.DataFrame, agent: np.ndarray, wrist: np.ndarray) -> pd.DataFrame:
+    """Sealed rows that pixels cannot single out renamed `<initialization>-xNN`, NN their rank in
+    (kind, source, frame, context, grid index) order: rows without an image (rejected cells) and
+    rows whose two views equal another row's of the same initialization (every source's first
+    frame shows the same start). Lost sealed labels are rebuilt by matching pixels
+    (`rebuild_sealed`); these rows have none of their own, so their ids follow from the physics
+    alone. The names say only that a row has no image or shares its images, which its images show."""
+    rows = rows.copy()
+    sealed = rows["split"].isin(SEALED_SPLITS).to_numpy()
+    pictured = rows["_image"].to_numpy() >= 0
+    digest = np.full(len(rows), "", dtype=object)
+    for i in np.flatnonzero(sealed & pictured):
+        k = int(rows["_image"].iat[i])
+        digest[i] = hashlib.sha256(agent[k].tobytes() + wrist[k].tobytes()).hexdigest()
+    shared = pd.Series(list(zip(rows["initialization"], digest))).duplicated(keep=False).to_numpy() & pictured
+    blind = sealed & (~pictured | shared)
+    ranked = rows[blind].assign(_src=rows.loc[blind, "source"].fillna("").astype(str)).sort_values(
+        ["initialization", "kind", "_src", "frame", "context", "grid_index"], kind="stable", na_position="first")
+    rank = ranked.groupby("initialization").cumcount()
+    rows.loc[ranked.index, "observation_id"] = [f"{i}-x{int(k):02d}" for i, k in zip(ranked["initialization"], rank)]
+    return rows
+
+
+def joined_rows(*parts) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """(rows, agent views, wrist views) of (rows, agent, wrist) parts, `_image` re-indexed and
+    `_part` the part's position; every part takes the first part's dtypes, so no part's
+    all-missing column changes them (the sealed labels' bytes depend on it)."""
+    frames, offset = [], 0
+    for k, (rows, agent, _) in enumerate(parts):
+        rows = gen._typed(rows[LABEL_COLUMNS + ["_image"]]).assign(_part=k)
+        rows["_image"] = np.where(rows["_image"] >= 0, rows["_image"] + offset, -1)
+        offset += len(agent)
+        frames.append(rows)
+    for frame in frames[1:]:
+        for column, dtype in frames[0].dtypes.items():
+            frame[column] = frame[column].astype(dtype)
+    return (pd.concat(frames, ignore_index=True), np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]))
+
+
 def assemble(task: str, *, root=None, work: Path | None = None, frames_work: Path | None = None,
              out: Path | None = None, sealed: Path | None = None, limit: int | None = None) -> dict:
     """Write version 2's bank files (module docstring); returns its bank.json."""
@@ -167,15 +215,8 @@ def assemble(task: str, *, root=None, work: Path | None = None, frames_work: Pat
     old, old_a, old_w = carried_rows(task, root)
     pol, pol_a, pol_w, versions = policy_rows(task, key, frames_work)
     new, new_a, new_w, repeats = new_rows(task, work, limit)
-    agent = np.concatenate([old_a, pol_a, new_a])
-    wrist = np.concatenate([old_w, pol_w, new_w])
-    pol["_image"] = np.where(pol["_image"] >= 0, pol["_image"] + len(old_a), -1)
-    new["_image"] = np.where(new["_image"] >= 0, new["_image"] + len(old_a) + len(pol_a), -1)
-    parts = [gen._typed(part[LABEL_COLUMNS + ["_image"]]).assign(_part=k) for k, part in enumerate((old, pol, new))]
-    for part in parts[1:]:  # the carried rows' dtypes, so no part's all-missing column changes them
-        for column, dtype in parts[0].dtypes.items():
-            part[column] = part[column].astype(dtype)
-    rows = pd.concat(parts, ignore_index=True)
+    rows, agent, wrist = joined_rows((old, old_a, old_w), (pol, pol_a, pol_w), (new, new_a, new_w))
+    rows = pixel_blind_ids(rows, agent, wrist)
     if rows["observation_id"].duplicated().any():
         raise InvalidInput(f"{task} bank {BANK}: repeated observation ids, e.g. "
                            f"{rows.loc[rows['observation_id'].duplicated(), 'observation_id'].iloc[0]}")
@@ -232,16 +273,90 @@ def assemble(task: str, *, root=None, work: Path | None = None, frames_work: Pat
     return bank
 
 
+# ---- rebuilding lost sealed labels -----------------------------------------------------------
+def _committed_sealed(task: str, root) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """The published bank's sealed rows in their order (`image` into the returned views)."""
+    obs = read_observations(task, root, BANK)
+    obs = obs[obs["split"].isin(SEALED_SPLITS)].reset_index(drop=True)
+    obs["image"] = -1
+    agent, wrist, count = [], [], 0
+    for shard, rows in obs[obs["shard"] != ""].groupby("shard", sort=False):
+        with np.load(bank_dir(task, root, BANK) / shard) as z:
+            agent.append(z["agentview"][rows["row"].to_numpy()])
+            wrist.append(z["wrist"][rows["row"].to_numpy()])
+        obs.loc[rows.index, "image"] = count + np.arange(len(rows))
+        count += len(rows)
+    return obs, np.concatenate(agent), np.concatenate(wrist)
+
+
+def rebuild_sealed(task: str, *, root=None, work: Path | None = None, sealed: Path | None = None,
+                   limit: int | None = None, rollouts: int | None = None, horizon: int | None = None) -> dict:
+    """Rebuild version 2's sealed labels from fresh renders when they (and the id key) are lost.
+
+    Makes the new sealed splits' chunks and the policies' `confirm` rollouts again in
+    `<work>/sealed-rebuild` (resumable), gives the committed rows with images the label of the
+    one regenerated row whose two views agree with theirs (`readout_sealed.match_rows`) and the
+    other rows the regenerated row of the same id (`pixel_blind_ids`), and installs the
+    file only when its sha256 is `bank.json`'s `sealed_labels_sha256`. The policies' rollouts
+    read rendered images, so this holds on a CPU that renders the bank's frames bit for bit.
+    `limit`, `rollouts` and `horizon` are those of a small bank's generation (tests).
+    """
+    bank = read_bank(task, root, BANK)
+    expected = bank["sealed_labels_sha256"]
+    target = sealed_labels_path(task, sealed, BANK)
+    if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == expected:
+        return {"task": task, "installed": target.name, "already": True}
+    work = work or gen.work_dir(task, bank=BANK) / gen.REBUILD_DIR
+    make_chunks(task, root=root, work=work, sealed=work, limit=limit)  # a throwaway key in `work`
+    run_frames(task, splits=("confirm",), work=work / "frames", bank=BANK, limit=rollouts, horizon=horizon)
+    key = gen.id_key(work, BANK)
+    old, old_a, old_w = carried_rows(task, root)
+    pol, pol_a, pol_w, _ = policy_rows(task, key, work / "frames")
+    new, new_a, new_w, _ = new_rows(task, work, limit)
+    rows, agent, wrist = joined_rows((old, old_a, old_w), (pol, pol_a, pol_w), (new, new_a, new_w))
+    rows = pixel_blind_ids(rows, agent, wrist)
+    regen = rows[rows["split"].isin(SEALED_SPLITS)].rename(columns={"_image": "image"}).reset_index(drop=True)
+    named = regen["observation_id"].str.match(BLIND_ID)
+    committed, c_agent, c_wrist = _committed_sealed(task, root)
+    pictured = (committed["image"] >= 0) & ~committed["observation_id"].str.match(BLIND_ID)
+    matching = match_rows(committed[pictured], (c_agent, c_wrist), regen[~named], (agent, wrist))
+    seen = regen.index[~named].to_numpy()
+    blind_ids = dict(zip(regen.loc[named, "observation_id"], regen.index[named]))
+    positions = np.full(len(committed), -1, dtype=np.int64)
+    positions[pictured.to_numpy()] = [seen[k] if k >= 0 else -1 for k in matching.positions]
+    for i in np.flatnonzero(~pictured.to_numpy()):
+        positions[i] = blind_ids.get(committed.at[i, "observation_id"], -1)
+    problems = list(matching.problems) + [
+        f"{committed.at[i, 'observation_id']}: no regenerated row without images has this id"
+        for i in np.flatnonzero(~pictured.to_numpy()) if positions[i] < 0]
+    if problems:
+        raise InvalidInput(f"sealed labels of {task} bank {BANK} not rebuilt: {int((positions >= 0).sum())} of "
+                           f"{len(committed)} observations matched; {problem_text(problems)}")
+    labels = regen.loc[positions].reset_index(drop=True)
+    labels["observation_id"] = committed["observation_id"].to_numpy()
+    ordered = [labels[committed["split"].to_numpy() == split][LABEL_COLUMNS].reset_index(drop=True)
+               for split in SEALED_SPLITS]
+    data = gen._parquet_bytes(pd.concat(ordered, ignore_index=True))
+    got = hashlib.sha256(data).hexdigest()
+    if got != expected:
+        raise InvalidInput(f"rebuilt sealed labels of {task} bank {BANK}: sha256 {got} differs from "
+                           f"bank.json's sealed_labels_sha256 {expected}; nothing installed")
+    gen._atomic_write(target, data)
+    return {"task": task, "installed": target.name, "already": False, "rows": len(labels)}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmark_data.generation.readout_bank_v2",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("stage", choices=("chunks", "assemble"))
+    parser.add_argument("stage", choices=("chunks", "assemble", "rebuild-sealed"))
     parser.add_argument("--task", choices=TASKS, action="append", help="repeatable; default both")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     for task in args.task or TASKS:
         if args.stage == "chunks":
             log.info("%s: %d chunks made", task, make_chunks(task))
+        elif args.stage == "rebuild-sealed":
+            log.info("%s: %s", task, json.dumps(rebuild_sealed(task)))
         else:
             bank = assemble(task)
             log.info("%s: %s", task, json.dumps(bank["validation"]))

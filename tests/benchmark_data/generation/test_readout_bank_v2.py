@@ -14,7 +14,7 @@ import pytest
 
 from benchmark_data.generation import readout_bank_v2 as v2
 from benchmark_data.generation import readout_policy_frames as pf
-from benchmark_data.readout_banks import read_bank, read_images, read_labels, read_observations
+from benchmark_data.readout_banks import bank_dir, read_bank, read_images, read_labels, read_observations
 from leaderboard.readout import read_bank as engine_bank
 from simulator.readout_inits import initializations
 
@@ -27,12 +27,15 @@ HORIZON = 23
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     base = tmp_path_factory.mktemp("v2")
-    work, frames, out, sealed = base / "work", base / "frames", base / "bank", base / "sealed"
+    root = base / "root"  # a frozen root: the published version 1 bank, version 2 made here
+    (root / "readout").mkdir(parents=True)
+    (root / "readout" / f"{TASK}-v1").symlink_to(bank_dir(TASK, None, "v1"))
+    work, frames, out, sealed = base / "work", base / "frames", root / "readout" / f"{TASK}-v2", base / "sealed"
     assert v2.make_chunks(TASK, work=work, sealed=sealed, limit=1) == 2
     assert pf.run_frames(TASK, splits=("dev",), work=frames, limit=2, horizon=HORIZON, bank="v2") == 2
     assert pf.run_frames(TASK, splits=("confirm",), work=frames, limit=1, horizon=HORIZON, bank="v2") == 1
     bank = v2.assemble(TASK, work=work, frames_work=frames, out=out, sealed=sealed, limit=1)
-    return {"bank": bank, "out": out, "sealed": sealed, "work": work}
+    return {"bank": bank, "out": out, "sealed": sealed, "work": work, "root": root, "base": base}
 
 
 def test_new_sealed_initializations_differ_from_every_version_1_one():
@@ -80,7 +83,13 @@ def test_sealed_splits_are_new_opaque_and_sealed(built):
     closed = obs[obs["split"].isin(["confirm", "eval"])]
     assert set(closed["initialization"]) == {"stack-confirm-i024", "stack-eval-i064"}
     assert not set(pd.read_parquet(out / "labels.parquet")["split"]) & {"confirm", "eval"}
-    assert all(oid.startswith(("stack-confirm-", "stack-eval-")) and "-i0" not in oid for oid in closed["observation_id"])
+    opaque = closed[~closed["observation_id"].str.contains("-x")]
+    assert len(opaque) and all(oid.startswith(("stack-confirm-", "stack-eval-")) and "-i0" not in oid
+                               for oid in opaque["observation_id"])
+    named = closed[closed["observation_id"].str.contains("-x")]  # rejected cells, shared start frames
+    assert (closed.loc[closed["shard"] == "", "observation_id"].isin(named["observation_id"])).all()
+    for init, group in named.groupby("initialization"):
+        assert sorted(group["observation_id"]) == [f"{init}-x{k:02d}" for k in range(len(group))]
     assert (sealed / "readout-id-key-v2").is_file() and not (sealed / "readout-id-key").exists()
     data = (sealed / "stack-v2-labels.parquet").read_bytes()
     assert hashlib.sha256(data).hexdigest() == built["bank"]["sealed_labels_sha256"]
@@ -96,3 +105,72 @@ def test_the_engine_reads_the_assembled_bank_with_its_sealed_labels(built):
     bank = engine_bank(built["out"], sealed_labels=built["sealed"] / "stack-v2-labels.parquet")
     assert {"train", "dev", "confirm", "eval"} <= set(bank.labelled_splits())
     assert read_bank(TASK)["grid"] == json.loads((built["out"] / "bank.json").read_text())["grid"]
+
+
+@pytest.mark.parametrize("task", ["door", "stack"])
+def test_a_published_policy_rollouts_frames_render_again_as_stored(task):
+    """Golden frames of the published version 2 bank: the shortest `dev` rollout of the first
+    policy runs again and gives each stored frame's coordinate, state hash and pixels."""
+    from benchmark_data.policy_files import policy_dirs
+    from simulator.policy_executor import load_actor, make_camera
+    from simulator.provenance import policy_code_version
+    from simulator.readout_cells import Observer
+    from simulator.readout_inits import initialization, make_sim
+    from simulator.readout_protocol import renders_agree
+
+    labels = read_labels(task, bank="v2")
+    frames = labels[(labels["kind"] == "natural") & (labels["source"] != "expert") & (labels["split"] == "dev")]
+    (mechanism, eid), directory = sorted(policy_dirs(task, None).items())[0]
+    mine = frames[frames["source"] == f"{mechanism}/{eid}"]
+    init_id = mine.groupby("initialization").size().idxmin()
+    stored = mine[mine["initialization"] == init_id].sort_values("frame")
+    init = initialization(task, "dev", int(init_id.rsplit("-i", 1)[1]))
+    sim = make_sim(task)
+    observer = Observer(sim, task)
+    actor, size = load_actor(str(directory))
+    camera = make_camera(sim, task, size)
+    try:
+        rollout = pf.rollout_frames(observer, camera, actor, init, f"{mechanism}/{eid}", eid,
+                                    policy_code_version(directory))
+    finally:
+        camera.close()
+        observer.close()
+    assert rollout.rows["frame"].tolist() == stored["frame"].tolist()
+    assert rollout.rows["coordinate"].tolist() == stored["coordinate"].tolist()
+    assert rollout.rows["state_hash"].tolist() == stored["state_hash"].tolist()
+    images = read_images(task, stored["observation_id"].tolist(), bank="v2")
+    for k in range(len(stored)):
+        assert renders_agree(images["agentview"][k], rollout.agent[k])
+        assert renders_agree(images["wrist"][k], rollout.wrist[k])
+
+
+def test_sealed_rows_pixels_cannot_single_out_take_ids_from_the_physics():
+    """Rejected cells (no image) and rows sharing both views with another row of their
+    initialization (every source's first frame) are named by their place, not the key."""
+    rows = pd.DataFrame({
+        "observation_id": ["h1", "h2", "h3", "h4", "h5", "h6", "pub"],
+        "initialization": ["s-confirm-i024"] * 5 + ["s-eval-i064", "s-dev-i000"],
+        "split": ["confirm"] * 5 + ["eval", "dev"],
+        "kind": ["controlled", "controlled", "natural", "natural", "controlled", "controlled", "natural"],
+        "source": [None, None, "policy/b", "expert", None, None, "expert"],
+        "frame": [None, None, 0, 0, None, None, 0],
+        "context": [3, 0, None, None, 1, 2, None], "grid_index": [5, 5, None, None, 0, 0, None],
+        "_image": [-1, -1, 0, 1, 2, -1, 3]})
+    agent = np.zeros((4, 2, 2, 3), np.uint8)
+    agent[2] += 9  # h5's own images; h3 and h4 show the same start
+    wrist = np.zeros_like(agent)
+    out = v2.pixel_blind_ids(rows, agent, wrist)
+    assert out["observation_id"].tolist() == ["s-confirm-i024-x01", "s-confirm-i024-x00", "s-confirm-i024-x03",
+                                              "s-confirm-i024-x02", "h5", "s-eval-i064-x00", "pub"]
+
+
+def test_lost_sealed_labels_are_rebuilt_from_fresh_renders_and_checked_by_hash(built):
+    """The sealed labels and the id key gone, `rebuild_sealed` renders the sealed splits and the
+    confirm rollout again and installs the very file the assembly wrote (its sha256)."""
+    lost = built["base"] / "sealed-elsewhere"
+    result = v2.rebuild_sealed(TASK, root=built["root"], work=built["base"] / "rebuild", sealed=lost,
+                               limit=1, rollouts=1, horizon=HORIZON)
+    assert result["already"] is False
+    rebuilt = (lost / f"{TASK}-v2-labels.parquet").read_bytes()
+    assert rebuilt == (built["sealed"] / f"{TASK}-v2-labels.parquet").read_bytes()
+    assert not (lost / "readout-id-key-v2").exists()  # the original key is not needed, nor made
