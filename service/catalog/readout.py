@@ -58,6 +58,14 @@ class ReadoutDownload:
         return f"{setting_id}-{self.file}"
 
 
+VERSION_NOTES = {
+    "v1": ("; natural observations are the expert's frames only, and the repository's history reveals "
+           "this version's confirm split (docs/readout.md): a development yardstick, not a held-out test"),
+    "v2": "; natural observations are the expert's and the published image policies' frames",
+}
+"""What a reader must know of a bank version, appended to its setting's description."""
+
+
 def setting_id(task: str, version: str = BANK_VERSION) -> str:
     return f"{task}-readout-{version}"
 
@@ -84,7 +92,7 @@ class ReadoutSetting:
                 "inputs": ["features", "predictions"],
                 "description": (f"Readout audit of the {self.task} bank {self.version}: a representation's "
                                 f"fitted readout of the {info.get('coordinate')} on the confirm "
-                                "initializations (labels sealed)")}
+                                "initializations (labels sealed)" + VERSION_NOTES.get(self.version, ""))}
 
 
 class ReadoutCatalog:
