@@ -82,10 +82,10 @@ def make_chunks(task: str, *, root=None, work: Path | None = None, sealed: Path 
     work = work or gen.work_dir(task, bank=BANK)
     grid_file = work / "grid.json"
     if not grid_file.exists():
-        gen._atomic_write(grid_file, json.dumps(read_bank(task, root, SOURCE_BANK)["grid"], indent=1).encode())
+        gen.atomic_write(grid_file, json.dumps(read_bank(task, root, SOURCE_BANK)["grid"], indent=1).encode())
     gate = work / "starts.json"
     if not gate.exists():
-        gen._atomic_write(gate, json.dumps(check_starts(task, limit=limit)).encode())
+        gen.atomic_write(gate, json.dumps(check_starts(task, limit=limit)).encode())
     return gen.generate_chunks(task, NEW_SPLITS, work=work, sealed=sealed, limit=limit, bank=BANK)
 
 
@@ -195,7 +195,7 @@ def joined_rows(*parts) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     all-missing column changes them (the sealed labels' bytes depend on it)."""
     frames, offset = [], 0
     for k, (rows, agent, _) in enumerate(parts):
-        rows = gen._typed(rows[LABEL_COLUMNS + ["_image"]]).assign(_part=k)
+        rows = gen.typed_labels(rows[LABEL_COLUMNS + ["_image"]]).assign(_part=k)
         rows["_image"] = np.where(rows["_image"] >= 0, rows["_image"] + offset, -1)
         offset += len(agent)
         frames.append(rows)
@@ -227,7 +227,7 @@ def assemble(task: str, *, root=None, work: Path | None = None, frames_work: Pat
         frame = frame.sort_values("_part", kind="stable").drop(columns="_part")  # version 1's rows first
         has = frame["_image"] >= 0
         where = dict(zip(frame.loc[has, "observation_id"], frame.loc[has, "_image"]))
-        frame = gen._order(frame.drop(columns="_image"), split, where, agent, wrist)
+        frame = gen.split_order(frame.drop(columns="_image"), split, where, agent, wrist)
         has = frame["observation_id"].isin(where)
         order = [int(where[o]) for o in frame.loc[has, "observation_id"]]
         positions = np.flatnonzero(has.to_numpy())
@@ -236,7 +236,7 @@ def assemble(task: str, *, root=None, work: Path | None = None, frames_work: Pat
             name = f"images-{split}-{s:02d}.npz"
             take = order[first:first + gen.SHARD_ROWS]
             ids = frame.loc[positions[first:first + gen.SHARD_ROWS], "observation_id"].to_numpy().astype(str)
-            gen._atomic_write(out / name, gen._npz_bytes(observation_id=ids, agentview=agent[take],
+            gen.atomic_write(out / name, gen.npz_bytes(observation_id=ids, agentview=agent[take],
                                                          wrist=wrist[take]))
             frame.loc[positions[first:first + gen.SHARD_ROWS], "shard"] = name
             frame.loc[positions[first:first + gen.SHARD_ROWS], "row"] = np.arange(len(take))
@@ -244,17 +244,17 @@ def assemble(task: str, *, root=None, work: Path | None = None, frames_work: Pat
         frame = frame.assign(task=task)
         observations.append(frame[OBSERVATION_COLUMNS])
         labels[split] = frame[LABEL_COLUMNS].reset_index(drop=True)
-    gen._atomic_write(out / "observations.parquet",
-                      gen._parquet_bytes(pd.concat(observations, ignore_index=True)))
-    gen._atomic_write(out / "labels.parquet",
-                      gen._parquet_bytes(pd.concat([labels[s] for s in PUBLIC_SPLITS], ignore_index=True)))
-    data = gen._parquet_bytes(pd.concat([labels[s] for s in SEALED_SPLITS], ignore_index=True))
-    gen._atomic_write(sealed_labels_path(task, sealed, BANK), data)
+    gen.atomic_write(out / "observations.parquet",
+                      gen.parquet_bytes(pd.concat(observations, ignore_index=True)))
+    gen.atomic_write(out / "labels.parquet",
+                      gen.parquet_bytes(pd.concat([labels[s] for s in PUBLIC_SPLITS], ignore_index=True)))
+    data = gen.parquet_bytes(pd.concat([labels[s] for s in SEALED_SPLITS], ignore_index=True))
+    gen.atomic_write(sealed_labels_path(task, sealed, BANK), data)
     for stale in out.glob("images-*.npz"):
         if stale.name not in shards:
             stale.unlink()
     grid = read_bank(task, root, SOURCE_BANK)["grid"]
-    bank = gen._bank_json(task, list(gen.SPLITS), grid, labels, repeats, shards,
+    bank = gen.bank_json(task, list(gen.SPLITS), grid, labels, repeats, shards,
                           hashlib.sha256(data).hexdigest())
     bank["version"] = BANK
     bank["seeds"]["first_index"] = {s: initializations(task, s, BANK)[0].index for s in gen.SPLITS}
@@ -269,7 +269,7 @@ def assemble(task: str, *, root=None, work: Path | None = None, frames_work: Pat
     bank["validation"]["policy_frames"] = {
         split: {"rollouts": int(pol[pol["split"] == split].groupby(["initialization", "source"]).ngroups),
                 "frames": int((pol["split"] == split).sum())} for split in ("train", "dev", "confirm")}
-    gen._atomic_write(out / "bank.json", (json.dumps(bank, indent=1, sort_keys=True) + "\n").encode())
+    gen.atomic_write(out / "bank.json", (json.dumps(bank, indent=1, sort_keys=True) + "\n").encode())
     return bank
 
 
@@ -336,12 +336,12 @@ def rebuild_sealed(task: str, *, root=None, work: Path | None = None, sealed: Pa
     labels["observation_id"] = committed["observation_id"].to_numpy()
     ordered = [labels[committed["split"].to_numpy() == split][LABEL_COLUMNS].reset_index(drop=True)
                for split in SEALED_SPLITS]
-    data = gen._parquet_bytes(pd.concat(ordered, ignore_index=True))
+    data = gen.parquet_bytes(pd.concat(ordered, ignore_index=True))
     got = hashlib.sha256(data).hexdigest()
     if got != expected:
         raise InvalidInput(f"rebuilt sealed labels of {task} bank {BANK}: sha256 {got} differs from "
                            f"bank.json's sealed_labels_sha256 {expected}; nothing installed")
-    gen._atomic_write(target, data)
+    gen.atomic_write(target, data)
     return {"task": task, "installed": target.name, "already": False, "rows": len(labels)}
 
 

@@ -75,7 +75,8 @@ def work_dir(task: str, root: str | Path | None = None, bank: str = BANK_VERSION
     return base / f"{task}-{bank}"
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write through a temporary file and a rename, so a killed run leaves no torn file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
     tmp.write_bytes(data)
@@ -86,7 +87,7 @@ INT_COLUMNS = ("episode", "frame", "context", "grid_index", "context_step", "vis
 BOOL_COLUMNS = ("admitted", "contact", "visible", "context_screened")
 
 
-def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+def typed_labels(frame: pd.DataFrame) -> pd.DataFrame:
     """Nullable integer and boolean columns (natural rows have no cell checks), '' reasons."""
     frame = frame.copy()
     for col in INT_COLUMNS:
@@ -98,13 +99,15 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _parquet_bytes(frame: pd.DataFrame) -> bytes:
+def parquet_bytes(frame: pd.DataFrame) -> bytes:
+    """A table's Parquet bytes (no index): what a bank's tables and the sealed labels hold."""
     buf = io.BytesIO()
     frame.to_parquet(buf, index=False)
     return buf.getvalue()
 
 
-def _npz_bytes(**arrays) -> bytes:
+def npz_bytes(**arrays) -> bytes:
+    """Compressed NPZ bytes of `arrays` (image shards, chunks' images)."""
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
     return buf.getvalue()
@@ -120,7 +123,7 @@ def id_key(sealed: Path, bank: str = BANK_VERSION) -> bytes:
     """The key of the opaque ids (made on first use, kept in the sealed directory)."""
     path = sealed / key_name(bank)
     if not path.exists():
-        _atomic_write(path, secrets.token_hex(32).encode())
+        atomic_write(path, secrets.token_hex(32).encode())
     return bytes.fromhex(path.read_text().strip())
 
 
@@ -160,7 +163,7 @@ def train_grid(task: str, sim=None, work: Path | None = None) -> dict:
             "percentiles": list(GRID_PERCENTILES), "train_natural_steps": int(coords.size),
             "natural_percentiles": {str(p): round(float(np.percentile(coords, p)), 4)
                                     for p in (5, 10, 25, 50, 75, 90, 95)}}
-    _atomic_write(path, json.dumps(grid, indent=1).encode())
+    atomic_write(path, json.dumps(grid, indent=1).encode())
     return grid
 
 
@@ -241,12 +244,12 @@ def generate_chunks(task: str, splits, *, work: Path | None = None, sealed: Path
                 ids = np.where(with_image >= 0, frame["observation_id"].to_numpy(), "")
                 image_ids = np.empty(len(agent), dtype=object)
                 image_ids[with_image[with_image >= 0]] = ids[with_image >= 0]
-                _atomic_write(image_path, _npz_bytes(observation_id=image_ids.astype(str),
+                atomic_write(image_path, npz_bytes(observation_id=image_ids.astype(str),
                                                      agentview=agent, wrist=wrist))
-                frame = _typed(frame.drop(columns="_image"))
-                _atomic_write(work / f"{split}-{chunk:02d}.repeats.json", json.dumps(repeats).encode())
-                _atomic_write(chunk_version_path(work, split, chunk), code_version().encode())
-                _atomic_write(table_path, _parquet_bytes(frame))
+                frame = typed_labels(frame.drop(columns="_image"))
+                atomic_write(work / f"{split}-{chunk:02d}.repeats.json", json.dumps(repeats).encode())
+                atomic_write(chunk_version_path(work, split, chunk), code_version().encode())
+                atomic_write(table_path, parquet_bytes(frame))
                 made += 1
                 log.info("%s %s chunk %d: %d rows in %.1f s", task, split, chunk, len(frame),
                          time.perf_counter() - t0)
@@ -264,7 +267,7 @@ def _complete_splits(work: Path, limit: int | None) -> list[str]:
     return done
 
 
-def _order(frame: pd.DataFrame, split: str, where: dict, agent: np.ndarray, wrist: np.ndarray) -> pd.DataFrame:
+def split_order(frame: pd.DataFrame, split: str, where: dict, agent: np.ndarray, wrist: np.ndarray) -> pd.DataFrame:
     """Public splits in generation order. Sealed splits in an order computed from the images
     only (per initialization, by the wrist view's then the agent view's mean pixel, then the
     opaque id), so a row's position reveals nothing the images do not, while similar images
@@ -302,7 +305,7 @@ def assemble(task: str, *, work: Path | None = None, out: Path | None = None,
         agent = np.concatenate([z["agentview"] for z in images])
         wrist = np.concatenate([z["wrist"] for z in images])
         where = {oid: i for i, oid in enumerate(ids)}
-        frame = _order(pd.concat(parts, ignore_index=True), split, where, agent, wrist)
+        frame = split_order(pd.concat(parts, ignore_index=True), split, where, agent, wrist)
         has = frame["observation_id"].isin(where)
         order = [where[o] for o in frame.loc[has, "observation_id"]]
         frame["shard"], frame["row"] = "", -1
@@ -310,28 +313,28 @@ def assemble(task: str, *, work: Path | None = None, out: Path | None = None,
         for s, start in enumerate(range(0, len(order), SHARD_ROWS)):
             name = f"images-{split}-{s:02d}.npz"
             take = order[start:start + SHARD_ROWS]
-            _atomic_write(out / name, _npz_bytes(observation_id=ids[take], agentview=agent[take],
+            atomic_write(out / name, npz_bytes(observation_id=ids[take], agentview=agent[take],
                                                  wrist=wrist[take]))
             frame.loc[positions[start:start + SHARD_ROWS], "shard"] = name
             frame.loc[positions[start:start + SHARD_ROWS], "row"] = np.arange(len(take))
             shards[name] = (out / name).stat().st_size
         observations.append(frame[OBSERVATION_COLUMNS])
         labels[split] = frame[LABEL_COLUMNS]
-    _atomic_write(out / "observations.parquet", _parquet_bytes(pd.concat(observations, ignore_index=True)))
+    atomic_write(out / "observations.parquet", parquet_bytes(pd.concat(observations, ignore_index=True)))
     public = [labels[s] for s in splits if s in PUBLIC_SPLITS]
     if public:
-        _atomic_write(out / "labels.parquet", _parquet_bytes(pd.concat(public, ignore_index=True)))
+        atomic_write(out / "labels.parquet", parquet_bytes(pd.concat(public, ignore_index=True)))
     sealed_sha = None
     closed = [labels[s] for s in splits if s in SEALED_SPLITS]
     if closed:
-        data = _parquet_bytes(pd.concat(closed, ignore_index=True))
-        _atomic_write(sealed_labels_path(task, sealed), data)
+        data = parquet_bytes(pd.concat(closed, ignore_index=True))
+        atomic_write(sealed_labels_path(task, sealed), data)
         sealed_sha = hashlib.sha256(data).hexdigest()
     for stale in out.glob("images-*.npz"):  # shards of a previous, larger assembly
         if stale.name not in shards:
             stale.unlink()
-    bank = _bank_json(task, splits, grid, labels, repeats, shards, sealed_sha)
-    _atomic_write(out / "bank.json", (json.dumps(bank, indent=1, sort_keys=True) + "\n").encode())
+    bank = bank_json(task, splits, grid, labels, repeats, shards, sealed_sha)
+    atomic_write(out / "bank.json", (json.dumps(bank, indent=1, sort_keys=True) + "\n").encode())
     return bank
 
 
@@ -364,7 +367,8 @@ def _validation(frames: dict[str, pd.DataFrame], repeats: list[dict]) -> dict:
     return record
 
 
-def _bank_json(task, splits, grid, labels, repeats, shards, sealed_sha) -> dict:
+def bank_json(task, splits, grid, labels, repeats, shards, sealed_sha) -> dict:
+    """A bank's `bank.json`: its facts, grid, thresholds, counts, versions and validation record."""
     hashes = hashlib.sha256()
     for split in splits:
         for h in labels[split]["state_hash"]:
@@ -400,7 +404,7 @@ def generate(task: str, splits=None, *, limit: int | None = None, work: Path | N
         sealed = sealed or work / "sealed"
         grid_file = work_dir(task) / "grid.json"
         if not (work / "grid.json").exists() and grid_file.exists():
-            _atomic_write(work / "grid.json", grid_file.read_bytes())
+            atomic_write(work / "grid.json", grid_file.read_bytes())
     generate_chunks(task, splits, work=work, sealed=sealed, limit=limit)
     return assemble(task, work=work, out=out, sealed=sealed, limit=limit)
 
@@ -461,7 +465,7 @@ def rebuild_sealed_labels(task: str, *, root: str | Path | None = None, work: Pa
         return {"task": task, "installed": str(target), "sha256": expected, "already": True}
     work = work or work_dir(task) / REBUILD_DIR
     if not (work / "grid.json").exists():  # the bank's own grid, not one recomputed from train
-        _atomic_write(work / "grid.json", json.dumps(bank["grid"], indent=1).encode())
+        atomic_write(work / "grid.json", json.dumps(bank["grid"], indent=1).encode())
     t0 = time.perf_counter()
     # The regenerated ids use a throwaway key in the work directory; the committed ids are kept.
     generate_chunks(task, splits, work=work, sealed=work, limit=limit)
@@ -480,12 +484,12 @@ def rebuild_sealed_labels(task: str, *, root: str | Path | None = None, work: Pa
         counts = ", ".join(f"{s} {m.matched} of {len(m.positions)}" for s, m in matchings.items())
         raise InvalidInput(f"sealed labels of {task!r} not rebuilt: observations matched: "
                            f"{counts}; {bad[0][0]}: {problem_text(bad[0][1].problems)}")
-    data = _parquet_bytes(pd.concat(frames, ignore_index=True))
+    data = parquet_bytes(pd.concat(frames, ignore_index=True))
     got = hashlib.sha256(data).hexdigest()
     if got != expected:
         raise InvalidInput(f"rebuilt sealed labels of {task!r}: sha256 {got} differs from bank.json's "
                            f"sealed_labels_sha256 {expected}; nothing installed")
-    _atomic_write(target, data)
+    atomic_write(target, data)
     return {"task": task, "installed": str(target), "sha256": got, "already": False,
             "rows": int(sum(len(f) for f in frames)), "render_s": round(render_s, 1),
             "match_s": round(time.perf_counter() - t0 - render_s, 1)}
