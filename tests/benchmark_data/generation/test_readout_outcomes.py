@@ -71,3 +71,21 @@ def test_one_outcome_is_journaled_once_and_a_rerun_recomputes_nothing(tmp_path, 
 def test_consolidating_without_a_journal_is_refused(tmp_path):
     with pytest.raises(ro.OutcomesNotReady, match="no outcomes journaled yet"):
         ro.consolidate(TASK, [_start("dev", 0)], tmp_path, physics={})
+
+
+def test_version_2_takes_version_1s_dev_outcomes_once_and_no_other(tmp_path):
+    """`carry_over` copies the dev records of bank v1's journal into v2's, unchanged, and a
+    second call adds nothing (the eval records are version 1's own initializations)."""
+    from expaudit.journal import append_record, read_journal
+
+    def record(split: str, index: int, seed: int) -> dict:
+        return {"mechanism": "policy", "query_set": f"readout-door-{split}", "experience_id": "door-e000",
+                "state_id": f"door-{split}-i{index:03d}", "seed": seed, "success": 1, "code_version": "c"}
+
+    source = ro.journal_path(TASK, tmp_path, "v1")
+    for rec in (record("dev", 0, 0), record("eval", 0, 0), record("dev", 1, 1)):
+        append_record(source, rec)
+    assert ro.carry_over(TASK, "v1", "v2", ("dev",), tmp_path) == 2
+    assert read_journal(ro.journal_path(TASK, tmp_path, "v2")) == [record("dev", 0, 0), record("dev", 1, 1)]
+    assert ro.carry_over(TASK, "v1", "v2", ("dev",), tmp_path) == 0
+    assert len(read_journal(ro.journal_path(TASK, tmp_path, "v2"))) == 2
