@@ -96,9 +96,14 @@ def _range(values: Sequence[float], digits: int) -> str:
     return _n(low, digits) if _n(low, digits) == _n(high, digits) else f"{_n(low, digits)} to {_n(high, digits)}"
 
 
+def _percent(value: float) -> str:
+    """Two significant digits below 100 (2.5, 11), whole numbers from 100 on (230, never 2.3e+02)."""
+    return f"{value:.2g}" if abs(value) < 99.5 else f"{value:.0f}"
+
+
 def _pct_range(values: Sequence[float], span: float) -> str:
-    """Percentages of the span, two significant digits (2.5%, 11%)."""
-    low, high = (f"{100 * v / span:.2g}" for v in (min(values), max(values)))
+    """Percentages of the span (2.5%, 11%, 230%)."""
+    low, high = (_percent(100 * v / span) for v in (min(values), max(values)))
     return f"{low}%" if low == high else f"{low}% to {high}%"
 
 

@@ -113,10 +113,10 @@ def test_the_committed_manifest_lists_every_readout_file():
     listed = json.loads((frozen / "manifest.json").read_text())["files"]
     published = {p.relative_to(frozen).as_posix(): p.stat().st_size
                  for p in sorted((frozen / "readout").rglob("*")) if p.is_file() and p.suffix != ".jsonl"}
-    for task in ("door", "stack"):
+    for bank in ("door-v1", "stack-v1", "door-v2", "stack-v2"):
         for name in ("bank.json", "observations.parquet", "labels.parquet", "outcomes.parquet",
                      "reports/reference-confirm.json", "features/raw32/features.json"):
-            assert f"readout/{task}-v1/{name}" in published
+            assert f"readout/{bank}/{name}" in published
     missing = sorted(set(published) - set(listed))
     assert not missing, f"not in manifest.json (run expaudit data manifest): {missing[:5]}"
     assert {path: listed[path]["bytes"] for path in published} == published

@@ -43,7 +43,8 @@ def _with_mae(entry: ReadoutEntry, row_id: str, mean, low, high, at: str = "") -
 
 
 def test_every_readout_setting_has_its_pages_and_every_row_its_report(infos, submissions, files):
-    assert {i.setting_id for i in infos} == {"door-readout-v1", "stack-readout-v1"}
+    assert {i.setting_id for i in infos} == {"door-readout-v1", "stack-readout-v1", "door-readout-v2",
+                                             "stack-readout-v2"}
     for info in infos:
         document = json.loads(files[f"settings/{info.setting_id}.json"])
         names = [row["display_name"] for row in document["reference_rows"]]
