@@ -298,7 +298,10 @@ def rebuild_sealed(task: str, *, root=None, work: Path | None = None, sealed: Pa
     one regenerated row whose two views agree with theirs (`readout_sealed.match_rows`) and the
     other rows the regenerated row of the same id (`pixel_blind_ids`), and installs the
     file only when its sha256 is `bank.json`'s `sealed_labels_sha256`. The policies' rollouts
-    read rendered images, so this holds on a CPU that renders the bank's frames bit for bit.
+    read rendered images, so this needs a CPU that renders the bank's frames bit for bit; and a
+    fresh process can differ from the generating one in the last bits of a trajectory, which the
+    hash check refuses (docs/readout.md, "Version 2's sealed labels": exact at small scale, not at
+    full scale today).
     `limit`, `rollouts` and `horizon` are those of a small bank's generation (tests).
     """
     bank = read_bank(task, root, BANK)

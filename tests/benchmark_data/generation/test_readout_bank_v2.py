@@ -110,7 +110,10 @@ def test_the_engine_reads_the_assembled_bank_with_its_sealed_labels(built):
 @pytest.mark.parametrize("task", ["door", "stack"])
 def test_a_published_policy_rollouts_frames_render_again_as_stored(task):
     """Golden frames of the published version 2 bank: the shortest `dev` rollout of the first
-    policy runs again and gives each stored frame's coordinate, state hash and pixels."""
+    policy runs again and gives each stored frame's step, coordinate and pixels, and the start's
+    state hash. Later states are compared through the coordinate to 1e-6 of its unit, not by
+    hash: a run in another process can differ from the stored one in the last bits of a state
+    (docs/readout.md, "Version 2's sealed labels")."""
     from benchmark_data.policy_files import policy_dirs
     from simulator.policy_executor import load_actor, make_camera
     from simulator.provenance import policy_code_version
@@ -136,8 +139,8 @@ def test_a_published_policy_rollouts_frames_render_again_as_stored(task):
         camera.close()
         observer.close()
     assert rollout.rows["frame"].tolist() == stored["frame"].tolist()
-    assert rollout.rows["coordinate"].tolist() == stored["coordinate"].tolist()
-    assert rollout.rows["state_hash"].tolist() == stored["state_hash"].tolist()
+    assert np.allclose(rollout.rows["coordinate"], stored["coordinate"], rtol=0, atol=1e-6)
+    assert rollout.rows["state_hash"].iloc[0] == stored["state_hash"].iloc[0]
     images = read_images(task, stored["observation_id"].tolist(), bank="v2")
     for k in range(len(stored)):
         assert renders_agree(images["agentview"][k], rollout.agent[k])
