@@ -274,21 +274,6 @@ def assemble(task: str, *, root=None, work: Path | None = None, frames_work: Pat
 
 
 # ---- rebuilding lost sealed labels -----------------------------------------------------------
-def _committed_sealed(task: str, root) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
-    """The published bank's sealed rows in their order (`image` into the returned views)."""
-    obs = read_observations(task, root, BANK)
-    obs = obs[obs["split"].isin(SEALED_SPLITS)].reset_index(drop=True)
-    obs["image"] = -1
-    agent, wrist, count = [], [], 0
-    for shard, rows in obs[obs["shard"] != ""].groupby("shard", sort=False):
-        with np.load(bank_dir(task, root, BANK) / shard) as z:
-            agent.append(z["agentview"][rows["row"].to_numpy()])
-            wrist.append(z["wrist"][rows["row"].to_numpy()])
-        obs.loc[rows.index, "image"] = count + np.arange(len(rows))
-        count += len(rows)
-    return obs, np.concatenate(agent), np.concatenate(wrist)
-
-
 def rebuild_sealed(task: str, *, root=None, work: Path | None = None, sealed: Path | None = None,
                    limit: int | None = None, rollouts: int | None = None, horizon: int | None = None) -> dict:
     """Rebuild version 2's sealed labels from fresh renders when they (and the id key) are lost.
@@ -320,7 +305,7 @@ def rebuild_sealed(task: str, *, root=None, work: Path | None = None, sealed: Pa
     rows = pixel_blind_ids(rows, agent, wrist)
     regen = rows[rows["split"].isin(SEALED_SPLITS)].rename(columns={"_image": "image"}).reset_index(drop=True)
     named = regen["observation_id"].str.match(BLIND_ID)
-    committed, c_agent, c_wrist = _committed_sealed(task, root)
+    committed, (c_agent, c_wrist) = gen.committed_sealed(task, root, BANK)
     pictured = (committed["image"] >= 0) & ~committed["observation_id"].str.match(BLIND_ID)
     matching = match_rows(committed[pictured], (c_agent, c_wrist), regen[~named], (agent, wrist))
     seen = regen.index[~named].to_numpy()

@@ -414,14 +414,15 @@ REBUILD_DIR = "sealed-rebuild"
 """Subdirectory of the work directory where `rebuild_sealed_labels` renders the sealed splits."""
 
 
-def _committed_sealed(task: str, root) -> tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray]]:
-    """Sealed rows of `observations.parquet` in their order, `image` indexing the views."""
-    obs = read_observations(task, root)
+def committed_sealed(task: str, root, bank: str = BANK_VERSION) -> tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray]]:
+    """Sealed rows of a published bank's `observations.parquet` in their order, `image` indexing
+    the views (what a rebuild of lost sealed labels matches fresh renders against)."""
+    obs = read_observations(task, root, bank)
     obs = obs[obs["split"].isin(SEALED_SPLITS)].reset_index(drop=True)
     obs["image"] = -1
     agent, wrist = [], []
     for shard, rows in obs[obs["shard"] != ""].groupby("shard", sort=False):
-        with np.load(bank_dir(task, root) / shard) as z:
+        with np.load(bank_dir(task, root, bank) / shard) as z:
             agent.append(z["agentview"][rows["row"].to_numpy()])
             wrist.append(z["wrist"][rows["row"].to_numpy()])
         obs.loc[rows.index, "image"] = sum(len(a) for a in agent[:-1]) + np.arange(len(rows))
@@ -470,7 +471,7 @@ def rebuild_sealed_labels(task: str, *, root: str | Path | None = None, work: Pa
     # The regenerated ids use a throwaway key in the work directory; the committed ids are kept.
     generate_chunks(task, splits, work=work, sealed=work, limit=limit)
     render_s = time.perf_counter() - t0
-    committed, views = _committed_sealed(task, root)
+    committed, views = committed_sealed(task, root)
     frames, matchings = [], {}
     for split in splits:
         mine = committed[committed["split"] == split]
